@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tree-debug.c - dump and invariant check of the multi-order tree.
+ *
+ * Both run under the tree's mutex, so they see a consistent tree and may
+ * read everything plainly.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "tree-node.h"
+
+/* Dump. */
+
+static void dump_tags(FILE *out, const struct dt_node *n, unsigned off)
+{
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (tag_bit(n, tag, off))
+			fprintf(out, " tag%u", tag);
+}
+
+static void dump_entry(FILE *out, const struct dt_node *n, unsigned off, unsigned depth)
+{
+	void *entry = slot_load(n, off);
+	unsigned order = group_order(n, group_size(n, off));
+	uint64_t base = slot_base(n, off);
+
+	fprintf(out, "%*sentry %#" PRIx64 "-%#" PRIx64 " order %u slot %u ", (int)depth * 2, "",
+		base, order_last(base, order), order, off);
+	if (dt_is_value(entry))
+		fprintf(out, "value %#" PRIx64, dt_to_value(entry));
+	else
+		fprintf(out, "ptr %p", entry);
+	dump_tags(out, n, off);
+	fputc('\n', out);
+}
+
+static void dump_node(FILE *out, const struct dt_node *n, unsigned depth)
+{
+	fprintf(out, "%*snode %p shift %u base %#" PRIx64 " last %#" PRIx64 " count %u",
+		(int)depth * 2, "", (const void *)n, n->shift, n->base, node_last(n), n->count);
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		fprintf(out, " tags%u %#" PRIx64, tag, tags_load(n, tag));
+	fputc('\n', out);
+	for (unsigned off = 0; off < MAP_SIZE; off++) {
+		void *slot = slot_load(n, off);
+
+		if (slot_is_node(slot))
+			dump_node(out, slot_to_node(slot), depth + 1);
+		else if (slot_is_entry(slot))
+			dump_entry(out, n, off, depth + 1);
+	}
+}
+
+void dt_tree_dump(const struct dt_tree *t, FILE *out)
+{
+	tree_lock(t);
+	fprintf(out, "tree %p map_shift %u nodes %" PRIu64 " entries %" PRIu64 "\n",
+		(const void *)t, MAP_SHIFT, t->nodes, t->entries);
+	if (t->root)
+		dump_node(out, t->root, 1);
+	tree_unlock(t);
+}
+
+/* Check. */
+
+struct check {
+	FILE *err;
+	int bad;
+	uint64_t nodes, entries;
+	uint64_t by_order[DT_TREE_MAX_ORDER + 1];
+	uint64_t tagged[DT_TREE_MAX_TAGS];
+	unsigned needed_shift;	/* the root shift the entries need */
+};
+
+__attribute__((format(printf, 3, 4)))
+static void check_fail(struct check *c, const struct dt_node *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->bad++;
+	if (!c->err || c->bad > 20)
+		return;
+	fprintf(c->err, "dt_tree_check: node %p (shift %u base %#" PRIx64 "): ",
+		(const void *)n, n ? n->shift : 0, n ? n->base : 0);
+	va_start(ap, fmt);
+	vfprintf(c->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', c->err);
+}
+
+/* Check the group whose canonical slot is @off; return its size. */
+static unsigned check_group(struct check *c, const struct dt_node *n, unsigned off)
+{
+	unsigned size = group_size(n, off);
+	unsigned order = group_order(n, size);
+	uint64_t base = slot_base(n, off);
+	unsigned need;
+
+	if (off % size)
+		check_fail(c, n, "group at slot %u of size %u is not aligned", off, size);
+	for (unsigned i = off + 1; i < off + size && i < MAP_SIZE; i++)
+		if (slot_load(n, i) != sibling_slot(off))
+			check_fail(c, n, "slot %u inside group %u is not its sibling", i, off);
+	if (order_shift(order) != n->shift)
+		check_fail(c, n, "order %u entry at slot %u belongs at shift %u", order, off,
+			   order_shift(order));
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
+		for (unsigned i = off + 1; i < off + size; i++)
+			if (tag_bit(n, tag, i))
+				check_fail(c, n, "sibling slot %u has tag %u", i, tag);
+		if (tag_bit(n, tag, off))
+			c->tagged[tag]++;
+	}
+	need = index_shift(base);
+	if (need < n->shift)
+		need = n->shift;
+	if (need > c->needed_shift)
+		c->needed_shift = need;
+	c->entries++;
+	c->by_order[order]++;
+	return size;
+}
+
+static void check_node(struct check *c, const struct dt_node *n, const struct dt_node *parent,
+		       unsigned offset);
+
+static void check_slots(struct check *c, const struct dt_node *n)
+{
+	unsigned used = 0;
+
+	for (unsigned off = 0; off < MAP_SIZE;) {
+		void *slot = slot_load(n, off);
+
+		if (!slot) {
+			for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+				if (tag_bit(n, tag, off))
+					check_fail(c, n, "empty slot %u has tag %u", off, tag);
+			off++;
+			continue;
+		}
+		if (slot_is_sibling(slot)) {
+			check_fail(c, n, "stray sibling in slot %u", off);
+			used++;
+			off++;
+			continue;
+		}
+		if (slot_is_node(slot)) {
+			const struct dt_node *child = slot_to_node(slot);
+
+			for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+				if (tag_bit(n, tag, off) != (tags_load(child, tag) != 0))
+					check_fail(c, n, "summary tag %u of slot %u is wrong", tag,
+						   off);
+			check_node(c, child, n, off);
+			used++;
+			off++;
+			continue;
+		}
+		{
+			unsigned size = check_group(c, n, off);
+
+			used += size;
+			off += size;
+		}
+	}
+	if (used != n->count)
+		check_fail(c, n, "count %u but %u slots used", n->count, used);
+}
+
+static void check_node(struct check *c, const struct dt_node *n, const struct dt_node *parent,
+		       unsigned offset)
+{
+	c->nodes++;
+	if (n->shift % MAP_SHIFT || n->shift > TOP_SHIFT)
+		check_fail(c, n, "bad shift");
+	if (n->seq & 1)
+		check_fail(c, n, "sequence count left odd");
+	if (n->parent != parent)
+		check_fail(c, n, "parent %p, expected %p", (void *)n->parent, (const void *)parent);
+	if (parent) {
+		if (n->offset != offset)
+			check_fail(c, n, "offset %u, expected %u", n->offset, offset);
+		if (n->shift + MAP_SHIFT != parent->shift)
+			check_fail(c, n, "shift does not follow the parent's %u", parent->shift);
+		if (n->base != slot_base(parent, offset))
+			check_fail(c, n, "base does not match slot %u of the parent", offset);
+		if (!n->count)
+			check_fail(c, n, "empty node left in the tree");
+	} else if (n->base) {
+		check_fail(c, n, "root base is not 0");
+	}
+	check_slots(c, n);
+}
+
+static void check_counters(struct check *c, const struct dt_tree *t)
+{
+	if (c->nodes != t->nodes)
+		check_fail(c, NULL, "%" PRIu64 " nodes counted, %" PRIu64 " found", t->nodes,
+			   c->nodes);
+	if (c->entries != t->entries)
+		check_fail(c, NULL, "%" PRIu64 " entries counted, %" PRIu64 " found", t->entries,
+			   c->entries);
+	for (unsigned o = 0; o <= DT_TREE_MAX_ORDER; o++)
+		if (c->by_order[o] != t->entries_by_order[o])
+			check_fail(c, NULL, "order %u: %" PRIu64 " counted, %" PRIu64 " found", o,
+				   t->entries_by_order[o], c->by_order[o]);
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (c->tagged[tag] != t->tagged[tag])
+			check_fail(c, NULL, "tag %u: %" PRIu64 " counted, %" PRIu64 " found", tag,
+				   t->tagged[tag], c->tagged[tag]);
+}
+
+int dt_tree_check(const struct dt_tree *t, FILE *err)
+{
+	struct check c;
+
+	memset(&c, 0, sizeof(c));
+	c.err = err;
+	tree_lock(t);
+	if (t->root) {
+		check_node(&c, t->root, NULL, 0);
+		if (!t->root->count)
+			check_fail(&c, t->root, "empty root");
+		if (t->root->shift != c.needed_shift)
+			check_fail(&c, t->root, "root shift %u, the entries need %u",
+				   t->root->shift, c.needed_shift);
+	}
+	check_counters(&c, t);
+	tree_unlock(t);
+	return c.bad ? -EUCLEAN : 0;
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tree-node.h - the node layout and slot encoding of the multi-order tree.
+ *
+ * Private to lib/tree*.c.  Nothing outside these helpers looks at the bits
+ * of a slot.  See docs/design.md for the picture.
+ *
+ * A slot holds one of:
+ *   NULL                      no entry
+ *   entry  (low bits != 10)   a user entry: a 4-byte aligned pointer (..00)
+ *                             or a value entry (..1)
+ *   node   (low bits 010)     a pointer to a child node, plus 2
+ *   sibling (low bits 110)    (canonical offset << 3) | 6: this slot belongs
+ *                             to the entry whose canonical slot is that offset
+ *                             in the same node
+ *
+ * Concurrency: slots, tags and seq are read by lock-free readers and only
+ * ever accessed with atomic loads and stores.  shift and base never change
+ * after a node is published.  parent, offset and count are written and read
+ * only under the tree's mutex.
+ */
+#ifndef DAXTRACK_TREE_NODE_H
+#define DAXTRACK_TREE_NODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <urcu/urcu-memb.h>
+
+#include <daxtrack/tree.h>
+
+#ifndef DT_MAP_SHIFT
+#define DT_MAP_SHIFT 6
+#endif
+
+#if DT_MAP_SHIFT < 3 || DT_MAP_SHIFT > 6
+#error "DT_MAP_SHIFT must be 3..6"
+#endif
+
+#define MAP_SHIFT DT_MAP_SHIFT
+#define MAP_SIZE (1u << MAP_SHIFT)
+#define MAP_MASK ((uint64_t)MAP_SIZE - 1)
+/* The shift of the highest possible node: the top of a 64-bit index. */
+#define TOP_SHIFT ((63 / MAP_SHIFT) * MAP_SHIFT)
+
+struct dt_node {
+	uint8_t shift;		/* index bits below one slot of this node */
+	uint8_t offset;		/* slot in the parent */
+	uint8_t count;		/* slots in use, siblings included */
+	uint32_t seq;		/* odd while a multi-slot change is in flight */
+	struct dt_node *parent;
+	uint64_t base;		/* first index the node covers */
+	uint64_t tags[DT_TREE_MAX_TAGS];	/* bit per slot */
+	void *slots[MAP_SIZE];
+	union {
+		struct rcu_head rcu;		/* after unlinking */
+		struct dt_node *next_free;	/* while preallocated */
+	};
+};
+
+struct dt_tree {
+	struct dt_node *root;
+	pthread_mutex_t lock;
+	long fail_countdown;	/* node allocations left before failing; < 0: never */
+	bool used_call_rcu;
+	uint64_t nodes;
+	uint64_t entries;
+	uint64_t entries_by_order[DT_TREE_MAX_ORDER + 1];
+	uint64_t tagged[DT_TREE_MAX_TAGS];
+};
+
+/* Slot encoding. */
+
+static inline bool slot_is_internal(const void *p)
+{
+	return ((uintptr_t)p & 3) == 2;
+}
+
+static inline bool slot_is_node(const void *p)
+{
+	return ((uintptr_t)p & 7) == 2;
+}
+
+static inline bool slot_is_sibling(const void *p)
+{
+	return ((uintptr_t)p & 7) == 6;
+}
+
+static inline bool slot_is_entry(const void *p)
+{
+	return p && !slot_is_internal(p);
+}
+
+static inline void *node_to_slot(struct dt_node *n)
+{
+	return (void *)((uintptr_t)n | 2);
+}
+
+static inline struct dt_node *slot_to_node(const void *p)
+{
+	return (struct dt_node *)((uintptr_t)p - 2);
+}
+
+static inline void *sibling_slot(unsigned canonical)
+{
+	return (void *)(((uintptr_t)canonical << 3) | 6);
+}
+
+static inline unsigned sibling_canonical(const void *p)
+{
+	return (unsigned)((uintptr_t)p >> 3);
+}
+
+/* Atomic access to what readers see. */
+
+static inline void *slot_load(const struct dt_node *n, unsigned off)
+{
+	return __atomic_load_n(&n->slots[off], __ATOMIC_ACQUIRE);
+}
+
+static inline void slot_store(struct dt_node *n, unsigned off, void *p)
+{
+	__atomic_store_n(&n->slots[off], p, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t tags_load(const struct dt_node *n, unsigned tag)
+{
+	return __atomic_load_n(&n->tags[tag], __ATOMIC_RELAXED);
+}
+
+static inline void tags_store(struct dt_node *n, unsigned tag, uint64_t bits)
+{
+	__atomic_store_n(&n->tags[tag], bits, __ATOMIC_RELAXED);
+}
+
+static inline bool tag_bit(const struct dt_node *n, unsigned tag, unsigned off)
+{
+	return (tags_load(n, tag) >> off) & 1;
+}
+
+static inline struct dt_node *root_load(const struct dt_tree *t)
+{
+	return __atomic_load_n(&t->root, __ATOMIC_ACQUIRE);
+}
+
+/* Geometry. */
+
+/* The shift of the node that holds an entry of @order. */
+static inline unsigned order_shift(unsigned order)
+{
+	unsigned s = order - order % MAP_SHIFT;
+
+	return s > TOP_SHIFT ? TOP_SHIFT : s;
+}
+
+static inline uint64_t order_base(uint64_t index, unsigned order)
+{
+	return order >= 64 ? 0 : index & ~((UINT64_C(1) << order) - 1);
+}
+
+static inline uint64_t order_last(uint64_t base, unsigned order)
+{
+	return order >= 64 ? UINT64_MAX : base + ((UINT64_C(1) << order) - 1);
+}
+
+static inline unsigned node_offset(const struct dt_node *n, uint64_t index)
+{
+	return (unsigned)((index >> n->shift) & MAP_MASK);
+}
+
+static inline uint64_t node_last(const struct dt_node *n)
+{
+	if (n->shift + MAP_SHIFT >= 64)
+		return UINT64_MAX;
+	return n->base + ((UINT64_C(1) << (n->shift + MAP_SHIFT)) - 1);
+}
+
+static inline uint64_t slot_base(const struct dt_node *n, unsigned off)
+{
+	return n->base + ((uint64_t)off << n->shift);
+}
+
+/* The smallest root shift that reaches @index. */
+static inline unsigned index_shift(uint64_t index)
+{
+	unsigned shift = 0;
+
+	while (shift < TOP_SHIFT && (index >> (shift + MAP_SHIFT)))
+		shift += MAP_SHIFT;
+	return shift;
+}
+
+/*
+ * The number of slots of the entry whose canonical slot is @off.  Groups are
+ * naturally aligned powers of two, so doubling finds the size in log steps.
+ */
+static inline unsigned group_size(const struct dt_node *n, unsigned off)
+{
+	void *sib = sibling_slot(off);
+	unsigned size = 1;
+
+	while (off + size < MAP_SIZE && slot_load(n, off + size) == sib)
+		size <<= 1;
+	return size;
+}
+
+static inline unsigned group_order(const struct dt_node *n, unsigned size)
+{
+	return n->shift + (unsigned)__builtin_ctz(size);
+}
+
+/* The tree's mutex, also from functions that take a const tree. */
+
+static inline void tree_lock(const struct dt_tree *t)
+{
+	pthread_mutex_lock(&((struct dt_tree *)t)->lock);
+}
+
+static inline void tree_unlock(const struct dt_tree *t)
+{
+	pthread_mutex_unlock(&((struct dt_tree *)t)->lock);
+}
+
+#endif /* DAXTRACK_TREE_NODE_H */

@@ -1,0 +1,1106 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tree.c - the multi-order radix tree.
+ *
+ * The design of the Linux 4.7 multi-order radix tree: nodes of MAP_SIZE
+ * slots; an entry of order N lives in the node whose shift is N rounded down
+ * to a multiple of MAP_SHIFT (an "elevated" entry when that node is not a
+ * leaf), in its canonical slot, and the other 2^(N - shift) - 1 slots it
+ * covers hold sibling pointers back to the canonical slot.  Tags live in the
+ * canonical slot's bit only; each interior slot's tag bit says whether any
+ * entry below has the tag.
+ *
+ * Writers hold t->lock.  Readers are urcu-memb readers.  A reader that only
+ * needs one slot reads it with one atomic load; a change to several slots of
+ * one node (a sibling group appearing, going, splitting or joining) is made
+ * inside a write of the node's sequence count, and a reader that resolves a
+ * sibling or measures a group validates that count and restarts from the
+ * root if it moved.  Nodes that leave the tree are never modified again and
+ * are freed after a grace period.  The file reads top-down: allocation and
+ * reclaim, node helpers, tags, the reader walks, then the public API.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tree-node.h"
+#include "tree-private.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define DT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DT_TSAN 1
+#endif
+#endif
+
+/*
+ * ThreadSanitizer cannot see that a grace period orders every reader's last
+ * access to a node before its free.  In TSan builds the read side and the
+ * writers release this word and the reclaim callback acquires it, which
+ * states that ordering to TSan; other builds compile it away.
+ */
+#ifdef DT_TSAN
+static unsigned long tsan_grace;
+#define tsan_release() __atomic_fetch_add(&tsan_grace, 1, __ATOMIC_RELEASE)
+#define tsan_acquire() ((void)__atomic_load_n(&tsan_grace, __ATOMIC_ACQUIRE))
+#else
+#define tsan_release() do { } while (0)
+#define tsan_acquire() do { } while (0)
+#endif
+
+/* Splits bigger than this many new nodes fail with -ENOMEM up front. */
+#define SPLIT_MAX_NODES (UINT64_C(1) << 24)
+
+static inline void read_lock(void)
+{
+	urcu_memb_read_lock();
+}
+
+static inline void read_unlock(void)
+{
+	tsan_release();
+	urcu_memb_read_unlock();
+}
+
+/* Node allocation: all of an operation's nodes are taken before it changes
+ * anything, so that -ENOMEM always leaves the tree as it was. */
+
+struct prealloc {
+	struct dt_node *list;
+};
+
+static void prealloc_release(struct prealloc *p)
+{
+	while (p->list) {
+		struct dt_node *n = p->list;
+
+		p->list = n->next_free;
+		free(n);
+	}
+}
+
+static int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count)
+{
+	p->list = NULL;
+	for (uint64_t i = 0; i < count; i++) {
+		struct dt_node *n = NULL;
+
+		if (t->fail_countdown != 0) {
+			if (t->fail_countdown > 0)
+				t->fail_countdown--;
+			n = malloc(sizeof(*n));
+		}
+		if (!n) {
+			prealloc_release(p);
+			return -ENOMEM;
+		}
+		n->next_free = p->list;
+		p->list = n;
+	}
+	return 0;
+}
+
+static struct dt_node *node_take(struct dt_tree *t, struct prealloc *p, unsigned shift,
+				 uint64_t base)
+{
+	struct dt_node *n = p->list;
+
+	p->list = n->next_free;
+	memset(n, 0, sizeof(*n));
+	n->shift = (uint8_t)shift;
+	n->base = base;
+	t->nodes++;
+	return n;
+}
+
+static void node_free_cb(struct rcu_head *head)
+{
+	tsan_acquire();
+	free(caa_container_of(head, struct dt_node, rcu));
+}
+
+/* Unlink is done: free @n once no reader can hold it. */
+static void node_retire(struct dt_tree *t, struct dt_node *n)
+{
+	t->nodes--;
+	t->used_call_rcu = true;
+	tsan_release();
+	urcu_memb_call_rcu(&n->rcu, node_free_cb);
+}
+
+/* Retire a detached subtree, leaving its contents as readers saw them. */
+static void subtree_retire(struct dt_tree *t, struct dt_node *n)
+{
+	for (unsigned i = 0; i < MAP_SIZE; i++) {
+		void *slot = slot_load(n, i);
+
+		if (slot_is_node(slot))
+			subtree_retire(t, slot_to_node(slot));
+	}
+	node_retire(t, n);
+}
+
+static void subtree_free_now(struct dt_node *n)
+{
+	for (unsigned i = 0; i < MAP_SIZE; i++) {
+		void *slot = slot_load(n, i);
+
+		if (slot_is_node(slot))
+			subtree_free_now(slot_to_node(slot));
+	}
+	free(n);
+}
+
+/* Sequence count of a node: brackets every change of more than one slot. */
+
+static void seq_write_begin(struct dt_node *n)
+{
+	__atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void seq_write_end(struct dt_node *n)
+{
+	__atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Start a validated read of @n; spins while a writer is inside it. */
+static uint32_t seq_read_begin(const struct dt_node *n)
+{
+	uint32_t seq;
+
+	while ((seq = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE)) & 1)
+		caa_cpu_relax();
+	return seq;
+}
+
+static bool seq_read_valid(const struct dt_node *n, uint32_t seq)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&n->seq, __ATOMIC_RELAXED) == seq;
+}
+
+static bool entry_storable(const void *entry)
+{
+	return slot_is_entry(entry);
+}
+
+/* Tags. */
+
+/* Set @tag at @off of @n and the summary bits above; the caller counts. */
+static void tag_propagate_set(struct dt_node *n, unsigned off, unsigned tag)
+{
+	while (n) {
+		uint64_t bits = tags_load(n, tag);
+
+		if (bits & (UINT64_C(1) << off))
+			return;
+		tags_store(n, tag, bits | (UINT64_C(1) << off));
+		off = n->offset;
+		n = n->parent;
+	}
+}
+
+/* Clear @tag at @off of @n and every summary bit left without a reason. */
+static void tag_propagate_clear(struct dt_node *n, unsigned off, unsigned tag)
+{
+	while (n) {
+		uint64_t bits = tags_load(n, tag);
+
+		if (!(bits & (UINT64_C(1) << off)))
+			return;
+		bits &= ~(UINT64_C(1) << off);
+		tags_store(n, tag, bits);
+		if (bits)
+			return;
+		off = n->offset;
+		n = n->parent;
+	}
+}
+
+static unsigned slot_tag_mask(const struct dt_node *n, unsigned off)
+{
+	unsigned mask = 0;
+
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (tag_bit(n, tag, off))
+			mask |= 1u << tag;
+	return mask;
+}
+
+static void count_entry(struct dt_tree *t, unsigned order, unsigned tags, int64_t delta)
+{
+	t->entries += (uint64_t)delta;
+	t->entries_by_order[order] += (uint64_t)delta;
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (tags & (1u << tag))
+			t->tagged[tag] += (uint64_t)delta;
+}
+
+/* The writer's walk (under t->lock). */
+
+/* Find the node and canonical slot of the entry covering @index. */
+static struct dt_node *locked_find(const struct dt_tree *t, uint64_t index, unsigned *offp)
+{
+	struct dt_node *n = t->root;
+
+	if (!n || index > node_last(n))
+		return NULL;
+	for (;;) {
+		unsigned off = node_offset(n, index);
+		void *slot = slot_load(n, off);
+
+		if (!slot)
+			return NULL;
+		if (slot_is_node(slot)) {
+			n = slot_to_node(slot);
+			continue;
+		}
+		if (slot_is_sibling(slot))
+			off = sibling_canonical(slot);
+		*offp = off;
+		return n;
+	}
+}
+
+/*
+ * Count the nodes that placing an entry at (@base, shift @es) needs: new
+ * levels above the root plus the missing path below, and give the node that
+ * will hold it if it exists already.  The caller has checked that no entry
+ * on the way is in the way.
+ */
+static uint64_t path_probe(const struct dt_tree *t, uint64_t base, unsigned es,
+			   struct dt_node **target)
+{
+	struct dt_node *n = t->root;
+	unsigned top = index_shift(base);
+	uint64_t missing;
+
+	if (top < es)
+		top = es;
+	*target = NULL;
+	if (!n)
+		return (top - es) / MAP_SHIFT + 1;
+	if (top < n->shift)
+		top = n->shift;
+	missing = (top - n->shift) / MAP_SHIFT;
+	/* The new levels hold the old root at the bottom of their slot 0. */
+	for (unsigned s = top; s > n->shift; s -= MAP_SHIFT) {
+		if (s == es)
+			return missing;
+		if ((base >> s) & MAP_MASK)
+			return missing + (s - es) / MAP_SHIFT;
+	}
+	while (n->shift > es) {
+		void *slot = slot_load(n, node_offset(n, base));
+
+		if (!slot_is_node(slot))
+			return missing + (n->shift - es) / MAP_SHIFT;
+		n = slot_to_node(slot);
+	}
+	*target = n;
+	return missing;
+}
+
+/* Raise the tree until its root has at least @shift and reaches @base. */
+static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, unsigned es)
+{
+	unsigned want = index_shift(base);
+	struct dt_node *root = t->root;
+
+	if (want < es)
+		want = es;
+	if (!root) {
+		__atomic_store_n(&t->root, node_take(t, p, want, 0), __ATOMIC_RELEASE);
+		return;
+	}
+	while (root->shift < want) {
+		struct dt_node *n = node_take(t, p, root->shift + MAP_SHIFT, 0);
+
+		n->slots[0] = node_to_slot(root);
+		n->count = 1;
+		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+			if (tags_load(root, tag))
+				n->tags[tag] = 1;
+		root->parent = n;
+		root->offset = 0;
+		__atomic_store_n(&t->root, n, __ATOMIC_RELEASE);
+		root = n;
+	}
+}
+
+/* Create the missing nodes from the root down to shift @es over @base. */
+static struct dt_node *path_create(struct dt_tree *t, struct prealloc *p, uint64_t base,
+				   unsigned es)
+{
+	struct dt_node *n = t->root;
+
+	while (n->shift > es) {
+		unsigned off = node_offset(n, base);
+		void *slot = slot_load(n, off);
+
+		if (!slot) {
+			struct dt_node *child = node_take(t, p, n->shift - MAP_SHIFT,
+							  slot_base(n, off));
+
+			child->parent = n;
+			child->offset = (uint8_t)off;
+			n->count++;
+			slot_store(n, off, node_to_slot(child));
+			slot = node_to_slot(child);
+		}
+		n = slot_to_node(slot);
+	}
+	return n;
+}
+
+/* Get the node at shift @es over @base, allocating what is missing. */
+static int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, struct dt_node **target)
+{
+	uint64_t missing = path_probe(t, base, es, target);
+	struct prealloc p;
+	int ret;
+
+	if (!missing)
+		return 0;
+	ret = prealloc_fill(t, &p, missing);
+	if (ret)
+		return ret;
+	tree_extend(t, &p, base, es);
+	*target = path_create(t, &p, base, es);
+	prealloc_release(&p);
+	return 0;
+}
+
+/* Store @entry as a group of @size slots at @off of @n. */
+static void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry)
+{
+	for (unsigned i = size - 1; i > 0; i--)
+		slot_store(n, off + i, sibling_slot(off));
+	slot_store(n, off, entry);
+}
+
+/* Free @n and its ancestors while they are empty, then lower the root. */
+static void tree_prune(struct dt_tree *t, struct dt_node *n)
+{
+	while (n && n->count == 0) {
+		struct dt_node *parent = n->parent;
+
+		if (parent) {
+			slot_store(parent, n->offset, NULL);
+			parent->count--;
+		} else {
+			__atomic_store_n(&t->root, NULL, __ATOMIC_RELEASE);
+		}
+		node_retire(t, n);
+		n = parent;
+	}
+	for (struct dt_node *root = t->root; root && root->count == 1;) {
+		void *slot = slot_load(root, 0);
+		struct dt_node *child;
+
+		if (!slot_is_node(slot))
+			break;
+		child = slot_to_node(slot);
+		child->parent = NULL;
+		/* The old root keeps pointing at the child for its readers. */
+		__atomic_store_n(&t->root, child, __ATOMIC_RELEASE);
+		node_retire(t, root);
+		root = child;
+	}
+}
+
+/* The reader's walks (inside read_lock, or under t->lock). */
+
+struct walk {
+	struct dt_node *node;
+	unsigned off;		/* canonical slot */
+	void *entry;
+	uint64_t base;
+	unsigned order;
+};
+
+/*
+ * Find the entry covering @index.  With @full, also measure it (base, order)
+ * under the node's sequence count; without, a plain slot is returned as read.
+ */
+static bool walk_find(const struct dt_tree *t, uint64_t index, bool full, struct walk *w)
+{
+	struct dt_node *n;
+
+restart:
+	n = root_load(t);
+	if (!n || index > node_last(n))
+		return false;
+	for (;;) {
+		unsigned off = node_offset(n, index);
+		void *slot = slot_load(n, off);
+		uint32_t seq;
+		unsigned canon;
+
+		if (slot_is_node(slot)) {
+			n = slot_to_node(slot);
+			continue;
+		}
+		if (!slot)
+			return false;
+		if (!full && !slot_is_sibling(slot)) {
+			w->entry = slot;
+			return true;
+		}
+		seq = seq_read_begin(n);
+		slot = slot_load(n, off);
+		canon = slot_is_sibling(slot) ? sibling_canonical(slot) : off;
+		w->entry = slot_load(n, canon);
+		w->node = n;
+		w->off = canon;
+		w->base = slot_base(n, canon);
+		w->order = group_order(n, group_size(n, canon));
+		if (!seq_read_valid(n, seq))
+			goto restart;
+		if (!slot_is_entry(w->entry))
+			goto restart;
+		return true;
+	}
+}
+
+static bool slot_has_tag(const struct dt_node *n, unsigned off, int tag)
+{
+	return tag < 0 || tag_bit(n, (unsigned)tag, off);
+}
+
+/* The next slot at or after @off that may hold what the walk looks for. */
+static unsigned next_candidate(const struct dt_node *n, unsigned off, int tag)
+{
+	if (tag >= 0) {
+		uint64_t bits = tags_load(n, (unsigned)tag);
+
+		bits = off < 64 ? bits >> off : 0;
+		return bits ? off + (unsigned)__builtin_ctzll(bits) : MAP_SIZE;
+	}
+	while (off < MAP_SIZE && !slot_load(n, off))
+		off++;
+	return off;
+}
+
+/*
+ * Find the first entry whose range ends at or after @from and starts at or
+ * before @last, with @tag (or any, for a negative @tag).
+ */
+static bool walk_next(const struct dt_tree *t, uint64_t from, uint64_t last, int tag,
+		      struct walk *w)
+{
+	struct dt_node *n;
+
+restart:
+	n = root_load(t);
+	if (!n || from > node_last(n))
+		return false;
+descend:;
+	uint32_t seq = seq_read_begin(n);
+	unsigned off = node_offset(n, from);
+	void *slot = slot_load(n, off);
+	unsigned i = off;
+
+	if (slot_is_sibling(slot)) {
+		/* @from is inside an entry that starts before it. */
+		unsigned canon = sibling_canonical(slot);
+
+		if (slot_has_tag(n, canon, tag)) {
+			i = canon;
+			goto found;
+		}
+		off++;
+	}
+	for (i = next_candidate(n, off, tag); i < MAP_SIZE; i = next_candidate(n, i + 1, tag)) {
+		slot = slot_load(n, i);
+		if (!slot || slot_is_sibling(slot))
+			continue;	/* changing under us; the seq check tells */
+		if (slot_is_node(slot)) {
+			struct dt_node *child = slot_to_node(slot);
+
+			if (from < child->base)
+				from = child->base;
+			if (from > last)
+				return false;
+			n = child;
+			goto descend;
+		}
+		goto found;
+	}
+	if (!seq_read_valid(n, seq))
+		goto restart;
+	if (node_last(n) == UINT64_MAX || node_last(n) >= last)
+		return false;
+	from = node_last(n) + 1;
+	goto restart;
+
+found:
+	w->entry = slot_load(n, i);
+	w->node = n;
+	w->off = i;
+	w->base = slot_base(n, i);
+	w->order = group_order(n, group_size(n, i));
+	if (!seq_read_valid(n, seq) || !slot_is_entry(w->entry))
+		goto restart;
+	return w->base <= last;
+}
+
+/* Public API: life cycle. */
+
+struct dt_tree *dt_tree_new(void)
+{
+	struct dt_tree *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	t->fail_countdown = -1;
+	return t;
+}
+
+void dt_tree_free(struct dt_tree *t)
+{
+	if (!t)
+		return;
+	if (t->root)
+		subtree_free_now(t->root);
+	if (t->used_call_rcu)
+		urcu_memb_barrier();
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+void dt_tree_fail_alloc(struct dt_tree *t, long countdown)
+{
+	tree_lock(t);
+	t->fail_countdown = countdown < 0 ? -1 : countdown;
+	tree_unlock(t);
+}
+
+unsigned dt_tree_map_shift(void)
+{
+	return MAP_SHIFT;
+}
+
+/* Public API: entries. */
+
+static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, void *entry)
+{
+	unsigned es = order_shift(order);
+	unsigned size = 1u << (order - es);
+	struct dt_node *n;
+	struct walk w;
+	unsigned off;
+	int ret;
+
+
+	if (walk_next(t, base, order_last(base, order), -1, &w))
+		return -EEXIST;
+	ret = path_prepare(t, base, es, &n);
+	if (ret)
+		return ret;
+	off = node_offset(n, base);
+	if (size > 1)
+		seq_write_begin(n);
+	group_fill(n, off, size, entry);
+	if (size > 1)
+		seq_write_end(n);
+	n->count += size;
+	count_entry(t, order, 0, 1);
+	return 0;
+}
+
+int dt_tree_insert(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
+{
+	int ret;
+
+	if (order > DT_TREE_MAX_ORDER || !entry_storable(entry))
+		return -EINVAL;
+	tree_lock(t);
+	ret = tree_insert_locked(t, order_base(index, order), order, entry);
+	tree_unlock(t);
+	return ret;
+}
+
+void *dt_tree_lookup(const struct dt_tree *t, uint64_t index)
+{
+	struct walk w;
+	void *entry = NULL;
+
+	read_lock();
+	if (walk_find(t, index, false, &w))
+		entry = w.entry;
+	read_unlock();
+	return entry;
+}
+
+void *dt_tree_lookup_order(const struct dt_tree *t, uint64_t index, uint64_t *base,
+			   unsigned *order)
+{
+	struct walk w;
+	void *entry = NULL;
+
+	read_lock();
+	if (walk_find(t, index, true, &w)) {
+		entry = w.entry;
+		if (base)
+			*base = w.base;
+		if (order)
+			*order = w.order;
+	}
+	read_unlock();
+	return entry;
+}
+
+static void *tree_exchange(struct dt_tree *t, uint64_t index, bool compare, void *old,
+			   void *entry)
+{
+	struct dt_node *n;
+	unsigned off;
+	void *found;
+
+	tree_lock(t);
+	n = locked_find(t, index, &off);
+	found = n ? slot_load(n, off) : NULL;
+	if (found && (!compare || found == old) && entry_storable(entry))
+		slot_store(n, off, entry);
+	else if (!compare)
+		found = NULL;
+	tree_unlock(t);
+	return found;
+}
+
+void *dt_tree_replace(struct dt_tree *t, uint64_t index, void *entry)
+{
+	return tree_exchange(t, index, false, NULL, entry);
+}
+
+void *dt_tree_cmpxchg(struct dt_tree *t, uint64_t index, void *old, void *entry)
+{
+	return tree_exchange(t, index, true, old, entry);
+}
+
+void *dt_tree_delete(struct dt_tree *t, uint64_t index)
+{
+	struct dt_node *n;
+	unsigned off, size, tags;
+	void *entry = NULL;
+
+	tree_lock(t);
+	n = locked_find(t, index, &off);
+	if (!n)
+		goto out;
+	entry = slot_load(n, off);
+	size = group_size(n, off);
+	tags = slot_tag_mask(n, off);
+	if (size > 1)
+		seq_write_begin(n);
+	for (unsigned i = size; i-- > 0;)
+		slot_store(n, off + i, NULL);
+	if (size > 1)
+		seq_write_end(n);
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (tags & (1u << tag))
+			tag_propagate_clear(n, off, tag);
+	n->count -= size;
+	count_entry(t, group_order(n, size), tags, -1);
+	tree_prune(t, n);
+out:
+	tree_unlock(t);
+	return entry;
+}
+
+bool dt_tree_empty(const struct dt_tree *t)
+{
+	return root_load(t) == NULL;
+}
+
+/* Public API: tags. */
+
+static int tree_tag_change(struct dt_tree *t, uint64_t index, unsigned tag, bool set)
+{
+	struct dt_node *n;
+	unsigned off;
+	int ret = 0;
+
+	if (tag >= DT_TREE_MAX_TAGS)
+		return -EINVAL;
+	tree_lock(t);
+	n = locked_find(t, index, &off);
+	if (!n) {
+		ret = -ENOENT;
+	} else if (tag_bit(n, tag, off) != set) {
+		if (set) {
+			tag_propagate_set(n, off, tag);
+			t->tagged[tag]++;
+		} else {
+			tag_propagate_clear(n, off, tag);
+			t->tagged[tag]--;
+		}
+	}
+	tree_unlock(t);
+	return ret;
+}
+
+int dt_tree_tag_set(struct dt_tree *t, uint64_t index, unsigned tag)
+{
+	return tree_tag_change(t, index, tag, true);
+}
+
+int dt_tree_tag_clear(struct dt_tree *t, uint64_t index, unsigned tag)
+{
+	return tree_tag_change(t, index, tag, false);
+}
+
+bool dt_tree_tag_get(const struct dt_tree *t, uint64_t index, unsigned tag)
+{
+	struct walk w;
+	bool ret = false;
+
+	if (tag >= DT_TREE_MAX_TAGS)
+		return false;
+	read_lock();
+	if (walk_find(t, index, true, &w))
+		ret = tag_bit(w.node, tag, w.off);
+	read_unlock();
+	return ret;
+}
+
+bool dt_tree_tagged(const struct dt_tree *t, unsigned tag)
+{
+	struct dt_node *root;
+	bool ret;
+
+	if (tag >= DT_TREE_MAX_TAGS)
+		return false;
+	read_lock();
+	root = root_load(t);
+	ret = root && tags_load(root, tag);
+	read_unlock();
+	return ret;
+}
+
+uint64_t dt_tree_tag_range_if_tagged_from(struct dt_tree *t, uint64_t *first, uint64_t last,
+					  unsigned iftag, unsigned settag,
+					  uint64_t max_entries, bool *done)
+{
+	uint64_t from = *first, visited = 0;
+	struct walk w;
+
+	*done = true;
+	if (iftag >= DT_TREE_MAX_TAGS || settag >= DT_TREE_MAX_TAGS || from > last)
+		return 0;
+	tree_lock(t);
+	while (walk_next(t, from, last, (int)iftag, &w)) {
+		if (visited == max_entries) {
+			*done = false;
+			*first = from;
+			goto out;
+		}
+		if (!tag_bit(w.node, settag, w.off)) {
+			tag_propagate_set(w.node, w.off, settag);
+			t->tagged[settag]++;
+		}
+		visited++;
+		if (order_last(w.base, w.order) >= last)
+			break;
+		from = order_last(w.base, w.order) + 1;
+	}
+	*first = last == UINT64_MAX ? last : last + 1;
+out:
+	tree_unlock(t);
+	return visited;
+}
+
+uint64_t dt_tree_tag_range_if_tagged(struct dt_tree *t, uint64_t first, uint64_t last,
+				     unsigned iftag, unsigned settag, uint64_t max_entries)
+{
+	bool done;
+
+	return dt_tree_tag_range_if_tagged_from(t, &first, last, iftag, settag, max_entries,
+						&done);
+}
+
+/* Public API: iteration. */
+
+void dt_iter_init(struct dt_iter *it, uint64_t first)
+{
+	memset(it, 0, sizeof(*it));
+	it->next = first;
+}
+
+static bool iter_step(const struct dt_tree *t, struct dt_iter *it, uint64_t last, int tag)
+{
+	struct walk w;
+	bool found;
+
+	if (it->done || it->next > last)
+		return false;
+	read_lock();
+	found = walk_next(t, it->next, last, tag, &w);
+	read_unlock();
+	if (!found) {
+		it->done = true;
+		return false;
+	}
+	it->index = w.base;
+	it->order = w.order;
+	it->entry = w.entry;
+	if (order_last(w.base, w.order) == UINT64_MAX)
+		it->done = true;
+	else
+		it->next = order_last(w.base, w.order) + 1;
+	return true;
+}
+
+bool dt_tree_next(const struct dt_tree *t, struct dt_iter *it, uint64_t last)
+{
+	return iter_step(t, it, last, -1);
+}
+
+bool dt_tree_next_tagged(const struct dt_tree *t, struct dt_iter *it, uint64_t last,
+			 unsigned tag)
+{
+	if (tag >= DT_TREE_MAX_TAGS)
+		return false;
+	return iter_step(t, it, last, (int)tag);
+}
+
+bool dt_tree_locate(const struct dt_tree *t, const void *entry, uint64_t *base)
+{
+	struct dt_iter it;
+
+	dt_iter_init(&it, 0);
+	while (dt_tree_next(t, &it, UINT64_MAX)) {
+		if (it.entry != entry)
+			continue;
+		if (base)
+			*base = it.index;
+		return true;
+	}
+	return false;
+}
+
+/* Public API: split and join. */
+
+/* A full subtree of shift @shift at @base, every slot below holding @entry
+ * in groups of order @order, tagged with @tags. */
+static struct dt_node *subtree_build(struct dt_tree *t, struct prealloc *p, unsigned shift,
+				     uint64_t base, unsigned order, void *entry, unsigned tags)
+{
+	struct dt_node *n = node_take(t, p, shift, base);
+	unsigned es = order_shift(order);
+
+	n->count = MAP_SIZE;
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (tags & (1u << tag))
+			n->tags[tag] = UINT64_MAX >> (64 - MAP_SIZE);
+	if (shift == es) {
+		unsigned size = 1u << (order - es);
+
+		for (unsigned off = 0; off < MAP_SIZE; off += size) {
+			group_fill(n, off, size, entry);
+			for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+				for (unsigned i = 1; i < size; i++)
+					n->tags[tag] &= ~(UINT64_C(1) << (off + i));
+		}
+		return n;
+	}
+	for (unsigned off = 0; off < MAP_SIZE; off++) {
+		struct dt_node *child = subtree_build(t, p, shift - MAP_SHIFT, slot_base(n, off),
+						      order, entry, tags);
+
+		child->parent = n;
+		child->offset = (uint8_t)off;
+		n->slots[off] = node_to_slot(child);
+	}
+	return n;
+}
+
+/* Split within the node: the pieces are still groups of @n. */
+static void split_in_node(struct dt_node *n, unsigned off, unsigned size, unsigned new_order,
+			  unsigned tags)
+{
+	unsigned piece = 1u << (new_order - n->shift);
+	void *entry = slot_load(n, off);
+
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
+		if (!(tags & (1u << tag)))
+			continue;
+		for (unsigned i = piece; i < size; i += piece)
+			tags_store(n, tag, tags_load(n, tag) | (UINT64_C(1) << (off + i)));
+	}
+	seq_write_begin(n);
+	for (unsigned i = piece; i < size; i += piece)
+		group_fill(n, off + i, piece, entry);
+	seq_write_end(n);
+}
+
+/* Split into new subtrees, one under each slot of the group. */
+static int split_to_children(struct dt_tree *t, struct dt_node *n, unsigned off, unsigned size,
+			     unsigned new_order, unsigned tags)
+{
+	unsigned levels = (n->shift - order_shift(new_order)) / MAP_SHIFT;
+	struct dt_node *children[MAP_SIZE];
+	uint64_t per_slot = 0, level_nodes = 1;
+	void *entry = slot_load(n, off);
+	struct prealloc p;
+	int ret;
+
+	for (unsigned l = 0; l < levels; l++) {
+		per_slot += level_nodes;
+		if (per_slot > SPLIT_MAX_NODES)
+			return -ENOMEM;
+		level_nodes *= MAP_SIZE;
+	}
+	if (per_slot * size > SPLIT_MAX_NODES)
+		return -ENOMEM;
+	ret = prealloc_fill(t, &p, per_slot * size);
+	if (ret)
+		return ret;
+	for (unsigned i = 0; i < size; i++) {
+		children[i] = subtree_build(t, &p, n->shift - MAP_SHIFT, slot_base(n, off + i),
+					    new_order, entry, tags);
+		children[i]->parent = n;
+		children[i]->offset = (uint8_t)(off + i);
+	}
+	prealloc_release(&p);
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
+		if (!(tags & (1u << tag)))
+			continue;
+		for (unsigned i = 1; i < size; i++)
+			tags_store(n, tag, tags_load(n, tag) | (UINT64_C(1) << (off + i)));
+	}
+	seq_write_begin(n);
+	for (unsigned i = size; i-- > 0;)
+		slot_store(n, off + i, node_to_slot(children[i]));
+	seq_write_end(n);
+	return 0;
+}
+
+int dt_tree_split(struct dt_tree *t, uint64_t index, unsigned new_order)
+{
+	unsigned off, size, order, tags;
+	struct dt_node *n;
+	int ret = 0;
+
+	tree_lock(t);
+	n = locked_find(t, index, &off);
+	if (!n) {
+		ret = -ENOENT;
+		goto out;
+	}
+	size = group_size(n, off);
+	order = group_order(n, size);
+	if (new_order > order) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (new_order == order)
+		goto out;
+	tags = slot_tag_mask(n, off);
+	if (order_shift(new_order) == n->shift)
+		split_in_node(n, off, size, new_order, tags);
+	else
+		ret = split_to_children(t, n, off, size, new_order, tags);
+	if (ret)
+		goto out;
+	/* Pieces in new children may let the root come down. */
+	tree_prune(t, n);
+	count_entry(t, order, tags, -1);
+	count_entry(t, new_order, tags, (int64_t)(UINT64_C(1) << (order - new_order)));
+out:
+	tree_unlock(t);
+	return ret;
+}
+
+/* Count out every entry of a subtree that a join removes. */
+static void subtree_uncount(struct dt_tree *t, const struct dt_node *n)
+{
+	for (unsigned off = 0; off < MAP_SIZE; off++) {
+		void *slot = slot_load(n, off);
+
+		if (slot_is_node(slot))
+			subtree_uncount(t, slot_to_node(slot));
+		else if (slot_is_entry(slot))
+			count_entry(t, group_order(n, group_size(n, off)), slot_tag_mask(n, off),
+				    -1);
+	}
+}
+
+int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
+{
+	uint64_t base = order_base(index, order);
+	struct dt_node *n, *detached[MAP_SIZE];
+	unsigned es, size, off, used = 0, ndetached = 0, tags = 0;
+	struct walk w;
+	int ret;
+
+	if (order > DT_TREE_MAX_ORDER || !entry_storable(entry))
+		return -EINVAL;
+	es = order_shift(order);
+	size = 1u << (order - es);
+	tree_lock(t);
+	/* Entries are aligned: one bigger than the range covers its base. */
+	if (walk_find(t, base, true, &w) && w.order > order) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = path_prepare(t, base, es, &n);
+	if (ret)
+		goto out;
+	off = node_offset(n, base);
+	for (unsigned i = off; i < off + size; i++) {
+		void *slot = slot_load(n, i);
+
+		if (!slot)
+			continue;
+		used++;
+		tags |= slot_tag_mask(n, i);
+		if (slot_is_node(slot)) {
+			detached[ndetached++] = slot_to_node(slot);
+			subtree_uncount(t, slot_to_node(slot));
+		} else if (slot_is_entry(slot)) {
+			count_entry(t, group_order(n, group_size(n, i)), slot_tag_mask(n, i), -1);
+		}
+	}
+	seq_write_begin(n);
+	group_fill(n, off, size, entry);
+	seq_write_end(n);
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
+		uint64_t bits = tags_load(n, tag);
+
+		for (unsigned i = off + 1; i < off + size; i++)
+			bits &= ~(UINT64_C(1) << i);
+		if (tags & (1u << tag))
+			bits |= UINT64_C(1) << off;
+		tags_store(n, tag, bits);
+	}
+	n->count = (uint8_t)(n->count - used + size);
+	count_entry(t, order, tags, 1);
+	for (unsigned i = 0; i < ndetached; i++)
+		subtree_retire(t, detached[i]);
+out:
+	tree_unlock(t);
+	return ret;
+}
+
+/* Public API: statistics (dump and check are in tree-debug.c). */
+
+void dt_tree_stats(const struct dt_tree *t, struct dt_tree_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	tree_lock(t);
+	s->map_shift = MAP_SHIFT;
+	s->height = t->root ? t->root->shift / MAP_SHIFT + 1 : 0;
+	s->nodes = t->nodes;
+	s->entries = t->entries;
+	s->bytes = sizeof(*t) + t->nodes * sizeof(struct dt_node);
+	memcpy(s->entries_by_order, t->entries_by_order, sizeof(s->entries_by_order));
+	memcpy(s->tagged, t->tagged, sizeof(s->tagged));
+	tree_unlock(t);
+}

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tree_util.h - helpers shared by the deterministic tree tests.
+ *
+ * A small reference of the entries a test has stored (sorted by base, with
+ * their tags), sampling of large index ranges, a seeded generator, and the
+ * node count the multi-order design implies for a set of entries.
+ */
+#ifndef DT_TREE_UTIL_H
+#define DT_TREE_UTIL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <urcu/urcu-memb.h>
+
+#include <daxtrack/tree.h>
+
+#include "dt_test.h"
+
+#define TREE_OK(t) CHECK_EQ(dt_tree_check((t), stderr), 0)
+
+static inline uint64_t range_base(uint64_t index, unsigned order)
+{
+	if (order >= 64)
+		return 0;
+	return index & ~((UINT64_C(1) << order) - 1);
+}
+
+static inline uint64_t range_last(uint64_t index, unsigned order)
+{
+	if (order >= 64)
+		return UINT64_MAX;
+	return range_base(index, order) + ((UINT64_C(1) << order) - 1);
+}
+
+static inline struct dt_tree_stats tree_stats(const struct dt_tree *t)
+{
+	struct dt_tree_stats s;
+
+	memset(&s, 0, sizeof(s));
+	dt_tree_stats(t, &s);
+	return s;
+}
+
+static inline bool stats_equal(const struct dt_tree_stats *a, const struct dt_tree_stats *b)
+{
+	unsigned i;
+
+	if (a->map_shift != b->map_shift || a->height != b->height || a->nodes != b->nodes ||
+	    a->entries != b->entries || a->bytes != b->bytes)
+		return false;
+	for (i = 0; i <= DT_TREE_MAX_ORDER; i++)
+		if (a->entries_by_order[i] != b->entries_by_order[i])
+			return false;
+	for (i = 0; i < DT_TREE_MAX_TAGS; i++)
+		if (a->tagged[i] != b->tagged[i])
+			return false;
+	return true;
+}
+
+/* splitmix64: small, seedable, good enough for test shapes. */
+static inline uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t test_seed(uint64_t dflt)
+{
+	const char *s = getenv("DT_TEST_SEED");
+
+	return s && *s ? strtoull(s, NULL, 0) : dflt;
+}
+
+static inline double test_scale(void)
+{
+	const char *s = getenv("DT_TEST_SCALE");
+	double v = s && *s ? strtod(s, NULL) : 1.0;
+
+	return v > 0 ? v : 1.0;
+}
+
+static inline unsigned long scaled(unsigned long n)
+{
+	unsigned long v = (unsigned long)(n * test_scale());
+
+	return v ? v : 1;
+}
+
+/*
+ * Sample indices of [b, l]: all of them for a small range, else both ends,
+ * their neighbours, the middle, evenly spaced points and power-of-two
+ * offsets.  Returns how many were written to @out (at most 160).
+ */
+#define SAMPLE_MAX 160
+static inline size_t sample_range(uint64_t b, uint64_t l, uint64_t *out)
+{
+	uint64_t span = l - b, step;
+	size_t n = 0;
+	unsigned j;
+
+	if (span < 128) {
+		for (uint64_t i = b;; i++) {
+			out[n++] = i;
+			if (i == l)
+				break;
+		}
+		return n;
+	}
+	out[n++] = b;
+	out[n++] = b + 1;
+	out[n++] = b + 2;
+	out[n++] = l - 2;
+	out[n++] = l - 1;
+	out[n++] = l;
+	out[n++] = b + span / 2;
+	out[n++] = b + span / 2 + 1;
+	step = span / 64;
+	for (j = 1; j < 64; j++)
+		out[n++] = b + j * step;
+	for (j = 0; j < 64 && (UINT64_C(1) << j) < span; j++)
+		out[n++] = b + (UINT64_C(1) << j);
+	return n;
+}
+
+/* The reference: what a test believes the tree holds. */
+struct ref_entry {
+	uint64_t base;
+	unsigned order;
+	void *entry;
+	unsigned tags;		/* bit n: tag n */
+};
+
+struct ref {
+	struct ref_entry *e;
+	size_t n, cap;
+};
+
+static inline uint64_t ref_last(const struct ref_entry *r)
+{
+	return range_last(r->base, r->order);
+}
+
+/* Index of the entry covering @index, or -1. */
+static inline long ref_find(const struct ref *r, uint64_t index)
+{
+	size_t lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ref_last(&r->e[mid]) < index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->n && r->e[lo].base <= index)
+		return (long)lo;
+	return -1;
+}
+
+/* Position of the first entry whose last index is >= @index. */
+static inline size_t ref_lower(const struct ref *r, uint64_t index)
+{
+	size_t lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ref_last(&r->e[mid]) < index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline bool ref_overlaps(const struct ref *r, uint64_t base, unsigned order)
+{
+	size_t i = ref_lower(r, base);
+
+	return i < r->n && r->e[i].base <= range_last(base, order);
+}
+
+static inline void ref_add(struct ref *r, uint64_t index, unsigned order, void *entry,
+			   unsigned tags)
+{
+	uint64_t base = range_base(index, order);
+	size_t i = ref_lower(r, base);
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->e = realloc(r->e, r->cap * sizeof(*r->e));
+		if (!r->e)
+			abort();
+	}
+	memmove(&r->e[i + 1], &r->e[i], (r->n - i) * sizeof(*r->e));
+	r->e[i] = (struct ref_entry){ .base = base, .order = order, .entry = entry, .tags = tags };
+	r->n++;
+}
+
+static inline void ref_del(struct ref *r, size_t i)
+{
+	memmove(&r->e[i], &r->e[i + 1], (r->n - i - 1) * sizeof(*r->e));
+	r->n--;
+}
+
+static inline void ref_free(struct ref *r)
+{
+	free(r->e);
+	r->e = NULL;
+	r->n = r->cap = 0;
+}
+
+/*
+ * Insert into the tree and the reference; checks that the tree agrees on
+ * -EEXIST.  Returns the tree's answer.
+ */
+static inline int ref_tree_insert(struct dt_tree *t, struct ref *r, uint64_t index,
+				  unsigned order, void *entry)
+{
+	bool clash = ref_overlaps(r, range_base(index, order), order);
+	int ret = dt_tree_insert(t, index, order, entry);
+
+	dt_test_ctx("insert index %#" PRIx64 " order %u", index, order);
+	CHECK_EQ(ret, clash ? -EEXIST : 0);
+	if (ret == 0)
+		ref_add(r, index, order, entry, 0);
+	return ret;
+}
+
+/*
+ * Check every iteration answer over [first, last] against the reference;
+ * @tag < 0 for plain iteration.  One CHECK per call, details on failure.
+ */
+static inline void ref_check_iter(const struct dt_tree *t, const struct ref *r, uint64_t first,
+				  uint64_t last, int tag)
+{
+	struct dt_iter it;
+	size_t i = ref_lower(r, first), seen = 0, expected = 0;
+	bool ok = true, more;
+
+	for (size_t k = i; k < r->n && r->e[k].base <= last && first <= last; k++)
+		if (tag < 0 || (r->e[k].tags >> tag) & 1)
+			expected++;
+	dt_iter_init(&it, first);
+	for (;;) {
+		if (tag < 0)
+			more = dt_tree_next(t, &it, last);
+		else
+			more = dt_tree_next_tagged(t, &it, last, (unsigned)tag);
+		if (!more)
+			break;
+		if (seen > expected)
+			break;
+		while (first <= last && i < r->n && r->e[i].base <= last && tag >= 0 &&
+		       !((r->e[i].tags >> tag) & 1))
+			i++;
+		if (first > last || i >= r->n || r->e[i].base > last || r->e[i].base != it.index ||
+		    r->e[i].order != it.order || r->e[i].entry != it.entry) {
+			if (ok)
+				fprintf(stderr, "iter [%#" PRIx64 ", %#" PRIx64 "] tag %d: got "
+					"base %#" PRIx64 " order %u entry %p at step %zu\n",
+					first, last, tag, it.index, it.order, it.entry, seen);
+			ok = false;
+		}
+		i++;
+		seen++;
+	}
+	/* Once finished, it stays finished. */
+	if (tag < 0)
+		more = dt_tree_next(t, &it, last);
+	else
+		more = dt_tree_next_tagged(t, &it, last, (unsigned)tag);
+	dt_test_ctx("iter [%#" PRIx64 ", %#" PRIx64 "] tag %d: seen %zu expected %zu",
+		    first, last, tag, seen, expected);
+	CHECK(ok && seen == expected && !more);
+}
+
+/* Compare lookups, orders and tags of every reference entry, at a few aliases. */
+static inline void ref_check_lookups(const struct dt_tree *t, const struct ref *r)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ref_entry *e = &r->e[i];
+		uint64_t idx[3] = { e->base, ref_last(e), e->base + (ref_last(e) - e->base) / 2 };
+
+		for (unsigned k = 0; k < 3; k++) {
+			uint64_t base = ~e->base;
+			unsigned order = 999;
+
+			if (dt_tree_lookup_order(t, idx[k], &base, &order) != e->entry ||
+			    base != e->base || order != e->order) {
+				if (ok)
+					fprintf(stderr, "lookup %#" PRIx64 ": want base %#" PRIx64
+						" order %u\n", idx[k], e->base, e->order);
+				ok = false;
+			}
+			for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+				if (dt_tree_tag_get(t, idx[k], tag) != ((e->tags >> tag) & 1))
+					ok = false;
+		}
+		/* The gap before this entry is empty. */
+		if (e->base && (i == 0 || ref_last(&r->e[i - 1]) != e->base - 1) &&
+		    dt_tree_lookup(t, e->base - 1))
+			ok = false;
+	}
+	dt_test_ctx("lookups of %zu reference entries", r->n);
+	CHECK(ok);
+}
+
+/* Compare the counters with the reference. */
+static inline void ref_check_stats(const struct dt_tree *t, const struct ref *r)
+{
+	struct dt_tree_stats s = tree_stats(t);
+	uint64_t by_order[DT_TREE_MAX_ORDER + 1] = { 0 }, tagged[DT_TREE_MAX_TAGS] = { 0 };
+	bool ok = true;
+
+	for (size_t i = 0; i < r->n; i++) {
+		by_order[r->e[i].order]++;
+		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+			tagged[tag] += (r->e[i].tags >> tag) & 1;
+	}
+	for (unsigned o = 0; o <= DT_TREE_MAX_ORDER; o++)
+		ok &= s.entries_by_order[o] == by_order[o];
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
+		ok &= s.tagged[tag] == tagged[tag];
+		ok &= dt_tree_tagged(t, tag) == (tagged[tag] != 0);
+	}
+	dt_test_ctx("stats of %zu reference entries", r->n);
+	CHECK_EQ(s.entries, r->n);
+	CHECK(ok);
+	CHECK_EQ(dt_tree_empty(t), r->n == 0);
+}
+
+/*
+ * The node count the design implies: an entry of order o lives in the node
+ * of shift floor(o / S) * S (capped at the highest level), the root is the
+ * lowest level that holds every entry, and every node on the way from the
+ * root to an entry's node exists.  Nodes are (shift, index >> (shift + S)).
+ */
+static inline unsigned model_top_shift(unsigned shift)
+{
+	return (63 / shift) * shift;
+}
+
+static inline unsigned model_entry_shift(unsigned order, unsigned shift)
+{
+	unsigned s = order / shift * shift;
+
+	return s > model_top_shift(shift) ? model_top_shift(shift) : s;
+}
+
+static inline unsigned model_cover_shift(uint64_t last, unsigned shift)
+{
+	unsigned r = 0;
+
+	while (r + shift < 64 && (last >> (r + shift)))
+		r += shift;
+	return r;
+}
+
+static inline int model_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	if (x[1] != y[1])
+		return x[1] < y[1] ? -1 : 1;
+	return 0;
+}
+
+/* Returns the node count; *height is the number of levels, root to shift 0. */
+static inline uint64_t model_nodes(const struct ref *r, unsigned shift, unsigned *height)
+{
+	unsigned root = 0, levels = 64 / shift + 2;
+	uint64_t (*keys)[2], n = 0, uniq = 0;
+
+	if (!r->n) {
+		if (height)
+			*height = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		unsigned s = model_entry_shift(r->e[i].order, shift);
+		unsigned c = model_cover_shift(ref_last(&r->e[i]), shift);
+
+		if (s > root)
+			root = s;
+		if (c > root)
+			root = c;
+	}
+	keys = malloc(r->n * levels * sizeof(*keys));
+	if (!keys)
+		abort();
+	for (size_t i = 0; i < r->n; i++) {
+		unsigned s = model_entry_shift(r->e[i].order, shift);
+
+		for (int lv = (int)root; lv >= (int)s; lv -= (int)shift) {
+			keys[n][0] = (uint64_t)lv;
+			keys[n][1] = lv + shift >= 64 ? 0 : r->e[i].base >> (lv + shift);
+			n++;
+		}
+	}
+	qsort(keys, n, sizeof(*keys), model_cmp);
+	for (uint64_t i = 0; i < n; i++)
+		if (i == 0 || model_cmp(keys[i], keys[i - 1]))
+			uniq++;
+	free(keys);
+	if (height)
+		*height = root / shift + 1;
+	return uniq;
+}
+
+/* Entries: value entries mostly, and some real (aligned) pointers. */
+static uint64_t test_objects[256];
+
+static inline void *obj(unsigned i)
+{
+	return &test_objects[i % 256];
+}
+
+#endif /* DT_TREE_UTIL_H */
