@@ -421,11 +421,20 @@ struct walk {
 	unsigned order;
 };
 
+/* What walk_find() must fill in besides the entry. */
+enum walk_need {
+	WALK_ENTRY,	/* the entry alone */
+	WALK_SLOT,	/* and its node and canonical slot */
+	WALK_RANGE,	/* and its base and order */
+};
+
 /*
- * Find the entry covering @index.  With @full, also measure it (base, order)
- * under the node's sequence count; without, a plain slot is returned as read.
+ * Find the entry covering @index.  A single-slot entry found with WALK_ENTRY
+ * is returned as read; anything that involves a sibling group is read under
+ * the node's sequence count.
  */
-static bool walk_find(const struct dt_tree *t, uint64_t index, bool full, struct walk *w)
+static bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_need need,
+		      struct walk *w)
 {
 	struct dt_node *n;
 
@@ -437,7 +446,6 @@ restart:
 		unsigned off = node_offset(n, index);
 		void *slot = slot_load(n, off);
 		uint32_t seq;
-		unsigned canon;
 
 		if (slot_is_node(slot)) {
 			n = slot_to_node(slot);
@@ -445,21 +453,24 @@ restart:
 		}
 		if (!slot)
 			return false;
-		if (!full && !slot_is_sibling(slot)) {
+		if (need == WALK_ENTRY && !slot_is_sibling(slot)) {
 			w->entry = slot;
 			return true;
 		}
 		seq = seq_read_begin(n);
 		slot = slot_load(n, off);
-		canon = slot_is_sibling(slot) ? sibling_canonical(slot) : off;
-		w->entry = slot_load(n, canon);
-		w->node = n;
-		w->off = canon;
-		w->base = slot_base(n, canon);
-		w->order = group_order(n, group_size(n, canon));
-		if (!seq_read_valid(n, seq))
+		if (slot_is_sibling(slot))
+			off = sibling_canonical(slot);
+		else if (!slot_is_entry(slot))
 			goto restart;
-		if (!slot_is_entry(w->entry))
+		w->entry = slot_load(n, off);
+		w->node = n;
+		w->off = off;
+		if (need == WALK_RANGE) {
+			w->base = slot_base(n, off);
+			w->order = group_order(n, group_size(n, off));
+		}
+		if (!seq_read_valid(n, seq) || !slot_is_entry(w->entry))
 			goto restart;
 		return true;
 	}
@@ -632,7 +643,7 @@ void *dt_tree_lookup(const struct dt_tree *t, uint64_t index)
 	void *entry = NULL;
 
 	read_lock();
-	if (walk_find(t, index, false, &w))
+	if (walk_find(t, index, WALK_ENTRY, &w))
 		entry = w.entry;
 	read_unlock();
 	return entry;
@@ -645,7 +656,7 @@ void *dt_tree_lookup_order(const struct dt_tree *t, uint64_t index, uint64_t *ba
 	void *entry = NULL;
 
 	read_lock();
-	if (walk_find(t, index, true, &w)) {
+	if (walk_find(t, index, WALK_RANGE, &w)) {
 		entry = w.entry;
 		if (base)
 			*base = w.base;
@@ -764,7 +775,7 @@ bool dt_tree_tag_get(const struct dt_tree *t, uint64_t index, unsigned tag)
 	if (tag >= DT_TREE_MAX_TAGS)
 		return false;
 	read_lock();
-	if (walk_find(t, index, true, &w))
+	if (walk_find(t, index, WALK_SLOT, &w))
 		ret = tag_bit(w.node, tag, w.off);
 	read_unlock();
 	return ret;
@@ -1046,7 +1057,7 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 	size = 1u << (order - es);
 	tree_lock(t);
 	/* Entries are aligned: one bigger than the range covers its base. */
-	if (walk_find(t, base, true, &w) && w.order > order) {
+	if (walk_find(t, base, WALK_RANGE, &w) && w.order > order) {
 		ret = -EINVAL;
 		goto out;
 	}
