@@ -420,6 +420,75 @@ static inline uint64_t model_nodes(const struct ref *r, unsigned shift, unsigned
 	return uniq;
 }
 
+static inline struct dt_tree *new_tree(void)
+{
+	struct dt_tree *t = dt_tree_new();
+
+	if (!t) {
+		fprintf(stderr, "dt_tree_new failed\n");
+		exit(2);
+	}
+	return t;
+}
+
+/* Every sampled index of [b, l] finds @e with that base and order. */
+static inline void check_covered(const struct dt_tree *t, uint64_t b, uint64_t l, unsigned order,
+				 void *e)
+{
+	uint64_t idx[SAMPLE_MAX];
+	size_t n = sample_range(b, l, idx);
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t base = 0x5a5a;
+		unsigned o = 999;
+
+		if (dt_tree_lookup(t, idx[i]) != e)
+			ok = false;
+		if (dt_tree_lookup_order(t, idx[i], &base, &o) != e || base != b || o != order) {
+			if (ok)
+				fprintf(stderr, "  index %#" PRIx64 ": base %#" PRIx64
+					" order %u\n", idx[i], base, o);
+			ok = false;
+		}
+	}
+	dt_test_ctx("covered [%#" PRIx64 ", %#" PRIx64 "] order %u", b, l, order);
+	CHECK(ok);
+}
+
+/* No sampled index of [lo, hi] finds anything. */
+static inline void check_absent(const struct dt_tree *t, uint64_t lo, uint64_t hi)
+{
+	uint64_t idx[SAMPLE_MAX];
+	size_t n;
+	bool ok = true;
+
+	if (lo > hi)
+		return;
+	n = sample_range(lo, hi, idx);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t base = 77;
+		unsigned o = 77;
+
+		if (dt_tree_lookup(t, idx[i]) ||
+		    dt_tree_lookup_order(t, idx[i], &base, &o) || base != 77 || o != 77)
+			ok = false;
+	}
+	dt_test_ctx("absent [%#" PRIx64 ", %#" PRIx64 "]", lo, hi);
+	CHECK(ok);
+}
+
+static inline void check_empty_tree(const struct dt_tree *t)
+{
+	struct dt_tree_stats s = tree_stats(t);
+
+	CHECK(dt_tree_empty(t));
+	CHECK_EQ(s.nodes, 0);
+	CHECK_EQ(s.height, 0);
+	CHECK_EQ(s.entries, 0);
+	TREE_OK(t);
+}
+
 /* Entries: value entries mostly, and some real (aligned) pointers. */
 static uint64_t test_objects[256];
 
