@@ -39,8 +39,8 @@ static void dump_entry(FILE *out, const struct dt_node *n, unsigned off, unsigne
 
 static void dump_node(FILE *out, const struct dt_node *n, unsigned depth)
 {
-	fprintf(out, "%*snode %p shift %u base %#" PRIx64 " last %#" PRIx64 " count %u",
-		(int)depth * 2, "", (const void *)n, n->shift, n->base, node_last(n), n->count);
+	fprintf(out, "%*snode %p shift %u base %#" PRIx64 " last %#" PRIx64 " used %#" PRIx64,
+		(int)depth * 2, "", (const void *)n, n->shift, n->base, node_last(n), used_load(n));
 	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
 		fprintf(out, " tags%u %#" PRIx64, tag, tags_load(n, tag));
 	fputc('\n', out);
@@ -129,7 +129,15 @@ static void check_node(struct check *c, const struct dt_node *n, const struct dt
 
 static void check_slots(struct check *c, const struct dt_node *n)
 {
+	uint64_t mask = 0;
 	unsigned used = 0;
+
+	for (unsigned off = 0; off < MAP_SIZE; off++)
+		if (slot_load(n, off))
+			mask |= UINT64_C(1) << off;
+	if (mask != used_load(n))
+		check_fail(c, n, "used bitmap %#" PRIx64 ", slots in use %#" PRIx64,
+			   used_load(n), mask);
 
 	for (unsigned off = 0; off < MAP_SIZE;) {
 		void *slot = slot_load(n, off);
@@ -166,8 +174,8 @@ static void check_slots(struct check *c, const struct dt_node *n)
 			off += size;
 		}
 	}
-	if (used != n->count)
-		check_fail(c, n, "count %u but %u slots used", n->count, used);
+	if (used != node_count(n))
+		check_fail(c, n, "used bitmap says %u slots, %u are used", node_count(n), used);
 }
 
 static void check_node(struct check *c, const struct dt_node *n, const struct dt_node *parent,
@@ -187,7 +195,7 @@ static void check_node(struct check *c, const struct dt_node *n, const struct dt
 			check_fail(c, n, "shift does not follow the parent's %u", parent->shift);
 		if (n->base != slot_base(parent, offset))
 			check_fail(c, n, "base does not match slot %u of the parent", offset);
-		if (!n->count)
+		if (!node_count(n))
 			check_fail(c, n, "empty node left in the tree");
 	} else if (n->base) {
 		check_fail(c, n, "root base is not 0");
@@ -222,7 +230,7 @@ int dt_tree_check(const struct dt_tree *t, FILE *err)
 	tree_lock(t);
 	if (t->root) {
 		check_node(&c, t->root, NULL, 0);
-		if (!t->root->count)
+		if (!node_count(t->root))
 			check_fail(&c, t->root, "empty root");
 		if (t->root->shift != c.needed_shift)
 			check_fail(&c, t->root, "root shift %u, the entries need %u",

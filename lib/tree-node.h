@@ -14,9 +14,9 @@
  *                             to the entry whose canonical slot is that offset
  *                             in the same node
  *
- * Concurrency: slots, tags and seq are read by lock-free readers and only
- * ever accessed with atomic loads and stores.  shift and base never change
- * after a node is published.  parent, offset and count are written and read
+ * Concurrency: slots, used, tags and seq are read by lock-free readers and
+ * only ever accessed with atomic loads and stores.  shift and base never
+ * change after a node is published.  parent and offset are written and read
  * only under the tree's mutex.
  */
 #ifndef DAXTRACK_TREE_NODE_H
@@ -47,10 +47,10 @@
 struct dt_node {
 	uint8_t shift;		/* index bits below one slot of this node */
 	uint8_t offset;		/* slot in the parent */
-	uint8_t count;		/* slots in use, siblings included */
 	uint32_t seq;		/* odd while a multi-slot change is in flight */
 	struct dt_node *parent;
 	uint64_t base;		/* first index the node covers */
+	uint64_t used;		/* bit per non-NULL slot, siblings included */
 	uint64_t tags[DT_TREE_MAX_TAGS];	/* bit per slot */
 	void *slots[MAP_SIZE];
 	union {
@@ -119,9 +119,28 @@ static inline void *slot_load(const struct dt_node *n, unsigned off)
 	return __atomic_load_n(&n->slots[off], __ATOMIC_ACQUIRE);
 }
 
+/* Writers only: store a slot and keep the used bitmap in step. */
 static inline void slot_store(struct dt_node *n, unsigned off, void *p)
 {
+	uint64_t used = __atomic_load_n(&n->used, __ATOMIC_RELAXED);
+
+	if (p)
+		used |= UINT64_C(1) << off;
+	else
+		used &= ~(UINT64_C(1) << off);
 	__atomic_store_n(&n->slots[off], p, __ATOMIC_RELEASE);
+	__atomic_store_n(&n->used, used, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t used_load(const struct dt_node *n)
+{
+	return __atomic_load_n(&n->used, __ATOMIC_RELAXED);
+}
+
+/* The number of slots in use, siblings included. */
+static inline unsigned node_count(const struct dt_node *n)
+{
+	return (unsigned)__builtin_popcountll(used_load(n));
 }
 
 static inline uint64_t tags_load(const struct dt_node *n, unsigned tag)

@@ -318,8 +318,7 @@ static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, un
 	while (root->shift < want) {
 		struct dt_node *n = node_take(t, p, root->shift + MAP_SHIFT, 0);
 
-		n->slots[0] = node_to_slot(root);
-		n->count = 1;
+		slot_store(n, 0, node_to_slot(root));
 		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
 			if (tags_load(root, tag))
 				n->tags[tag] = 1;
@@ -346,7 +345,6 @@ static struct dt_node *path_create(struct dt_tree *t, struct prealloc *p, uint64
 
 			child->parent = n;
 			child->offset = (uint8_t)off;
-			n->count++;
 			slot_store(n, off, node_to_slot(child));
 			slot = node_to_slot(child);
 		}
@@ -384,19 +382,18 @@ static void group_fill(struct dt_node *n, unsigned off, unsigned size, void *ent
 /* Free @n and its ancestors while they are empty, then lower the root. */
 static void tree_prune(struct dt_tree *t, struct dt_node *n)
 {
-	while (n && n->count == 0) {
+	while (n && !node_count(n)) {
 		struct dt_node *parent = n->parent;
 
 		if (parent) {
 			slot_store(parent, n->offset, NULL);
-			parent->count--;
 		} else {
 			__atomic_store_n(&t->root, NULL, __ATOMIC_RELEASE);
 		}
 		node_retire(t, n);
 		n = parent;
 	}
-	for (struct dt_node *root = t->root; root && root->count == 1;) {
+	for (struct dt_node *root = t->root; root && node_count(root) == 1;) {
 		void *slot = slot_load(root, 0);
 		struct dt_node *child;
 
@@ -437,13 +434,15 @@ static bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_need ne
 		      struct walk *w)
 {
 	struct dt_node *n;
+	unsigned shift;
 
 restart:
 	n = root_load(t);
 	if (!n || index > node_last(n))
 		return false;
-	for (;;) {
-		unsigned off = node_offset(n, index);
+	/* Track the shift here: a cold walk then touches one line a level. */
+	for (shift = n->shift;; shift -= MAP_SHIFT) {
+		unsigned off = (unsigned)((index >> shift) & MAP_MASK);
 		void *slot = slot_load(n, off);
 		uint32_t seq;
 
@@ -484,15 +483,10 @@ static bool slot_has_tag(const struct dt_node *n, unsigned off, int tag)
 /* The next slot at or after @off that may hold what the walk looks for. */
 static unsigned next_candidate(const struct dt_node *n, unsigned off, int tag)
 {
-	if (tag >= 0) {
-		uint64_t bits = tags_load(n, (unsigned)tag);
+	uint64_t bits = tag >= 0 ? tags_load(n, (unsigned)tag) : used_load(n);
 
-		bits = off < 64 ? bits >> off : 0;
-		return bits ? off + (unsigned)__builtin_ctzll(bits) : MAP_SIZE;
-	}
-	while (off < MAP_SIZE && !slot_load(n, off))
-		off++;
-	return off;
+	bits = off < 64 ? bits >> off : 0;
+	return bits ? off + (unsigned)__builtin_ctzll(bits) : MAP_SIZE;
 }
 
 /*
@@ -529,13 +523,12 @@ descend:;
 		if (!slot || slot_is_sibling(slot))
 			continue;	/* changing under us; the seq check tells */
 		if (slot_is_node(slot)) {
-			struct dt_node *child = slot_to_node(slot);
-
-			if (from < child->base)
-				from = child->base;
+			/* Move on without touching the child unless it is needed. */
+			if (from < slot_base(n, i))
+				from = slot_base(n, i);
 			if (from > last)
 				return false;
-			n = child;
+			n = slot_to_node(slot);
 			goto descend;
 		}
 		goto found;
@@ -599,17 +592,38 @@ unsigned dt_tree_map_shift(void)
 
 /* Public API: entries. */
 
+/* Whether any entry intersects the @size slots at shift @es over @base. */
+static bool range_occupied(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size)
+{
+	struct dt_node *n = t->root;
+	unsigned off;
+
+	if (!n || base > node_last(n))
+		return false;
+	if (n->shift < es)
+		return true;	/* the range covers the whole, non-empty tree */
+	while (n->shift > es) {
+		void *slot = slot_load(n, node_offset(n, base));
+
+		if (!slot)
+			return false;
+		if (!slot_is_node(slot))
+			return true;	/* a bigger entry covers the range */
+		n = slot_to_node(slot);
+	}
+	off = node_offset(n, base);
+	return (used_load(n) >> off) & (UINT64_MAX >> (64 - size));
+}
+
 static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, void *entry)
 {
 	unsigned es = order_shift(order);
 	unsigned size = 1u << (order - es);
 	struct dt_node *n;
-	struct walk w;
 	unsigned off;
 	int ret;
 
-
-	if (walk_next(t, base, order_last(base, order), -1, &w))
+	if (range_occupied(t, base, es, size))
 		return -EEXIST;
 	ret = path_prepare(t, base, es, &n);
 	if (ret)
@@ -620,7 +634,6 @@ static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, 
 	group_fill(n, off, size, entry);
 	if (size > 1)
 		seq_write_end(n);
-	n->count += size;
 	count_entry(t, order, 0, 1);
 	return 0;
 }
@@ -717,7 +730,6 @@ void *dt_tree_delete(struct dt_tree *t, uint64_t index)
 	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
 		if (tags & (1u << tag))
 			tag_propagate_clear(n, off, tag);
-	n->count -= size;
 	count_entry(t, group_order(n, size), tags, -1);
 	tree_prune(t, n);
 out:
@@ -906,7 +918,6 @@ static struct dt_node *subtree_build(struct dt_tree *t, struct prealloc *p, unsi
 	struct dt_node *n = node_take(t, p, shift, base);
 	unsigned es = order_shift(order);
 
-	n->count = MAP_SIZE;
 	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
 		if (tags & (1u << tag))
 			n->tags[tag] = UINT64_MAX >> (64 - MAP_SIZE);
@@ -927,7 +938,7 @@ static struct dt_node *subtree_build(struct dt_tree *t, struct prealloc *p, unsi
 
 		child->parent = n;
 		child->offset = (uint8_t)off;
-		n->slots[off] = node_to_slot(child);
+		slot_store(n, off, node_to_slot(child));
 	}
 	return n;
 }
@@ -1047,7 +1058,7 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 {
 	uint64_t base = order_base(index, order);
 	struct dt_node *n, *detached[MAP_SIZE];
-	unsigned es, size, off, used = 0, ndetached = 0, tags = 0;
+	unsigned es, size, off, ndetached = 0, tags = 0;
 	struct walk w;
 	int ret;
 
@@ -1070,7 +1081,6 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 
 		if (!slot)
 			continue;
-		used++;
 		tags |= slot_tag_mask(n, i);
 		if (slot_is_node(slot)) {
 			detached[ndetached++] = slot_to_node(slot);
@@ -1091,7 +1101,6 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 			bits |= UINT64_C(1) << off;
 		tags_store(n, tag, bits);
 	}
-	n->count = (uint8_t)(n->count - used + size);
 	count_entry(t, order, tags, 1);
 	for (unsigned i = 0; i < ndetached; i++)
 		subtree_retire(t, detached[i]);

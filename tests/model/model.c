@@ -147,6 +147,8 @@ static void put(struct model *m, size_t pos, uint64_t base, unsigned order, void
 
 static void remove_at(struct model *m, size_t pos, size_t count)
 {
+	if (!count)
+		return;
 	for (size_t i = pos; i < pos + count; i++)
 		account(m, &m->r[i], -1);
 	memmove(&m->r[pos], &m->r[pos + count], (m->n - pos - count) * sizeof(*m->r));
@@ -421,14 +423,15 @@ static int check_range(const struct model *m, size_t i, FILE *err)
 	if (r->order > DT_TREE_MAX_ORDER || r->base != model_range_base(r->base, r->order) ||
 	    !model_storable(r->entry) || (r->tags & ~ALL_TAGS)) {
 		if (err)
-			fprintf(err, "model: bad range %zu: base %#llx order %u entry %p tags %#x\n",
-				i, (unsigned long long)r->base, r->order, r->entry, r->tags);
+			fprintf(err, "model: bad range %zu: base %#llx order %u entry %p"
+				" tags %#x\n", i, (unsigned long long)r->base, r->order, r->entry,
+				r->tags);
 		return -EUCLEAN;
 	}
 	if (i && (range_last(&r[-1]) == UINT64_MAX || range_last(&r[-1]) >= r->base)) {
 		if (err)
-			fprintf(err, "model: range %zu (base %#llx) overlaps or precedes the last\n",
-				i, (unsigned long long)r->base);
+			fprintf(err, "model: range %zu (base %#llx) overlaps or precedes"
+				" the last\n", i, (unsigned long long)r->base);
 		return -EUCLEAN;
 	}
 	return 0;

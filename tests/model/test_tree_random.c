@@ -37,7 +37,7 @@
 DT_TEST_DEFINE("test_tree_random");
 
 #define DEFAULT_RUNS 8
-#define DEFAULT_OPS 400000
+#define DEFAULT_OPS 600000
 #define DEFAULT_CHECK_EVERY 1000
 #define NCENTRES 6
 #define MAX_SPLIT_SHIFT 10
@@ -392,11 +392,11 @@ static uint64_t pick_last(struct run *r, uint64_t first)
 
 	if (x < 10)
 		return first;
-	if (x < 40)
+	if (x < 50)
 		span = rng_next(&r->rng) & ((UINT64_C(1) << rng_below(&r->rng, 21)) - 1);
-	else if (x < 70)
+	else if (x < 85)
 		span = rng_next(&r->rng) & ((UINT64_C(1) << rng_below(&r->rng, 41)) - 1);
-	else if (x < 90)
+	else if (x < 93)
 		return UINT64_MAX;
 	else
 		span = rng_next(&r->rng);
@@ -912,8 +912,8 @@ static double now(void)
 }
 
 static const char *const op_name[OP_NR] = {
-	[OP_INSERT] = "insert",	      [OP_DELETE] = "delete",	  [OP_REPLACE] = "replace",
-	[OP_SPLIT] = "split",	      [OP_JOIN] = "join",	  [OP_LOOKUP] = "lookup",
+	[OP_INSERT] = "insert",	[OP_DELETE] = "delete",	[OP_REPLACE] = "replace",
+	[OP_SPLIT] = "split",	[OP_JOIN] = "join",	[OP_LOOKUP] = "lookup",
 };
 
 /* How many of the operations that can miss did something: the test's reach. */

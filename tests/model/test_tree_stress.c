@@ -328,10 +328,10 @@ static void reader_iterate(struct reader *rd, uint64_t first, uint64_t last, boo
 			return;
 		tcheck(ts, !tagged || tag != 2, "tag 2 is set on %#" PRIx64, it.index);
 		if (want && mi.index <= it_last) {
-			tcheck(ts, it.index == mi.index && it.order == mi.order && it.entry == mi.entry,
-			       "iteration: %#" PRIx64 " order %u entry %p, want frozen %#" PRIx64
-			       " order %u entry %p", it.index, it.order, it.entry, mi.index,
-			       mi.order, mi.entry);
+			tcheck(ts, it.index == mi.index && it.order == mi.order &&
+			       it.entry == mi.entry, "iteration: %#" PRIx64 " order %u entry %p,"
+			       " want frozen %#" PRIx64 " order %u entry %p", it.index, it.order,
+			       it.entry, mi.index, mi.order, mi.entry);
 			want = tagged ? model_next_tagged(frozen, &mi, last, tag) :
 					model_next(frozen, &mi, last);
 			continue;
@@ -799,7 +799,8 @@ static void final_check(struct writer *writers)
 			uint64_t base = 0;
 			unsigned order = 0;
 
-			dt_test_ctx("final: %#" PRIx64 " order %u in slab %d", it.index, it.order, s);
+			dt_test_ctx("final: %#" PRIx64 " order %u in slab %d", it.index, it.order,
+				    s);
 			CHECK(model_lookup_order(m, it.index, &base, &order) == it.entry);
 			CHECK_EQ(base, it.index);
 			CHECK_EQ(order, it.order);

@@ -78,8 +78,13 @@ int bench_measure_jobs(const struct bench_opts *o, struct bench_job *jobs, unsig
 			samples[(size_t)j * o->reps + r] = ops ? (double)ns / (double)ops : 0;
 		}
 	}
-	for (j = 0; j < n; j++)
-		jobs[j].ns_per_op = bench_median(samples + (size_t)j * o->reps, o->reps);
+	for (j = 0; j < n; j++) {
+		double *v = samples + (size_t)j * o->reps;
+
+		jobs[j].ns_per_op = bench_median(v, o->reps);	/* sorts v */
+		jobs[j].min = v[0];
+		jobs[j].max = v[o->reps - 1];
+	}
 	ret = 0;
 out:
 	free(samples);
@@ -377,6 +382,20 @@ static int run_sections(const struct bench_opts *o, int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
+/* The 1-minute load average, to tell a quiet run from a noisy one; -1 if unknown. */
+static double load_average(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double load = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lf", &load) != 1)
+		load = -1;
+	fclose(f);
+	return load;
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_opts o = { .scale = 1.0, .reps = 3, .json = false, .out = stdout };
@@ -388,11 +407,13 @@ int main(int argc, char **argv)
 	urcu_memb_register_thread();
 	if (o.json)
 		fprintf(o.out, "{\"dt_bench\":true,\"scale\":%g,\"reps\":%u,\"map_shift\":%u,"
-			"\"buildtype\":\"%s\"}\n", o.scale, o.reps, dt_tree_map_shift(),
-			DT_BENCH_BUILDTYPE);
+			"\"buildtype\":\"%s\",\"loadavg\":%.2f}\n", o.scale, o.reps,
+			dt_tree_map_shift(), DT_BENCH_BUILDTYPE, load_average());
 	else
-		fprintf(o.out, "dt-bench: scale %g, median of %u, map_shift %u, buildtype %s\n",
-			o.scale, o.reps, dt_tree_map_shift(), DT_BENCH_BUILDTYPE);
+		fprintf(o.out, "dt-bench: scale %g, median of %u, map_shift %u, buildtype %s, "
+			"load average %.2f\n"
+			"# each figure is the median of the repetitions; [a..b]: fastest..slowest\n",
+			o.scale, o.reps, dt_tree_map_shift(), DT_BENCH_BUILDTYPE, load_average());
 	ret = run_sections(&o, argc, argv);
 	urcu_memb_unregister_thread();
 	if (ret)

@@ -57,6 +57,7 @@ struct bench_job {
 	bench_rep_fn fn;	/* one repetition */
 	void *arg;		/* passed to fn */
 	double ns_per_op;	/* out: the median */
+	double min, max;	/* out: the fastest and slowest repetition */
 };
 
 /**

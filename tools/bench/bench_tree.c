@@ -360,6 +360,7 @@ static int keyset_insert_delete(const struct bench_opts *o, struct keyset *ks)
 	double *ins = bench_alloc(o->reps, sizeof(double), "samples");
 	double *del = bench_alloc(o->reps, sizeof(double), "samples");
 	struct dt_tree *t = NULL;
+	double med_ins, med_del;
 	uint64_t ns;
 	unsigned r;
 	int ret = -1;
@@ -376,9 +377,13 @@ static int keyset_insert_delete(const struct bench_opts *o, struct keyset *ks)
 		dt_tree_free(t);
 		t = NULL;
 	}
-	bench_row(o, "insert", bench_median(ins, o->reps), "%" PRIu64 " order-0, random order",
-		  ks->n);
-	bench_row(o, "delete", bench_median(del, o->reps), "all of them, another random order");
+	/* bench_median() sorts: [0] and [reps - 1] are then the extremes */
+	med_ins = bench_median(ins, o->reps);
+	med_del = bench_median(del, o->reps);
+	bench_row(o, "insert", med_ins, "%" PRIu64 " order-0, random order [%.1f..%.1f]", ks->n,
+		  ins[0], ins[o->reps - 1]);
+	bench_row(o, "delete", med_del, "all of them, another random order [%.1f..%.1f]", del[0],
+		  del[o->reps - 1]);
 	ret = 0;
 out:
 	dt_tree_free(t);
@@ -424,6 +429,7 @@ static int keyset_tags(const struct bench_opts *o, struct keyset *ks)
 {
 	double *set = bench_alloc(o->reps, sizeof(double), "samples");
 	double *clr = bench_alloc(o->reps, sizeof(double), "samples");
+	double med_set, med_clr;
 	uint64_t ns;
 	unsigned r;
 	int ret = -1;
@@ -443,8 +449,12 @@ static int keyset_tags(const struct bench_opts *o, struct keyset *ks)
 	if (tag_keys(ks->tree, ks->name, ks->tagged, ks->ntagged, true, &ns) ||
 	    check_tagged_count(ks->tree, ks->name, ks->ntagged))
 		goto out;
-	bench_row(o, "tag_set", bench_median(set, o->reps), "every other entry, random order");
-	bench_row(o, "tag_clear", bench_median(clr, o->reps), "the same entries");
+	med_set = bench_median(set, o->reps);	/* sorts, as below */
+	med_clr = bench_median(clr, o->reps);
+	bench_row(o, "tag_set", med_set, "every other entry, random order [%.1f..%.1f]", set[0],
+		  set[o->reps - 1]);
+	bench_row(o, "tag_clear", med_clr, "the same entries [%.1f..%.1f]", clr[0],
+		  clr[o->reps - 1]);
 	ret = 0;
 out:
 	free(set);
@@ -540,20 +550,24 @@ static int keyset_reads(const struct bench_opts *o, struct keyset *ks)
 	struct lookup_arg miss = { "order-0 tree", "lookup_miss", ks->tree, &ks->miss, false };
 	struct iter_arg all = { ks, false }, tagged = { ks, true };
 	struct bench_job jobs[] = {
-		{ bt_rep_lookup, &hit, 0 },
-		{ bt_rep_lookup, &miss, 0 },
-		{ rep_iterate, &all, 0 },
-		{ rep_iterate, &tagged, 0 },
+		{ .fn = bt_rep_lookup, .arg = &hit },
+		{ .fn = bt_rep_lookup, .arg = &miss },
+		{ .fn = rep_iterate, .arg = &all },
+		{ .fn = rep_iterate, .arg = &tagged },
 	};
 
 	if (bt_verify_lookups(&hit) || bt_verify_lookups(&miss) || verify_iteration(&all) ||
 	    verify_iteration(&tagged) || bench_measure_jobs(o, jobs, 4))
 		return -1;
-	bench_row(o, "lookup_hit", jobs[0].ns_per_op, "the keys in random order");
-	bench_row(o, "lookup_miss", jobs[1].ns_per_op, "%s", ks->miss_desc);
-	bench_row(o, "iterate", jobs[2].ns_per_op, "dt_tree_next, ns per entry");
+	bench_row(o, "lookup_hit", jobs[0].ns_per_op, "the keys in random order [%.1f..%.1f]",
+		  jobs[0].min, jobs[0].max);
+	bench_row(o, "lookup_miss", jobs[1].ns_per_op, "%s [%.1f..%.1f]", ks->miss_desc,
+		  jobs[1].min, jobs[1].max);
+	bench_row(o, "iterate", jobs[2].ns_per_op, "dt_tree_next, per entry [%.1f..%.1f]",
+		  jobs[2].min, jobs[2].max);
 	bench_row(o, "iterate_tagged", jobs[3].ns_per_op,
-		  "dt_tree_next_tagged, every other entry tagged, ns per tagged entry");
+		  "dt_tree_next_tagged, every other entry tagged, per tagged entry [%.1f..%.1f]",
+		  jobs[3].min, jobs[3].max);
 	return 0;
 }
 

@@ -250,7 +250,7 @@ static int mixed_lookups(const struct bench_opts *o, const struct mixed *m,
 			k = i * NR_QUERY_SETS + j;
 			args[k] = (struct lookup_arg){ style_name[styles[i]], set_name[j], trees[i],
 						       &m->q[j], styles[i] == PMD_HEAD };
-			jobs[k] = (struct bench_job){ bt_rep_lookup, &args[k], 0 };
+			jobs[k] = (struct bench_job){ .fn = bt_rep_lookup, .arg = &args[k] };
 			if (bt_verify_lookups(&args[k]))
 				return -1;
 		}
@@ -259,9 +259,12 @@ static int mixed_lookups(const struct bench_opts *o, const struct mixed *m,
 		return -1;
 	for (i = 0; i < NR_STYLES; i++) {
 		for (j = 0; j < NR_QUERY_SETS; j++) {
-			res[i].ns[j] = jobs[i * NR_QUERY_SETS + j].ns_per_op;
+			const struct bench_job *job = &jobs[i * NR_QUERY_SETS + j];
+
+			res[i].ns[j] = job->ns_per_op;
 			snprintf(name, sizeof(name), "%s.%s", style_name[styles[i]], set_name[j]);
-			bench_row(o, name, res[i].ns[j], "%s", set_desc[j]);
+			bench_row(o, name, res[i].ns[j], "%s [%.1f..%.1f]", set_desc[j], job->min,
+				  job->max);
 		}
 		res[i].nodes = bt_tree_nodes(trees[i]);
 		snprintf(name, sizeof(name), "%s.tree", style_name[styles[i]]);
