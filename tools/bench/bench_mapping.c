@@ -28,7 +28,6 @@
 
 #include "bench.h"
 
-int bench_mapping(const struct bench_opts *o);
 
 #define REGION_PAGES	(1ULL << 18)		/* 1GiB of 4KiB pages */
 #define REGION_BYTES	(REGION_PAGES << 12)

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daxtrack/mapping.h - the DAX mapping layer of libdaxtrack.
+ *
+ * A mapping tracks one DAX region of npages 4KiB pages the way the kernel's
+ * fs/dax.c tracks a DAX file: one multi-order tree (daxtrack/tree.h) whose
+ * entries say where each faulted page lives, whether a fault is in progress
+ * on it, and (through the tree's tags) whether it is dirty.
+ *
+ * Entries: each is a tree value entry, dt_value(v), with v laid out as
+ *
+ *   bit 0      DT_ENTRY_LOCKED  the entry lock (see "Entry locks")
+ *   bit 1      DT_ENTRY_PMD     a 2MiB entry: one order-9 tree entry at a
+ *                               2MiB-aligned page offset; clear: a 4KiB
+ *                               entry, order 0
+ *   bit 2      DT_ENTRY_ZERO    a hole mapped to the zero page: no sector
+ *   bit 3      DT_ENTRY_EMPTY   a placeholder, only ever seen locked, while
+ *                               its holder faults the page in
+ *   bits 4-62  sector           the device sector (512-byte units) of the
+ *                               first byte of the entry; 0 for ZERO/EMPTY
+ *
+ * A "real" entry has neither ZERO nor EMPTY set.  Dirty state is never kept
+ * in the entry but in the tree's tags, once per entry whatever its size:
+ *
+ *   tag 0  DT_TAG_DIRTY     written since it was last flushed
+ *   tag 1  DT_TAG_TOWRITE   to be flushed by a writeback in progress
+ *   tag 2                   unused
+ *
+ * Entry locks: whoever holds an entry's lock (bit 0, taken with
+ * dt_tree_cmpxchg()) is the only thread that may replace, delete or split
+ * the entry or clear its DIRTY tag.  Threads that find an entry locked sleep
+ * in a hashed table of wait queues keyed by (mapping, first index of the
+ * entry), so no memory is spent per entry on waiting.  No lock of any kind is
+ * held while sleeping, except the entry locks a caller of dt_mapping_grab()
+ * chose to keep.
+ *
+ * Threads: every thread calling into a mapping must be registered with
+ * urcu-memb (see daxtrack/tree.h).  Every function is safe from any number
+ * of threads at once.
+ */
+#ifndef DAXTRACK_MAPPING_H
+#define DAXTRACK_MAPPING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <daxtrack/tree.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dt_mapping;
+
+/* The bits of an entry's value (dt_to_value() of the tree entry). */
+#define DT_ENTRY_LOCKED		(1ULL << 0)
+#define DT_ENTRY_PMD		(1ULL << 1)
+#define DT_ENTRY_ZERO		(1ULL << 2)
+#define DT_ENTRY_EMPTY		(1ULL << 3)
+#define DT_ENTRY_SECTOR_SHIFT	4
+/* Sectors are below 2^59 so that an entry value stays below 2^63. */
+#define DT_ENTRY_MAX_SECTOR	((1ULL << (63 - DT_ENTRY_SECTOR_SHIFT)) - 1)
+
+/* The tree tags a mapping uses. */
+#define DT_TAG_DIRTY		0
+#define DT_TAG_TOWRITE		1
+
+/* Pages are 4KiB; a PMD entry covers 2^9 of them; a sector is 512 bytes. */
+#define DT_PAGE_SHIFT		12
+#define DT_PMD_ORDER		9
+#define DT_SECTORS_PER_PAGE	8
+
+/**
+ * typedef dt_sector_fn - The region's geometry.
+ * @arg: The argument given to dt_mapping_new().
+ * @pgoff: First page of a run, aligned to 2^@order.
+ * @order: 0 for a 4KiB page, 9 for a 2MiB page.
+ * @sector: Set to the device sector (512-byte units) of the run's first byte;
+ *	    the run is contiguous on the device.  At most DT_ENTRY_MAX_SECTOR.
+ *
+ * Called without any lock of the mapping held, with the run's EMPTY or ZERO
+ * entry locked, when a write fault or dt_mapping_mark_dirty() needs a real
+ * entry.  It must not call back into the mapping for that run.
+ *
+ * Return: 0, or a negative errno that the fault returns.
+ */
+typedef int (*dt_sector_fn)(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector);
+
+/**
+ * struct dt_flush_ops - How a writeback makes data durable.
+ * @flush: Write back @len bytes at @offset from the region's start (e.g.
+ *	   pmem_flush()).  Called with the locks of the entries being flushed
+ *	   held (a batch of up to 512 entries of the writeback's range): it must
+ *	   not fault, grab, mark dirty, punch or write back the dirty pages of
+ *	   that range.
+ * @drain: Wait for the flushes to complete (e.g. pmem_drain()); called once
+ *	   at the end of a writeback that flushed anything.  May be NULL.
+ */
+struct dt_flush_ops {
+	void (*flush)(void *arg, uint64_t offset, uint64_t len);
+	void (*drain)(void *arg);
+};
+
+/**
+ * dt_mapping_new() - Create the mapping of a region.
+ * @npages: Size of the region in 4KiB pages, 1 .. 2^52 - 1.
+ * @pmd_capable: Whether 2MiB entries may be used (the region is 2MiB-aligned
+ *		 on the device and in the address space).
+ * @sector: The region's geometry; not NULL.
+ * @arg: Passed to @sector.
+ *
+ * Context: Any registered thread.  Allocates.
+ * Return: The mapping (free it with dt_mapping_free()), or NULL with errno
+ * EINVAL for bad arguments or ENOMEM.
+ */
+struct dt_mapping *dt_mapping_new(uint64_t npages, bool pmd_capable, dt_sector_fn sector,
+				  void *arg);
+
+/**
+ * dt_mapping_free() - Free a mapping and its tree.
+ * @m: The mapping, or NULL.
+ *
+ * No other thread may use @m during or after the call; no entry may be
+ * locked.
+ *
+ * Context: A registered thread, outside any read-side critical section.
+ */
+void dt_mapping_free(struct dt_mapping *m);
+
+/**
+ * dt_mapping_tree() - The tree of a mapping.
+ * @m: The mapping.
+ *
+ * For readers and statistics only: changing the tree directly breaks the
+ * mapping's rules.
+ *
+ * Return: The tree, owned by @m.
+ */
+struct dt_tree *dt_mapping_tree(struct dt_mapping *m);
+
+/**
+ * dt_mapping_npages() - The size of a mapping's region.
+ * @m: The mapping.
+ *
+ * Return: The number of 4KiB pages given to dt_mapping_new().
+ */
+uint64_t dt_mapping_npages(const struct dt_mapping *m);
+
+/* The size of a fault: the tree order of its entry. */
+enum dt_size { DT_PTE = 0, DT_PMD = 9 };
+
+/* Flags of struct dt_fault. */
+#define DT_FAULT_FALLBACK	(1U << 0)	/* a PMD fault was done as a PTE fault */
+#define DT_FAULT_ZERO		(1U << 1)	/* the entry maps the zero page (no sector) */
+#define DT_FAULT_EMPTY		(1U << 2)	/* grab only: the entry is a locked placeholder */
+#define DT_FAULT_NEW		(1U << 3)	/* this call created the entry or gave it a sector */
+#define DT_FAULT_DIRTY		(1U << 4)	/* the entry is tagged DIRTY (write fault) */
+#define DT_FAULT_DOWNGRADE	(1U << 5)	/* a PMD ZERO entry was removed for a PTE entry */
+
+/**
+ * struct dt_fault - What a fault or a grab found or made.
+ * @base: First page of the entry.
+ * @order: Its order: DT_PTE or DT_PMD, the size actually used.
+ * @sector: Device sector of page @base; 0 for ZERO and EMPTY entries.
+ * @flags: DT_FAULT_* flags.
+ */
+struct dt_fault {
+	uint64_t base;
+	unsigned order;
+	uint64_t sector;
+	unsigned flags;
+};
+
+/**
+ * dt_mapping_fault() - Record a page fault.
+ * @m: The mapping.
+ * @pgoff: The faulting page.
+ * @size: DT_PTE or DT_PMD.
+ * @write: A write fault (the entry gets a sector and is tagged DIRTY) or a
+ *	   read fault (a hole gets a ZERO entry).
+ * @out: Filled in on success; may be NULL.
+ *
+ * A PMD fault is done as a PTE fault (DT_FAULT_FALLBACK) when the mapping is
+ * not PMD-capable, when the 2MiB range is not wholly inside the region, or
+ * when it already holds PTE entries.  A PTE fault inside a PMD ZERO entry
+ * removes that entry and makes a PTE entry (DT_FAULT_DOWNGRADE); inside a
+ * real PMD entry it uses the PMD entry.  A write fault on a ZERO entry gives
+ * it a sector from the geometry callback.
+ *
+ * Context: May sleep waiting for an entry lock and call the geometry
+ * callback.  Allocates.
+ * Return: 0; -ERANGE if @pgoff is past the region's end; -EINVAL for a bad
+ * @size; -ENOMEM; the geometry callback's error.  Nothing changes on error.
+ */
+int dt_mapping_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
+		     struct dt_fault *out);
+
+/**
+ * dt_mapping_grab() - Find or create the entry of a page and lock it.
+ * @m: The mapping.
+ * @pgoff: The page.
+ * @size: DT_PTE or DT_PMD, with the rules of dt_mapping_fault().
+ * @out: Filled in (base, order, sector, flags); may be NULL.
+ *
+ * Where no entry exists, a locked EMPTY placeholder is inserted
+ * (DT_FAULT_EMPTY); dt_mapping_put() removes it again.
+ *
+ * Context: May sleep waiting for the entry lock.  Allocates.
+ * Return: 0 with the entry locked; -ERANGE, -EINVAL, -ENOMEM with nothing
+ * locked.
+ */
+int dt_mapping_grab(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+		    struct dt_fault *out);
+
+/**
+ * dt_mapping_put() - Unlock the entry of a page.
+ * @m: The mapping.
+ * @pgoff: Any page of the entry locked with dt_mapping_grab().
+ *
+ * Clears the lock bit and wakes one thread waiting for the entry; an EMPTY
+ * placeholder is deleted instead, waking every waiter.  Does nothing if the
+ * entry covering @pgoff is not locked.
+ *
+ * Context: Called by the thread that holds the lock.  Never sleeps.
+ */
+void dt_mapping_put(struct dt_mapping *m, uint64_t pgoff);
+
+/**
+ * dt_mapping_mark_dirty() - Tag every page of a range DIRTY.
+ * @m: The mapping.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ *
+ * Each page gets its entry tagged DIRTY as a write fault would: an entry is
+ * created where none exists (an aligned 2MiB range wholly inside [@first,
+ * @last] on a PMD-capable mapping gets one PMD entry) and ZERO entries get a
+ * sector.
+ *
+ * Context: May sleep waiting for entry locks and call the geometry callback.
+ * Allocates.
+ * Return: 0; -EINVAL if @first > @last; -ERANGE if @last is past the end,
+ * with nothing changed.  -ENOMEM or the geometry callback's error stops the
+ * walk: the pages before the failing one stay dirty.
+ */
+int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last);
+
+/**
+ * dt_mapping_punch() - Remove the entries of a range.
+ * @m: The mapping.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ *
+ * Waits for each entry's lock, then deletes it with its tags.  A PMD entry
+ * partly inside the range is split first: the pages outside keep 4KiB
+ * entries with their sectors and tags.
+ *
+ * Context: May sleep waiting for entry locks.  Allocates (splits).
+ * Return: 0; -EINVAL if @first > @last; -ERANGE if @last is past the end,
+ * with nothing changed; -ENOMEM if a split fails, with the entries before it
+ * removed.
+ */
+int dt_mapping_punch(struct dt_mapping *m, uint64_t first, uint64_t last);
+
+/**
+ * struct dt_writeback_report - What a writeback flushed.
+ * @entries: Entries flushed.
+ * @bytes: Bytes flushed (whole entries).
+ * @ranges: Calls of ops->flush (adjacent entries are coalesced).
+ */
+struct dt_writeback_report {
+	uint64_t entries, bytes, ranges;
+};
+
+/**
+ * dt_mapping_writeback() - Flush the dirty entries of a range (fsync).
+ * @m: The mapping.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ * @ops: The flush operations; @ops->flush must not be NULL.
+ * @arg: Passed to @ops.
+ * @rep: Filled in; may be NULL.
+ *
+ * The kernel's algorithm: the DIRTY entries intersecting the range are tagged
+ * TOWRITE (in batches), then the TOWRITE entries are visited once each in
+ * ascending order; each is locked, flushed whole at its own offset (a 2MiB
+ * entry is flushed from its start even if @first is inside it), cleared of
+ * TOWRITE and DIRTY, and unlocked.  Entries are locked in batches of up to
+ * 512; adjacent entries of a batch are flushed by one @ops->flush call; one
+ * @ops->drain ends a writeback that flushed anything.
+ * Every page tagged DIRTY before the call is flushed before it returns (by
+ * this or by a concurrent writeback it waits for); a page dirtied during the
+ * call is flushed or left DIRTY.
+ *
+ * Context: May sleep waiting for entry locks.  Calls @ops with entry locks
+ * held.
+ * Return: 0; -EINVAL if @first > @last or @ops is bad; -ERANGE if @last is
+ * past the end, with nothing flushed.
+ */
+int dt_mapping_writeback(struct dt_mapping *m, uint64_t first, uint64_t last,
+			 const struct dt_flush_ops *ops, void *arg,
+			 struct dt_writeback_report *rep);
+
+/**
+ * dt_mapping_page_dirty() - Whether a page is dirty.
+ * @m: The mapping.
+ * @pgoff: The page.
+ *
+ * Context: Lock-free RCU reader.
+ * Return: true if the entry covering @pgoff is tagged DIRTY; false otherwise,
+ * also past the end.
+ */
+bool dt_mapping_page_dirty(struct dt_mapping *m, uint64_t pgoff);
+
+/**
+ * struct dt_mapping_counters - Event counters of a mapping.
+ * @grabs: Entry locks taken (by faults, grabs, mark_dirty, punch, writeback).
+ * @contended: Times a thread slept waiting for an entry lock.
+ * @waiting: Threads asleep on an entry lock of this mapping right now.
+ * @wakeups: Sleepers woken by an unlock, delete, replace or split.
+ * @wb_visits: TOWRITE entries visited by writebacks.
+ */
+struct dt_mapping_counters {
+	uint64_t grabs;
+	uint64_t contended;
+	uint64_t waiting;
+	uint64_t wakeups;
+	uint64_t wb_visits;
+};
+
+/**
+ * dt_mapping_counters() - Snapshot a mapping's counters.
+ * @m: The mapping.
+ * @c: Filled in.
+ *
+ * Context: Any thread; each counter is read atomically, not all at once.
+ */
+void dt_mapping_counters(const struct dt_mapping *m, struct dt_mapping_counters *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DAXTRACK_MAPPING_H */

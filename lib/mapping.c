@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * mapping.c - DAX mappings: entries of PTE and PMD faults, grab/put,
+ * mark_dirty and punch.  The writeback is in writeback.c, the entry locks in
+ * lock.c, the encoding in entry.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mapping-internal.h"
+
+#define PMD_PAGES (1ULL << DT_PMD_ORDER)
+#define PMD_MASK (PMD_PAGES - 1)
+/* Byte offsets of every page, and its end, fit in 64 bits. */
+#define MAX_PAGES ((1ULL << (64 - DT_PAGE_SHIFT)) - 1)
+
+struct dt_mapping *dt_mapping_new(uint64_t npages, bool pmd_capable, dt_sector_fn sector,
+				  void *arg)
+{
+	struct dt_mapping *m;
+
+	if (!npages || npages > MAX_PAGES || !sector) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->tree = dt_tree_new();
+	if (!m->tree) {
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->npages = npages;
+	m->pmd_capable = pmd_capable;
+	m->sector = sector;
+	m->sector_arg = arg;
+	return m;
+}
+
+void dt_mapping_free(struct dt_mapping *m)
+{
+	if (!m)
+		return;
+	dt_tree_free(m->tree);
+	free(m);
+}
+
+struct dt_tree *dt_mapping_tree(struct dt_mapping *m)
+{
+	return m->tree;
+}
+
+uint64_t dt_mapping_npages(const struct dt_mapping *m)
+{
+	return m->npages;
+}
+
+void dt_mapping_counters(const struct dt_mapping *m, struct dt_mapping_counters *c)
+{
+	c->grabs = __atomic_load_n(&m->cnt.grabs, __ATOMIC_RELAXED);
+	c->contended = __atomic_load_n(&m->cnt.contended, __ATOMIC_RELAXED);
+	c->waiting = __atomic_load_n(&m->cnt.waiting, __ATOMIC_SEQ_CST);
+	c->wakeups = __atomic_load_n(&m->cnt.wakeups, __ATOMIC_RELAXED);
+	c->wb_visits = __atomic_load_n(&m->cnt.wb_visits, __ATOMIC_RELAXED);
+}
+
+static int check_page(const struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
+{
+	if (size != DT_PTE && size != DT_PMD)
+		return -EINVAL;
+	if (pgoff >= m->npages)
+		return -ERANGE;
+	return 0;
+}
+
+static int check_range(const struct dt_mapping *m, uint64_t first, uint64_t last)
+{
+	if (first > last)
+		return -EINVAL;
+	if (last >= m->npages)
+		return -ERANGE;
+	return 0;
+}
+
+/* Whether a PMD entry may cover the 2MiB span of @pgoff. */
+static bool pmd_fits(const struct dt_mapping *m, uint64_t pgoff)
+{
+	return m->pmd_capable && (pgoff | PMD_MASK) < m->npages;
+}
+
+/*
+ * Lock the PMD entry of the span of @pgoff, or insert a locked EMPTY one.
+ * -EEXIST: the span holds PTE entries, the fault falls back.
+ */
+static int grab_pmd(struct dt_mapping *m, uint64_t pgoff, struct locked_entry *le)
+{
+	uint64_t base = pgoff & ~PMD_MASK;
+
+	for (;;) {
+		struct dt_iter it;
+		int ret;
+
+		dt_iter_init(&it, base);
+		if (!dt_tree_next(m->tree, &it, base + PMD_MASK)) {
+			ret = insert_locked(m, base, DT_PMD_ORDER,
+					    entry_make(0, DT_PMD_ORDER, DT_ENTRY_EMPTY), le);
+			if (ret == -EEXIST)
+				continue;	/* raced with an insert: look again */
+			return ret;
+		}
+		if (it.order < DT_PMD_ORDER)
+			return -EEXIST;
+		if (trylock_entry(m, it.index, it.order, it.entry, le))
+			return 0;
+		if (entry_locked(entry_from_tree(it.entry)))
+			wait_entry_unlocked(m, base, it.entry, it.index);
+	}
+}
+
+/*
+ * Lock the entry covering @pgoff, or insert a locked EMPTY PTE entry.  A PMD
+ * ZERO entry in the way is deleted (downgraded); a real one is used.
+ */
+static int grab_pte(struct dt_mapping *m, uint64_t pgoff, struct locked_entry *le,
+		    unsigned *flags)
+{
+	for (;;) {
+		uint64_t base;
+		unsigned order;
+		void *e = dt_tree_lookup_order(m->tree, pgoff, &base, &order);
+		int ret;
+
+		if (!e) {
+			ret = insert_locked(m, pgoff, 0, entry_make(0, 0, DT_ENTRY_EMPTY), le);
+			if (ret == -EEXIST)
+				continue;
+			return ret;
+		}
+		if (!trylock_entry(m, base, order, e, le)) {
+			if (entry_locked(entry_from_tree(e)))
+				wait_entry_unlocked(m, pgoff, e, base);
+			continue;
+		}
+		if (order == 0 || entry_real(le->v))
+			return 0;
+		delete_locked(m, le);
+		*flags |= DT_FAULT_DOWNGRADE;
+	}
+}
+
+/* Lock the entry a fault of @size at @pgoff uses, creating an EMPTY one if needed. */
+static int grab_entry(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+		      struct locked_entry *le, unsigned *flags)
+{
+	if (size == DT_PMD) {
+		int ret = pmd_fits(m, pgoff) ? grab_pmd(m, pgoff, le) : -EEXIST;
+
+		if (ret != -EEXIST)
+			return ret;
+		*flags |= DT_FAULT_FALLBACK;
+	}
+	return grab_pte(m, pgoff, le, flags);
+}
+
+/* The holder is done with its entry: a placeholder goes, others are unlocked. */
+static void release_entry(struct dt_mapping *m, const struct locked_entry *le, bool changed)
+{
+	if (entry_empty(le->v))
+		delete_locked(m, le);
+	else
+		unlock_entry(m, le, changed);
+}
+
+static void fill_fault(struct dt_fault *out, uint64_t base, unsigned order, uint64_t v,
+		       unsigned flags)
+{
+	if (!out)
+		return;
+	if (entry_zero(v))
+		flags |= DT_FAULT_ZERO;
+	if (entry_empty(v))
+		flags |= DT_FAULT_EMPTY;
+	out->base = base;
+	out->order = order;
+	out->sector = entry_sector(v);
+	out->flags = flags;
+}
+
+/*
+ * The lock-free path of a fault that changes nothing: the entry is there,
+ * unlocked, of a usable size and, for a write, real and already DIRTY.
+ * Reading the entry unlocked before its tag is what makes skipping safe: a
+ * writeback clears DIRTY only while it holds the lock, after its flush, so
+ * a flush that could clear this DIRTY starts after this call began.
+ */
+static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
+		       struct dt_fault *out, unsigned flags)
+{
+	uint64_t base, v;
+	unsigned order;
+	void *e = dt_tree_lookup_order(m->tree, pgoff, &base, &order);
+
+	if (!e)
+		return false;
+	v = entry_from_tree(e);
+	if (entry_locked(v))
+		return false;
+	/* Only a PTE fault inside a real PMD entry uses an entry of another size. */
+	if (order != size && (size != DT_PTE || !entry_real(v)))
+		return false;
+	if (write) {
+		if (!entry_real(v) || !dt_tree_tag_get(m->tree, base, DT_TAG_DIRTY))
+			return false;
+		flags |= DT_FAULT_DIRTY;
+	}
+	fill_fault(out, base, order, v, flags);
+	return true;
+}
+
+/* Give a locked EMPTY or ZERO entry what the fault needs; tag it for a write. */
+static int fill_entry(struct dt_mapping *m, struct locked_entry *le, bool write,
+		      unsigned *flags, bool *changed)
+{
+	if (write && !entry_real(le->v)) {
+		uint64_t sector = 0;
+		int ret = m->sector(m->sector_arg, le->base, le->order, &sector);
+
+		if (!ret && sector > DT_ENTRY_MAX_SECTOR)
+			ret = -EOVERFLOW;
+		if (ret)
+			return ret > 0 ? -EIO : ret;
+		replace_locked(m, le, entry_make(sector, le->order, 0));
+		*flags |= DT_FAULT_NEW;
+		*changed = true;
+	} else if (!write && entry_empty(le->v)) {
+		replace_locked(m, le, entry_make(0, le->order, DT_ENTRY_ZERO));
+		*flags |= DT_FAULT_NEW;
+		*changed = true;
+	}
+	if (write) {
+		dt_tree_tag_set(m->tree, le->base, DT_TAG_DIRTY);
+		*flags |= DT_FAULT_DIRTY;
+	}
+	return 0;
+}
+
+static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
+		    struct dt_fault *out)
+{
+	struct locked_entry le;
+	unsigned flags = 0;
+	bool changed = false;
+	int ret;
+
+	if (size == DT_PMD && !pmd_fits(m, pgoff)) {
+		size = DT_PTE;
+		flags |= DT_FAULT_FALLBACK;
+	}
+	if (fault_fast(m, pgoff, size, write, out, flags))
+		return 0;
+	ret = grab_entry(m, pgoff, size, &le, &flags);
+	if (ret)
+		return ret;
+	ret = fill_entry(m, &le, write, &flags, &changed);
+	if (!ret)
+		fill_fault(out, le.base, le.order, le.v, flags);
+	release_entry(m, &le, changed);
+	return ret;
+}
+
+int dt_mapping_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
+		     struct dt_fault *out)
+{
+	int ret = check_page(m, pgoff, size);
+
+	if (ret)
+		return ret;
+	return do_fault(m, pgoff, size, write, out);
+}
+
+int dt_mapping_grab(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+		    struct dt_fault *out)
+{
+	struct locked_entry le;
+	unsigned flags = 0;
+	int ret = check_page(m, pgoff, size);
+
+	if (ret)
+		return ret;
+	ret = grab_entry(m, pgoff, size, &le, &flags);
+	if (ret)
+		return ret;
+	fill_fault(out, le.base, le.order, le.v, flags);
+	return 0;
+}
+
+void dt_mapping_put(struct dt_mapping *m, uint64_t pgoff)
+{
+	struct locked_entry le;
+	void *e;
+
+	if (pgoff >= m->npages)
+		return;
+	e = dt_tree_lookup_order(m->tree, pgoff, &le.base, &le.order);
+	if (!e || !entry_locked(entry_from_tree(e)))
+		return;
+	le.v = entry_unlock(entry_from_tree(e));
+	release_entry(m, &le, false);
+}
+
+int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
+{
+	int ret = check_range(m, first, last);
+	uint64_t p = first;
+
+	if (ret)
+		return ret;
+	for (;;) {
+		enum dt_size size = DT_PTE;
+		struct dt_fault f;
+
+		if (!(p & PMD_MASK) && last - p >= PMD_MASK && pmd_fits(m, p))
+			size = DT_PMD;
+		ret = do_fault(m, p, size, true, &f);
+		if (ret)
+			return ret;
+		p = f.base + (1ULL << f.order);
+		if (p > last)
+			return 0;
+	}
+}
+
+/*
+ * Punch the part [@first, @last] of a locked PMD entry that sticks out of
+ * it: split it into PTE entries (still locked, with the PMD's tags), delete
+ * those inside, give those outside their own sector and unlock them, then
+ * wake every waiter of the span.
+ */
+static int punch_split(struct dt_mapping *m, const struct locked_entry *le, uint64_t first,
+		       uint64_t last)
+{
+	uint64_t i;
+	int ret = dt_tree_split(m->tree, le->base, 0);
+
+	if (ret) {
+		unlock_entry(m, le, true);
+		return ret;
+	}
+	for (i = le->base; i <= entry_last(le); i++) {
+		if (i >= first && i <= last)
+			dt_tree_delete(m->tree, i);
+		else
+			dt_tree_replace(m->tree, i,
+					entry_to_tree(entry_pte_of_pmd(le->v, le->base, i)));
+	}
+	wake_entry_waiters(m, le->base, le->order, true);
+	return 0;
+}
+
+int dt_mapping_punch(struct dt_mapping *m, uint64_t first, uint64_t last)
+{
+	int ret = check_range(m, first, last);
+	uint64_t p = first;
+
+	if (ret)
+		return ret;
+	for (;;) {
+		struct locked_entry le;
+		struct dt_iter it;
+
+		dt_iter_init(&it, p);
+		if (!dt_tree_next(m->tree, &it, last))
+			return 0;
+		if (lock_entry_covering(m, it.index > p ? it.index : p, &le))
+			continue;	/* gone meanwhile: look again from p */
+		if (le.base < first || entry_last(&le) > last)
+			ret = punch_split(m, &le, first, last);
+		else
+			delete_locked(m, &le);
+		if (ret)
+			return ret;
+		if (entry_last(&le) >= last)
+			return 0;
+		p = entry_last(&le) + 1;
+	}
+}
+
+bool dt_mapping_page_dirty(struct dt_mapping *m, uint64_t pgoff)
+{
+	return pgoff < m->npages && dt_tree_tag_get(m->tree, pgoff, DT_TAG_DIRTY);
+}

@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_mapping.c - single-threaded unit tests of the mapping layer: entry
+ * format, faults (PTE, PMD, fallback, downgrade), grab/put, mark_dirty,
+ * punch, writeback and bad input.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include <urcu/urcu-memb.h>
+
+#include <daxtrack/mapping.h>
+#include <daxtrack/tree.h>
+
+#include "dt_test.h"
+#include "mapping_util.h"
+
+DT_TEST_DEFINE("test_mapping");
+
+#define NPAGES 4096	/* 16MiB: eight PMD spans */
+
+static struct geo geo;
+
+static struct dt_mapping *new_map(uint64_t npages, bool pmd)
+{
+	struct dt_mapping *m;
+
+	memset(&geo, 0, sizeof(geo));
+	m = dt_mapping_new(npages, pmd, geo_sector, &geo);
+	if (!m) {
+		perror("dt_mapping_new");
+		exit(2);
+	}
+	return m;
+}
+
+static void done_map(struct dt_mapping *m)
+{
+	CHECK_EQ(dt_tree_check(dt_mapping_tree(m), stderr), 0);
+	dt_mapping_free(m);
+}
+
+static void test_new(void)
+{
+	struct dt_mapping *m;
+
+	dt_test_ctx("new");
+	errno = 0;
+	CHECK(!dt_mapping_new(0, true, geo_sector, &geo));
+	CHECK_EQ(errno, EINVAL);
+	errno = 0;
+	CHECK(!dt_mapping_new(1ULL << 52, true, geo_sector, &geo));
+	CHECK_EQ(errno, EINVAL);
+	errno = 0;
+	CHECK(!dt_mapping_new(10, true, NULL, NULL));
+	CHECK_EQ(errno, EINVAL);
+	m = dt_mapping_new((1ULL << 52) - 1, true, geo_sector, &geo);
+	CHECK(m);
+	dt_mapping_free(m);
+	m = new_map(NPAGES, true);
+	CHECK_EQ(dt_mapping_npages(m), NPAGES);
+	CHECK(dt_mapping_tree(m));
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	done_map(m);
+	dt_mapping_free(NULL);
+}
+
+/* The entry bits, exactly as documented. */
+static void test_entry_format(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_fault f;
+	uint64_t base, v;
+	unsigned order;
+
+	dt_test_ctx("entry format");
+	CHECK_EQ(DT_ENTRY_LOCKED, 1);
+	CHECK_EQ(DT_ENTRY_PMD, 2);
+	CHECK_EQ(DT_ENTRY_ZERO, 4);
+	CHECK_EQ(DT_ENTRY_EMPTY, 8);
+	CHECK_EQ(DT_ENTRY_SECTOR_SHIFT, 4);
+	CHECK_EQ(dt_mapping_fault(m, 5, DT_PTE, true, &f), 0);
+	CHECK(dt_is_value(dt_tree_lookup(dt_mapping_tree(m), 5)));
+	v = raw_entry(m, 5, &base, &order);
+	CHECK_EQ(v, geo_of(5) << 4);
+	CHECK_EQ(base, 5);
+	CHECK_EQ(order, 0);
+	CHECK(dt_tree_tag_get(dt_mapping_tree(m), 5, DT_TAG_DIRTY));
+	CHECK(!dt_tree_tag_get(dt_mapping_tree(m), 5, DT_TAG_TOWRITE));
+
+	CHECK_EQ(dt_mapping_fault(m, 512, DT_PMD, false, &f), 0);
+	v = raw_entry(m, 700, &base, &order);
+	CHECK_EQ(v, DT_ENTRY_PMD | DT_ENTRY_ZERO);
+	CHECK_EQ(base, 512);
+	CHECK_EQ(order, 9);
+
+	CHECK_EQ(dt_mapping_grab(m, 1024, DT_PMD, &f), 0);
+	v = raw_entry(m, 1024, &base, &order);
+	CHECK_EQ(v, DT_ENTRY_PMD | DT_ENTRY_EMPTY | DT_ENTRY_LOCKED);
+	CHECK_EQ(f.flags, DT_FAULT_EMPTY);
+	dt_mapping_put(m, 1024);
+	CHECK(!dt_tree_lookup(dt_mapping_tree(m), 1024));
+
+	CHECK_EQ(dt_mapping_fault(m, 1536, DT_PMD, true, &f), 0);
+	v = raw_entry(m, 1536, &base, &order);
+	CHECK_EQ(v, (geo_of(1536) << 4) | DT_ENTRY_PMD);
+	CHECK_EQ(count_entries(m, 9), 2);
+	CHECK_EQ(total_entries(m), 3);
+	done_map(m);
+}
+
+static void test_pte_faults(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_fault f;
+
+	dt_test_ctx("pte faults");
+	/* A read fault of a hole records a ZERO entry without asking the geometry. */
+	CHECK_EQ(dt_mapping_fault(m, 7, DT_PTE, false, &f), 0);
+	CHECK_EQ(f.base, 7);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.sector, 0);
+	CHECK_EQ(f.flags, DT_FAULT_ZERO | DT_FAULT_NEW);
+	CHECK_EQ(geo.calls, 0);
+	CHECK(!dt_mapping_page_dirty(m, 7));
+	/* Again: nothing changes. */
+	CHECK_EQ(dt_mapping_fault(m, 7, DT_PTE, false, &f), 0);
+	CHECK_EQ(f.flags, DT_FAULT_ZERO);
+	/* A write fault gives the ZERO entry a sector and tags it DIRTY. */
+	CHECK_EQ(dt_mapping_fault(m, 7, DT_PTE, true, &f), 0);
+	CHECK_EQ(f.flags, DT_FAULT_NEW | DT_FAULT_DIRTY);
+	CHECK_EQ(f.sector, geo_of(7));
+	CHECK_EQ(geo.calls, 1);
+	CHECK_EQ(geo.last_pgoff, 7);
+	CHECK_EQ(geo.last_order, 0);
+	CHECK(dt_mapping_page_dirty(m, 7));
+	CHECK(!dt_mapping_page_dirty(m, 8));
+	/* A second write fault: already dirty, the geometry is not asked again. */
+	CHECK_EQ(dt_mapping_fault(m, 7, DT_PTE, true, &f), 0);
+	CHECK_EQ(f.flags, DT_FAULT_DIRTY);
+	CHECK_EQ(geo.calls, 1);
+	/* A write fault of a hole. */
+	CHECK_EQ(dt_mapping_fault(m, 9, DT_PTE, true, &f), 0);
+	CHECK_EQ(f.sector, geo_of(9));
+	CHECK_EQ(f.flags, DT_FAULT_NEW | DT_FAULT_DIRTY);
+	CHECK_EQ(total_entries(m), 2);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 2);
+	/* A read fault of a real entry. */
+	CHECK_EQ(dt_mapping_fault(m, 9, DT_PTE, false, &f), 0);
+	CHECK_EQ(f.flags, 0);
+	CHECK_EQ(f.sector, geo_of(9));
+	/* The last page works, one past it does not. */
+	CHECK_EQ(dt_mapping_fault(m, NPAGES - 1, DT_PTE, true, &f), 0);
+	CHECK_EQ(dt_mapping_fault(m, NPAGES, DT_PTE, true, &f), -ERANGE);
+	CHECK_EQ(dt_mapping_fault(m, UINT64_MAX, DT_PMD, false, &f), -ERANGE);
+	CHECK_EQ(dt_mapping_fault(m, 3, (enum dt_size)1, false, &f), -EINVAL);
+	CHECK_EQ(dt_mapping_fault(m, 3, (enum dt_size)10, true, NULL), -EINVAL);
+	CHECK_EQ(total_entries(m), 3);
+	/* out may be NULL. */
+	CHECK_EQ(dt_mapping_fault(m, 11, DT_PTE, false, NULL), 0);
+	done_map(m);
+}
+
+static void test_pmd_faults(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_fault f;
+
+	dt_test_ctx("pmd faults");
+	/* A PMD read fault of a hole: one order-9 ZERO entry at the aligned offset. */
+	CHECK_EQ(dt_mapping_fault(m, 700, DT_PMD, false, &f), 0);
+	CHECK_EQ(f.base, 512);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.flags, DT_FAULT_ZERO | DT_FAULT_NEW);
+	CHECK_EQ(count_entries(m, 9), 1);
+	CHECK_EQ(count_entries(m, 0), 0);
+	/* A PMD write fault on it: a real PMD entry from the geometry, order 9. */
+	CHECK_EQ(dt_mapping_fault(m, 1000, DT_PMD, true, &f), 0);
+	CHECK_EQ(f.base, 512);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.sector, geo_of(512));
+	CHECK_EQ(f.flags, DT_FAULT_NEW | DT_FAULT_DIRTY);
+	CHECK_EQ(geo.last_pgoff, 512);
+	CHECK_EQ(geo.last_order, 9);
+	CHECK(dt_mapping_page_dirty(m, 512));
+	CHECK(dt_mapping_page_dirty(m, 1023));
+	CHECK(!dt_mapping_page_dirty(m, 1024));
+	CHECK(!dt_mapping_page_dirty(m, 511));
+	/* A PTE fault inside a real PMD entry uses it. */
+	CHECK_EQ(dt_mapping_fault(m, 600, DT_PTE, false, &f), 0);
+	CHECK_EQ(f.base, 512);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.sector, geo_of(512));
+	CHECK_EQ(f.flags, 0);
+	CHECK_EQ(dt_mapping_fault(m, 601, DT_PTE, true, &f), 0);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.flags, DT_FAULT_DIRTY);
+	CHECK_EQ(count_entries(m, 9), 1);
+	CHECK_EQ(count_entries(m, 0), 0);
+	/* A PMD write fault of a hole. */
+	CHECK_EQ(dt_mapping_fault(m, 2048, DT_PMD, true, &f), 0);
+	CHECK_EQ(f.base, 2048);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.sector, geo_of(2048));
+	CHECK_EQ(count_entries(m, 9), 2);
+	done_map(m);
+}
+
+static void test_pmd_fallback(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_fault f;
+
+	dt_test_ctx("pmd fallback");
+	/* PTE entries in the span: a PMD fault falls back to PTE. */
+	CHECK_EQ(dt_mapping_fault(m, 700, DT_PTE, false, &f), 0);
+	CHECK_EQ(dt_mapping_fault(m, 600, DT_PMD, true, &f), 0);
+	CHECK_EQ(f.base, 600);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.sector, geo_of(600));
+	CHECK_EQ(f.flags, DT_FAULT_FALLBACK | DT_FAULT_NEW | DT_FAULT_DIRTY);
+	/* Also at the PTE entry itself, and at the span's first page. */
+	CHECK_EQ(dt_mapping_fault(m, 700, DT_PMD, false, &f), 0);
+	CHECK_EQ(f.base, 700);
+	CHECK_EQ(f.order, 0);
+	CHECK(f.flags & DT_FAULT_FALLBACK);
+	CHECK_EQ(dt_mapping_fault(m, 512, DT_PMD, false, &f), 0);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.base, 512);
+	CHECK(f.flags & DT_FAULT_FALLBACK);
+	CHECK_EQ(count_entries(m, 9), 0);
+	CHECK_EQ(count_entries(m, 0), 3);
+	/* A neighbouring span is unaffected. */
+	CHECK_EQ(dt_mapping_fault(m, 1030, DT_PMD, false, &f), 0);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.base, 1024);
+	done_map(m);
+
+	/* Not PMD-capable: always PTE. */
+	m = new_map(NPAGES, false);
+	CHECK_EQ(dt_mapping_fault(m, 0, DT_PMD, true, &f), 0);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.flags, DT_FAULT_FALLBACK | DT_FAULT_NEW | DT_FAULT_DIRTY);
+	CHECK_EQ(count_entries(m, 9), 0);
+	done_map(m);
+
+	/* The last span is cut by the region's end: PTE. */
+	m = new_map(1000, true);
+	CHECK_EQ(dt_mapping_fault(m, 600, DT_PMD, false, &f), 0);
+	CHECK_EQ(f.order, 0);
+	CHECK(f.flags & DT_FAULT_FALLBACK);
+	CHECK_EQ(dt_mapping_fault(m, 100, DT_PMD, false, &f), 0);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(dt_mapping_fault(m, 1000, DT_PMD, false, &f), -ERANGE);
+	done_map(m);
+}
+
+static void test_downgrade(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_fault f;
+	uint64_t base;
+	unsigned order;
+
+	dt_test_ctx("downgrade");
+	CHECK_EQ(dt_mapping_fault(m, 0, DT_PMD, false, &f), 0);
+	CHECK_EQ(f.order, 9);
+	/* A PTE read fault inside the PMD ZERO entry: the PMD goes, a PTE comes. */
+	CHECK_EQ(dt_mapping_fault(m, 5, DT_PTE, false, &f), 0);
+	CHECK_EQ(f.base, 5);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.flags, DT_FAULT_DOWNGRADE | DT_FAULT_NEW | DT_FAULT_ZERO);
+	CHECK_EQ(count_entries(m, 9), 0);
+	CHECK_EQ(count_entries(m, 0), 1);
+	CHECK(!dt_tree_lookup(dt_mapping_tree(m), 6));
+	CHECK_EQ(raw_entry(m, 5, &base, &order), DT_ENTRY_ZERO);
+	/* A PTE write fault inside a PMD ZERO entry. */
+	CHECK_EQ(dt_mapping_fault(m, 512, DT_PMD, false, &f), 0);
+	CHECK_EQ(dt_mapping_fault(m, 777, DT_PTE, true, &f), 0);
+	CHECK_EQ(f.base, 777);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.sector, geo_of(777));
+	CHECK_EQ(f.flags, DT_FAULT_DOWNGRADE | DT_FAULT_NEW | DT_FAULT_DIRTY);
+	CHECK_EQ(count_entries(m, 9), 0);
+	CHECK(dt_mapping_page_dirty(m, 777));
+	CHECK(!dt_mapping_page_dirty(m, 776));
+	/* A grab of a PTE inside a PMD ZERO entry downgrades too. */
+	CHECK_EQ(dt_mapping_fault(m, 1024, DT_PMD, false, &f), 0);
+	CHECK_EQ(dt_mapping_grab(m, 1100, DT_PTE, &f), 0);
+	CHECK_EQ(f.base, 1100);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.flags, DT_FAULT_DOWNGRADE | DT_FAULT_EMPTY);
+	dt_mapping_put(m, 1100);
+	CHECK_EQ(total_entries(m), 2);
+	done_map(m);
+}
+
+static void test_sector_errors(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_fault f;
+
+	dt_test_ctx("sector errors");
+	geo.fail = -EIO;
+	CHECK_EQ(dt_mapping_fault(m, 3, DT_PTE, true, &f), -EIO);
+	CHECK_EQ(dt_mapping_fault(m, 512, DT_PMD, true, &f), -EIO);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	CHECK_EQ(dt_mapping_mark_dirty(m, 0, 10), -EIO);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	/* A ZERO entry stays what it was, unlocked. */
+	geo.fail = 0;
+	CHECK_EQ(dt_mapping_fault(m, 3, DT_PTE, false, &f), 0);
+	geo.fail = -ENOSPC;
+	CHECK_EQ(dt_mapping_fault(m, 3, DT_PTE, true, &f), -ENOSPC);
+	CHECK_EQ(raw_entry(m, 3, NULL, NULL), DT_ENTRY_ZERO);
+	CHECK(!dt_mapping_page_dirty(m, 3));
+	geo.fail = 0;
+	CHECK_EQ(dt_mapping_fault(m, 3, DT_PTE, true, &f), 0);
+	CHECK_EQ(f.sector, geo_of(3));
+	CHECK_EQ(total_entries(m), 1);
+	done_map(m);
+}
+
+static int big_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector)
+{
+	*sector = DT_ENTRY_MAX_SECTOR + 1;
+	return 0;
+}
+
+static int max_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector)
+{
+	*sector = DT_ENTRY_MAX_SECTOR;
+	return 0;
+}
+
+static void test_sector_limits(void)
+{
+	struct dt_mapping *m = dt_mapping_new(100, false, big_sector, NULL);
+	struct dt_fault f;
+
+	dt_test_ctx("sector limits");
+	CHECK_EQ(dt_mapping_fault(m, 3, DT_PTE, true, &f), -EOVERFLOW);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	dt_mapping_free(m);
+	m = dt_mapping_new(100, false, max_sector, NULL);
+	CHECK_EQ(dt_mapping_fault(m, 3, DT_PTE, true, &f), 0);
+	CHECK_EQ(f.sector, DT_ENTRY_MAX_SECTOR);
+	CHECK_EQ(raw_entry(m, 3, NULL, NULL), DT_ENTRY_MAX_SECTOR << 4);
+	dt_mapping_free(m);
+}
+
+static void test_grab_put(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_mapping_counters c0, c1;
+	struct dt_fault f;
+
+	dt_test_ctx("grab/put");
+	dt_mapping_counters(m, &c0);
+	/* A hole: a locked EMPTY placeholder, removed by put. */
+	CHECK_EQ(dt_mapping_grab(m, 10, DT_PTE, &f), 0);
+	CHECK_EQ(f.base, 10);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.flags, DT_FAULT_EMPTY);
+	CHECK_EQ(raw_entry(m, 10, NULL, NULL), DT_ENTRY_EMPTY | DT_ENTRY_LOCKED);
+	dt_mapping_put(m, 10);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	/* An existing entry: locked, then unlocked with its value and tags. */
+	CHECK_EQ(dt_mapping_fault(m, 10, DT_PTE, true, &f), 0);
+	CHECK_EQ(dt_mapping_grab(m, 10, DT_PTE, &f), 0);
+	CHECK_EQ(f.flags, 0);
+	CHECK_EQ(f.sector, geo_of(10));
+	CHECK_EQ(raw_entry(m, 10, NULL, NULL), (geo_of(10) << 4) | DT_ENTRY_LOCKED);
+	CHECK(dt_mapping_page_dirty(m, 10));
+	dt_mapping_put(m, 10);
+	CHECK_EQ(raw_entry(m, 10, NULL, NULL), geo_of(10) << 4);
+	CHECK(dt_mapping_page_dirty(m, 10));
+	/* put of an unlocked entry, of a hole, past the end: nothing. */
+	dt_mapping_put(m, 10);
+	dt_mapping_put(m, 11);
+	dt_mapping_put(m, NPAGES + 5);
+	CHECK_EQ(raw_entry(m, 10, NULL, NULL), geo_of(10) << 4);
+	/* A PMD grab; put through any page of it. */
+	CHECK_EQ(dt_mapping_fault(m, 512, DT_PMD, true, &f), 0);
+	CHECK_EQ(dt_mapping_grab(m, 900, DT_PTE, &f), 0);
+	CHECK_EQ(f.base, 512);
+	CHECK_EQ(f.order, 9);
+	CHECK(entry_locked_at(m, 512));
+	dt_mapping_put(m, 1000);
+	CHECK(!entry_locked_at(m, 512));
+	/* PMD grab falls back where PTE entries are. */
+	CHECK_EQ(dt_mapping_grab(m, 0, DT_PMD, &f), 0);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.flags, DT_FAULT_FALLBACK | DT_FAULT_EMPTY);
+	dt_mapping_put(m, 0);
+	/* Bad input. */
+	CHECK_EQ(dt_mapping_grab(m, NPAGES, DT_PTE, &f), -ERANGE);
+	CHECK_EQ(dt_mapping_grab(m, 1, (enum dt_size)2, &f), -EINVAL);
+	dt_mapping_counters(m, &c1);
+	CHECK(c1.grabs > c0.grabs);
+	CHECK_EQ(c1.contended, 0);
+	CHECK_EQ(c1.waiting, 0);
+	CHECK_EQ(total_entries(m), 2);
+	done_map(m);
+}
+
+static void test_mark_dirty(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	uint64_t i, base;
+	unsigned order;
+
+	dt_test_ctx("mark_dirty");
+	/* Two aligned, fully covered spans: two PMD entries. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 0, 1023), 0);
+	CHECK_EQ(count_entries(m, 9), 2);
+	CHECK_EQ(count_entries(m, 0), 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 2);
+	CHECK_EQ(raw_entry(m, 512, NULL, NULL), (geo_of(512) << 4) | DT_ENTRY_PMD);
+	/* Partly covered spans: PTE entries; the covered span in the middle: PMD. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 1500, 2600), 0);
+	CHECK_EQ(count_entries(m, 9), 4);	/* 0, 512, 1536, 2048 */
+	CHECK_EQ(count_entries(m, 0), (1535 - 1500 + 1) + (2600 - 2560 + 1));
+	raw_entry(m, 1600, &base, &order);
+	CHECK_EQ(base, 1536);
+	CHECK_EQ(order, 9);
+	for (i = 1490; i < 2610; i++) {
+		dt_test_ctx("mark_dirty page %" PRIu64, i);
+		CHECK_EQ(dt_mapping_page_dirty(m, i), i >= 1500 && i <= 2600);
+	}
+	dt_test_ctx("mark_dirty");
+	/* Inside a real PMD: the PMD entry is tagged, nothing new. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 100, 100), 0);
+	CHECK_EQ(count_entries(m, 9), 4);
+	/* On a PMD ZERO entry: it gets a sector. */
+	CHECK_EQ(dt_mapping_fault(m, 3072, DT_PMD, false, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 3072, 3583), 0);
+	CHECK_EQ(raw_entry(m, 3072, NULL, NULL), (geo_of(3072) << 4) | DT_ENTRY_PMD);
+	CHECK(dt_mapping_page_dirty(m, 3583));
+	/* Partly inside a PMD ZERO entry: downgraded, PTE entries. */
+	CHECK_EQ(dt_mapping_fault(m, 3584, DT_PMD, false, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 3600, 3601), 0);
+	CHECK_EQ(count_entries(m, 9), 5);
+	CHECK(dt_mapping_page_dirty(m, 3600));
+	CHECK(!dt_mapping_page_dirty(m, 3599));
+	done_map(m);
+
+	/* Not PMD-capable: every page its own entry. */
+	m = new_map(NPAGES, false);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 0, 1023), 0);
+	CHECK_EQ(count_entries(m, 0), 1024);
+	CHECK_EQ(count_entries(m, 9), 0);
+	done_map(m);
+}
+
+static void test_bad_ranges(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct rec r = { 0 };
+	struct dt_writeback_report rep = { 1, 1, 1 };
+	const struct dt_flush_ops no_flush = { .flush = NULL, .drain = rec_drain };
+
+	dt_test_ctx("bad ranges");
+	CHECK_EQ(dt_mapping_mark_dirty(m, 10, 20), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 5, 4), -EINVAL);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 0, NPAGES), -ERANGE);
+	CHECK_EQ(dt_mapping_mark_dirty(m, NPAGES - 10, UINT64_MAX), -ERANGE);
+	CHECK_EQ(dt_mapping_mark_dirty(m, UINT64_MAX, UINT64_MAX), -ERANGE);
+	CHECK_EQ(dt_mapping_mark_dirty(m, UINT64_MAX, 0), -EINVAL);
+	CHECK_EQ(dt_mapping_punch(m, 20, 10), -EINVAL);
+	CHECK_EQ(dt_mapping_punch(m, 0, NPAGES), -ERANGE);
+	CHECK_EQ(dt_mapping_punch(m, 0, UINT64_MAX), -ERANGE);
+	CHECK_EQ(dt_mapping_writeback(m, 20, 10, &rec_ops, &r, &rep), -EINVAL);
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES, &rec_ops, &r, &rep), -ERANGE);
+	CHECK_EQ(dt_mapping_writeback(m, 0, UINT64_MAX, &rec_ops, &r, &rep), -ERANGE);
+	CHECK_EQ(dt_mapping_writeback(m, 0, 100, NULL, &r, &rep), -EINVAL);
+	CHECK_EQ(dt_mapping_writeback(m, 0, 100, &no_flush, &r, &rep), -EINVAL);
+	/* Nothing changed, nothing flushed, the report untouched. */
+	CHECK_EQ(r.n, 0);
+	CHECK_EQ(r.drains, 0);
+	CHECK_EQ(rep.entries, 1);
+	CHECK_EQ(total_entries(m), 11);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 11);
+	CHECK_EQ(count_tagged(m, DT_TAG_TOWRITE), 0);
+	CHECK(!dt_mapping_page_dirty(m, NPAGES));
+	CHECK(!dt_mapping_page_dirty(m, UINT64_MAX));
+	rec_reset(&r);
+	done_map(m);
+}
+
+static void test_punch(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	uint64_t i, base;
+	unsigned order;
+
+	dt_test_ctx("punch");
+	/* A whole PMD entry and PTE entries. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 0, 520), 0);
+	CHECK_EQ(dt_mapping_punch(m, 0, 515), 0);
+	CHECK_EQ(total_entries(m), 5);
+	CHECK(!dt_tree_lookup(dt_mapping_tree(m), 100));
+	CHECK(dt_mapping_page_dirty(m, 516));
+	CHECK_EQ(dt_mapping_punch(m, 0, NPAGES - 1), 0);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+	/* A hole: nothing to do. */
+	CHECK_EQ(dt_mapping_punch(m, 5, 5), 0);
+
+	/* A PMD entry partly inside: split, the pages outside keep their sectors and tags. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 512, 1023), 0);
+	CHECK_EQ(dt_mapping_punch(m, 600, 699), 0);
+	CHECK_EQ(count_entries(m, 9), 0);
+	CHECK_EQ(count_entries(m, 0), 512 - 100);
+	for (i = 512; i < 1024; i++) {
+		uint64_t v = raw_entry(m, i, &base, &order);
+
+		dt_test_ctx("punch split page %" PRIu64, i);
+		if (i >= 600 && i <= 699) {
+			CHECK_EQ(v, 0);
+			CHECK(!dt_mapping_page_dirty(m, i));
+			continue;
+		}
+		CHECK_EQ(v, geo_of(i) << 4);
+		CHECK_EQ(base, i);
+		CHECK_EQ(order, 0);
+		CHECK(dt_mapping_page_dirty(m, i));
+	}
+	dt_test_ctx("punch");
+	/* A range starting before a PMD and ending inside it. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 1024, 1535), 0);
+	CHECK_EQ(dt_mapping_punch(m, 1000, 1030), 0);
+	CHECK_EQ(raw_entry(m, 1031, &base, &order), geo_of(1031) << 4);
+	CHECK(!dt_tree_lookup(dt_mapping_tree(m), 1030));
+	CHECK(!dt_tree_lookup(dt_mapping_tree(m), 1000));
+	CHECK(dt_tree_lookup(dt_mapping_tree(m), 999));
+	/* A PMD ZERO entry partly inside: ZERO PTE entries remain outside. */
+	CHECK_EQ(dt_mapping_fault(m, 2048, DT_PMD, false, NULL), 0);
+	CHECK_EQ(dt_mapping_punch(m, 2559, 2559), 0);
+	CHECK_EQ(raw_entry(m, 2048, &base, &order), DT_ENTRY_ZERO);
+	CHECK_EQ(order, 0);
+	CHECK_EQ(raw_entry(m, 2558, &base, &order), DT_ENTRY_ZERO);
+	CHECK(!dt_tree_lookup(dt_mapping_tree(m), 2559));
+	done_map(m);
+}
+
+static void test_writeback_basic(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_writeback_report rep;
+	struct rec r = { 0 };
+
+	dt_test_ctx("writeback basic");
+	/* Nothing dirty: no flush, no drain. */
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, &rep), 0);
+	CHECK_EQ(r.n, 0);
+	CHECK_EQ(r.drains, 0);
+	CHECK_EQ(rep.entries, 0);
+	CHECK_EQ(rep.bytes, 0);
+	CHECK_EQ(rep.ranges, 0);
+	/* Pages 3-5 and 10: two ranges, one drain. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 3, 5), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 10, 10), 0);
+	CHECK_EQ(dt_mapping_fault(m, 20, DT_PTE, false, NULL), 0);	/* clean */
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, &rep), 0);
+	CHECK_EQ(r.n, 2);
+	CHECK_EQ(r.off[0], 3 * PAGE);
+	CHECK_EQ(r.len[0], 3 * PAGE);
+	CHECK_EQ(r.off[1], 10 * PAGE);
+	CHECK_EQ(r.len[1], PAGE);
+	CHECK_EQ(r.drains, 1);
+	CHECK_EQ(rep.entries, 4);
+	CHECK_EQ(rep.bytes, 4 * PAGE);
+	CHECK_EQ(rep.ranges, 2);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_TOWRITE), 0);
+	CHECK_EQ(total_entries(m), 5);
+	/* Clean now: a second writeback flushes nothing. */
+	rec_reset(&r);
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, NULL), 0);
+	CHECK_EQ(r.n, 0);
+	CHECK_EQ(r.drains, 0);
+	/* Only the range asked for. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 100, 110), 0);
+	CHECK_EQ(dt_mapping_writeback(m, 104, 105, &rec_ops, &r, &rep), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK_EQ(r.off[0], 104 * PAGE);
+	CHECK_EQ(r.len[0], 2 * PAGE);
+	CHECK(dt_mapping_page_dirty(m, 103));
+	CHECK(!dt_mapping_page_dirty(m, 104));
+	CHECK(!dt_mapping_page_dirty(m, 105));
+	CHECK(dt_mapping_page_dirty(m, 106));
+	CHECK_EQ(count_tagged(m, DT_TAG_TOWRITE), 0);
+	/* A NULL drain is allowed. */
+	{
+		const struct dt_flush_ops nodrain = { .flush = rec_flush };
+
+		rec_reset(&r);
+		CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &nodrain, &r, &rep), 0);
+		CHECK_EQ(rep.entries, 9);
+		CHECK_EQ(r.n, 2);
+		CHECK_EQ(r.drains, 0);
+	}
+	rec_reset(&r);
+	done_map(m);
+}
+
+static void test_writeback_coalesce(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_writeback_report rep;
+	struct rec r = { 0 };
+
+	dt_test_ctx("writeback coalesce");
+	/* PTE 510-511, PMD 512-1023, PTE 1024: one range of 515 pages. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 510, 1024), 0);
+	CHECK_EQ(count_entries(m, 9), 1);
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, &rep), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK_EQ(r.off[0], 510 * PAGE);
+	CHECK_EQ(r.len[0], 515 * PAGE);
+	CHECK_EQ(rep.entries, 4);
+	CHECK_EQ(rep.bytes, 515 * PAGE);
+	CHECK_EQ(rep.ranges, 1);
+	CHECK_EQ(r.drains, 1);
+	rec_reset(&r);
+	/* A run holds at most 512 entries: 600 adjacent PTE pages are two ranges. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2000, 2599), 0);
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, &rep), 0);
+	CHECK_EQ(rep.entries, 48 + 1 + 40);	/* 2000-2047, PMD 2048, 2560-2599 */
+	CHECK_EQ(rep.ranges, 1);
+	CHECK_EQ(r.off[0], 2000 * PAGE);
+	CHECK_EQ(r.len[0], 600 * PAGE);
+	rec_reset(&r);
+	{
+		struct dt_mapping *p = new_map(NPAGES, false);
+
+		CHECK_EQ(dt_mapping_mark_dirty(p, 1000, 1599), 0);
+		CHECK_EQ(dt_mapping_writeback(p, 0, NPAGES - 1, &rec_ops, &r, &rep), 0);
+		CHECK_EQ(rep.entries, 600);
+		CHECK_EQ(rep.ranges, 2);
+		CHECK_EQ(r.off[0], 1000 * PAGE);
+		CHECK_EQ(r.len[0], 512 * PAGE);
+		CHECK_EQ(r.off[1], 1512 * PAGE);
+		CHECK_EQ(r.len[1], 88 * PAGE);
+		CHECK_EQ(r.drains, 1);
+		done_map(p);
+	}
+	rec_reset(&r);
+	done_map(m);
+}
+
+/* The entries split from a dirty PMD stay dirty and are written back whole. */
+static void test_writeback_after_split(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_writeback_report rep;
+	struct rec r = { 0 };
+
+	dt_test_ctx("writeback after split");
+	CHECK_EQ(dt_mapping_mark_dirty(m, 0, 511), 0);
+	CHECK_EQ(dt_mapping_punch(m, 0, 0), 0);
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, &rep), 0);
+	CHECK_EQ(rep.entries, 511);
+	CHECK_EQ(rep.ranges, 1);
+	CHECK_EQ(r.off[0], PAGE);
+	CHECK_EQ(r.len[0], 511 * PAGE);
+	rec_reset(&r);
+	done_map(m);
+}
+
+static void test_counters(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_mapping_counters c;
+	struct rec r = { 0 };
+
+	dt_test_ctx("counters");
+	dt_mapping_counters(m, &c);
+	CHECK_EQ(c.grabs, 0);
+	CHECK_EQ(c.wb_visits, 0);
+	CHECK_EQ(dt_mapping_fault(m, 1, DT_PTE, true, NULL), 0);	/* 1 grab */
+	CHECK_EQ(dt_mapping_fault(m, 1, DT_PTE, true, NULL), 0);	/* fast: none */
+	CHECK_EQ(dt_mapping_fault(m, 2, DT_PTE, false, NULL), 0);	/* 1 grab */
+	dt_mapping_counters(m, &c);
+	CHECK_EQ(c.grabs, 2);
+	CHECK_EQ(dt_mapping_writeback(m, 0, 10, &rec_ops, &r, NULL), 0);
+	dt_mapping_counters(m, &c);
+	CHECK_EQ(c.grabs, 3);
+	CHECK_EQ(c.wb_visits, 1);
+	CHECK_EQ(c.contended, 0);
+	CHECK_EQ(c.wakeups, 0);
+	rec_reset(&r);
+	done_map(m);
+}
+
+int main(void)
+{
+	urcu_memb_register_thread();
+	test_new();
+	test_entry_format();
+	test_pte_faults();
+	test_pmd_faults();
+	test_pmd_fallback();
+	test_downgrade();
+	test_sector_errors();
+	test_sector_limits();
+	test_grab_put();
+	test_mark_dirty();
+	test_bad_ranges();
+	test_punch();
+	test_writeback_basic();
+	test_writeback_coalesce();
+	test_writeback_after_split();
+	test_counters();
+	urcu_memb_unregister_thread();
+	return dt_test_done();
+}
