@@ -110,6 +110,14 @@ void replace_locked(struct dt_mapping *m, struct locked_entry *le, uint64_t v)
 	le->v = v;
 }
 
+void wake_entry_waiters_fenced(struct dt_mapping *m, uint64_t base, unsigned order, bool all)
+{
+	unsigned n = dt_waitq_wake_fenced(m, base, base + (1ULL << order) - 1, all);
+
+	if (n)
+		counter_add(&m->cnt.wakeups, n);
+}
+
 void wake_entry_waiters(struct dt_mapping *m, uint64_t base, unsigned order, bool all)
 {
 	unsigned n = dt_waitq_wake(m, base, base + (1ULL << order) - 1, all);
@@ -128,7 +136,14 @@ void delete_locked(struct dt_mapping *m, const struct locked_entry *le)
 /* Clear the lock bit, then wake one waiter (or all after a change of the entry). */
 void unlock_entry(struct dt_mapping *m, const struct locked_entry *le, bool wake_all)
 {
-	dt_tree_cmpxchg(m->tree, le->base, entry_to_tree(entry_lock(le->v)),
-			entry_to_tree(le->v));
+	unlock_entry_clear_tags(m, le, 0, wake_all);
+}
+
+/* unlock_entry() that also clears @tags (a mask) in the same tree operation. */
+void unlock_entry_clear_tags(struct dt_mapping *m, const struct locked_entry *le,
+			     unsigned tags, bool wake_all)
+{
+	dt_tree_cmpxchg_tags(m->tree, le->base, entry_to_tree(entry_lock(le->v)),
+			     entry_to_tree(le->v), 0, tags);
 	wake_entry_waiters(m, le->base, le->order, wake_all);
 }

@@ -49,6 +49,9 @@ int insert_locked(struct dt_mapping *m, uint64_t index, unsigned order, uint64_t
 void replace_locked(struct dt_mapping *m, struct locked_entry *le, uint64_t v);
 void delete_locked(struct dt_mapping *m, const struct locked_entry *le);
 void unlock_entry(struct dt_mapping *m, const struct locked_entry *le, bool wake_all);
+void unlock_entry_clear_tags(struct dt_mapping *m, const struct locked_entry *le,
+			     unsigned tags, bool wake_all);
 void wake_entry_waiters(struct dt_mapping *m, uint64_t base, unsigned order, bool all);
+void wake_entry_waiters_fenced(struct dt_mapping *m, uint64_t base, unsigned order, bool all);
 
 #endif /* DAXTRACK_MAPPING_INTERNAL_H */

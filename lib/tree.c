@@ -680,8 +680,24 @@ void *dt_tree_lookup_order(const struct dt_tree *t, uint64_t index, uint64_t *ba
 	return entry;
 }
 
+static void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off,
+			     unsigned set_tags, unsigned clear_tags)
+{
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
+		bool had = tag_bit(n, tag, off);
+
+		if (!had && (set_tags & (1u << tag))) {
+			tag_propagate_set(n, off, tag);
+			t->tagged[tag]++;
+		} else if (had && (clear_tags & (1u << tag)) && !(set_tags & (1u << tag))) {
+			tag_propagate_clear(n, off, tag);
+			t->tagged[tag]--;
+		}
+	}
+}
+
 static void *tree_exchange(struct dt_tree *t, uint64_t index, bool compare, void *old,
-			   void *entry)
+			   void *entry, unsigned set_tags, unsigned clear_tags)
 {
 	struct dt_node *n;
 	unsigned off;
@@ -690,22 +706,30 @@ static void *tree_exchange(struct dt_tree *t, uint64_t index, bool compare, void
 	tree_lock(t);
 	n = locked_find(t, index, &off);
 	found = n ? slot_load(n, off) : NULL;
-	if (found && (!compare || found == old) && entry_storable(entry))
+	if (found && (!compare || found == old) && entry_storable(entry)) {
 		slot_store(n, off, entry);
-	else if (!compare)
+		slot_change_tags(t, n, off, set_tags, clear_tags);
+	} else if (!compare) {
 		found = NULL;
+	}
 	tree_unlock(t);
 	return found;
 }
 
 void *dt_tree_replace(struct dt_tree *t, uint64_t index, void *entry)
 {
-	return tree_exchange(t, index, false, NULL, entry);
+	return tree_exchange(t, index, false, NULL, entry, 0, 0);
 }
 
 void *dt_tree_cmpxchg(struct dt_tree *t, uint64_t index, void *old, void *entry)
 {
-	return tree_exchange(t, index, true, old, entry);
+	return tree_exchange(t, index, true, old, entry, 0, 0);
+}
+
+void *dt_tree_cmpxchg_tags(struct dt_tree *t, uint64_t index, void *old, void *entry,
+			   unsigned set_tags, unsigned clear_tags)
+{
+	return tree_exchange(t, index, true, old, entry, set_tags, clear_tags);
 }
 
 void *dt_tree_delete(struct dt_tree *t, uint64_t index)
@@ -807,36 +831,146 @@ bool dt_tree_tagged(const struct dt_tree *t, unsigned tag)
 	return ret;
 }
 
+/*
+ * A visitor of locked_for_each(): consume the entry @w and return true, or
+ * return false to stop before it, leaving it as it was.
+ */
+typedef bool (*locked_visit_fn)(struct dt_tree *t, const struct walk *w, void *arg);
+
+/*
+ * Under t->lock: the entry after @w, with @tag (any for a negative @tag).
+ * Parent links are stable under the lock, so the search goes on along the
+ * node's later slots, then up and across, never back from the root.
+ */
+static bool locked_next_entry(int tag, struct walk *w)
+{
+	struct dt_node *n = w->node;
+	unsigned i = w->off + group_size(n, w->off);
+
+	for (;;) {
+		void *slot;
+
+		i = next_candidate(n, i, tag);
+		if (i >= MAP_SIZE) {
+			if (!n->parent)
+				return false;
+			i = n->offset + 1u;
+			n = n->parent;
+			continue;
+		}
+		slot = slot_load(n, i);
+		if (slot_is_node(slot)) {
+			n = slot_to_node(slot);
+			i = 0;
+			continue;
+		}
+		w->node = n;
+		w->off = i;
+		w->entry = slot;
+		w->base = slot_base(n, i);
+		w->order = group_order(n, group_size(n, i));
+		return true;
+	}
+}
+
+/*
+ * Under t->lock: visit the entries with @tag (any for a negative @tag) that
+ * intersect [*@fromp, @last] in order, with one walk from the root and then
+ * the node links.  The visitor may change the entry's
+ * value and tags, never the tree's shape.  *@fromp ends where to resume.
+ * Return: true when the range is exhausted, false when the visitor stopped.
+ */
+static bool locked_for_each(struct dt_tree *t, uint64_t *fromp, uint64_t last, int tag,
+			    locked_visit_fn visit, void *arg)
+{
+	uint64_t from = *fromp;
+	struct walk w;
+
+	if (!walk_next(t, from, last, tag, &w))
+		goto exhausted;
+	do {
+		if (w.base > last)
+			break;
+		if (!visit(t, &w, arg)) {
+			*fromp = from;
+			return false;
+		}
+		if (order_last(w.base, w.order) >= last)
+			break;
+		from = order_last(w.base, w.order) + 1;
+	} while (locked_next_entry(tag, &w));
+exhausted:
+	*fromp = last == UINT64_MAX ? last : last + 1;
+	return true;
+}
+
+struct tag_range {
+	unsigned settag;
+	uint64_t max, visited;
+};
+
+static bool tag_range_visit(struct dt_tree *t, const struct walk *w, void *arg)
+{
+	struct tag_range *r = arg;
+
+	if (r->visited == r->max)
+		return false;
+	if (!tag_bit(w->node, r->settag, w->off)) {
+		tag_propagate_set(w->node, w->off, r->settag);
+		t->tagged[r->settag]++;
+	}
+	r->visited++;
+	return true;
+}
+
 uint64_t dt_tree_tag_range_if_tagged_from(struct dt_tree *t, uint64_t *first, uint64_t last,
 					  unsigned iftag, unsigned settag,
 					  uint64_t max_entries, bool *done)
 {
-	uint64_t from = *first, visited = 0;
-	struct walk w;
+	struct tag_range r = { .settag = settag, .max = max_entries };
 
 	*done = true;
-	if (iftag >= DT_TREE_MAX_TAGS || settag >= DT_TREE_MAX_TAGS || from > last)
+	if (iftag >= DT_TREE_MAX_TAGS || settag >= DT_TREE_MAX_TAGS || *first > last)
 		return 0;
 	tree_lock(t);
-	while (walk_next(t, from, last, (int)iftag, &w)) {
-		if (visited == max_entries) {
-			*done = false;
-			*first = from;
-			goto out;
-		}
-		if (!tag_bit(w.node, settag, w.off)) {
-			tag_propagate_set(w.node, w.off, settag);
-			t->tagged[settag]++;
-		}
-		visited++;
-		if (order_last(w.base, w.order) >= last)
-			break;
-		from = order_last(w.base, w.order) + 1;
-	}
-	*first = last == UINT64_MAX ? last : last + 1;
-out:
+	*done = locked_for_each(t, first, last, (int)iftag, tag_range_visit, &r);
 	tree_unlock(t);
-	return visited;
+	return r.visited;
+}
+
+struct update {
+	dt_tree_update_fn fn;
+	void *arg;
+	uint64_t visited;
+};
+
+static bool update_visit(struct dt_tree *t, const struct walk *w, void *arg)
+{
+	struct update *u = arg;
+	unsigned old_tags = slot_tag_mask(w->node, w->off), tags = old_tags;
+	void *entry = w->entry;
+
+	if (!u->fn(u->arg, w->base, w->order, &entry, &tags))
+		return false;
+	if (entry != w->entry && entry_storable(entry))
+		slot_store(w->node, w->off, entry);
+	slot_change_tags(t, w->node, w->off, tags & ~old_tags, old_tags & ~tags);
+	u->visited++;
+	return true;
+}
+
+uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last, unsigned tag,
+			       dt_tree_update_fn fn, void *arg, bool *done)
+{
+	struct update u = { .fn = fn, .arg = arg };
+
+	*done = true;
+	if (tag >= DT_TREE_MAX_TAGS || *first > last)
+		return 0;
+	tree_lock(t);
+	*done = locked_for_each(t, first, last, (int)tag, update_visit, &u);
+	tree_unlock(t);
+	return u.visited;
 }
 
 uint64_t dt_tree_tag_range_if_tagged(struct dt_tree *t, uint64_t first, uint64_t last,

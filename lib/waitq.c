@@ -105,12 +105,17 @@ static unsigned bucket_wake(struct bucket *b, const void *owner, uint64_t first,
 
 unsigned dt_waitq_wake(const void *owner, uint64_t first, uint64_t last, bool all)
 {
+	/* Pairs with the fence in dt_waitq_wait(): state changed before looking. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return dt_waitq_wake_fenced(owner, first, last, all);
+}
+
+unsigned dt_waitq_wake_fenced(const void *owner, uint64_t first, uint64_t last, bool all)
+{
 	uint64_t span = first >> DT_WAITQ_SPAN_SHIFT;
 	uint64_t last_span = last >> DT_WAITQ_SPAN_SHIFT;
 	unsigned woken = 0;
 
-	/* Pairs with the fence in dt_waitq_wait(): state changed before looking. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (;; span++) {
 		uint64_t lo = span == first >> DT_WAITQ_SPAN_SHIFT ? first
 								   : span << DT_WAITQ_SPAN_SHIFT;

@@ -53,4 +53,20 @@ bool dt_waitq_wait(const void *owner, uint64_t key, bool (*must_sleep)(void *arg
  */
 unsigned dt_waitq_wake(const void *owner, uint64_t first, uint64_t last, bool all);
 
+/**
+ * dt_waitq_wake_fenced() - dt_waitq_wake() for a caller that has fenced.
+ * @owner: Whose keys.
+ * @first: First key.
+ * @last: Last key (inclusive).
+ * @all: As for dt_waitq_wake().
+ *
+ * The caller issued __atomic_thread_fence(__ATOMIC_SEQ_CST) after its last
+ * state change: one fence then serves a whole batch of wake-ups (a fence
+ * also waits for pending cache-line flushes, so one per entry is costly).
+ *
+ * Context: Takes bucket locks; never sleeps.
+ * Return: The number of sleepers woken.
+ */
+unsigned dt_waitq_wake_fenced(const void *owner, uint64_t first, uint64_t last, bool all);
+
 #endif /* DAXTRACK_WAITQ_H */

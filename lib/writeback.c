@@ -25,6 +25,8 @@
 
 /* Entries tagged TOWRITE per batch of the tree's mutex (WRITEBACK_TAG_BATCH). */
 #define WB_TAG_BATCH 4096
+/* What a flushed entry loses, with its lock, in one tree operation. */
+#define WB_CLEAN_TAGS ((1u << DT_TAG_TOWRITE) | (1u << DT_TAG_DIRTY))
 /* Entries locked at once: one span of PTE entries. */
 #define WB_BATCH_MAX 512
 
@@ -40,6 +42,9 @@ struct wb_batch {
 	void *arg;
 	struct dt_writeback_report *rep;
 	unsigned n;
+	unsigned next;		/* the unlock pass's place in ent[] */
+	bool blocked;		/* the lock pass met an entry locked by another */
+	uint64_t blocked_base;	/* its first index */
 	struct locked_entry ent[WB_BATCH_MAX];
 };
 
@@ -59,49 +64,87 @@ static void batch_issue_flushes(struct wb_batch *b)
 	}
 }
 
+/* Gang-unlock visitor: our entries lose their lock, DIRTY and TOWRITE. */
+static bool unlock_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
+{
+	struct wb_batch *b = arg;
+
+	if (b->next == b->n)
+		return false;
+	if (base != b->ent[b->next].base)
+		return true;	/* tagged by another writeback; not ours */
+	*entry = entry_to_tree(b->ent[b->next].v);
+	*tags &= ~WB_CLEAN_TAGS;
+	b->next++;
+	return true;
+}
+
+/* Flush the batch, then unlock and mark clean all of it in one tree call. */
 static void batch_flush(struct dt_mapping *m, struct wb_batch *b)
 {
+	uint64_t pos, last;
 	unsigned i;
+	bool done;
 
 	if (!b->n)
 		return;
 	batch_issue_flushes(b);
-	for (i = 0; i < b->n; i++) {
-		dt_tree_tag_clear(m->tree, b->ent[i].base, DT_TAG_TOWRITE);
-		dt_tree_tag_clear(m->tree, b->ent[i].base, DT_TAG_DIRTY);
-		unlock_entry(m, &b->ent[i], false);
-	}
+	pos = b->ent[0].base;
+	last = entry_last(&b->ent[b->n - 1]);
+	b->next = 0;
+	/* Nothing else changes a locked entry: every one of ours is found. */
+	dt_tree_update_tagged(m->tree, &pos, last, DT_TAG_TOWRITE, unlock_visit, b, &done);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (i = 0; i < b->n; i++)
+		wake_entry_waiters_fenced(m, b->ent[i].base, b->ent[i].order, false);
 	b->rep->entries += b->n;
 	b->n = 0;
 }
 
-static void batch_add(struct wb_batch *b, const struct locked_entry *le)
+/* Gang-lock visitor: lock TOWRITE entries into the batch until it is full
+ * or an entry is locked by someone else (the caller then waits for it). */
+static bool lock_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
 {
-	b->ent[b->n++] = *le;
+	struct wb_batch *b = arg;
+	uint64_t v = entry_from_tree(*entry);
+
+	if (b->n == WB_BATCH_MAX)
+		return false;
+	if (entry_locked(v)) {
+		b->blocked = true;
+		b->blocked_base = base;
+		return false;
+	}
+	if (!entry_real(v)) {
+		/* Never tagged in practice: ZERO and EMPTY entries are never dirty. */
+		*tags &= ~WB_CLEAN_TAGS;
+		return true;
+	}
+	*entry = entry_to_tree(entry_lock(v));
+	b->ent[b->n].base = base;
+	b->ent[b->n].order = order;
+	b->ent[b->n].v = v;
+	b->n++;
+	return true;
 }
 
 /*
- * Take a locked entry: into the batch, or unlocked if it is not due.  @seen:
- * it was locked straight from the value the TOWRITE walk returned, so it is
- * due (at worst another writeback flushed it in between and this flush is
- * one more than needed); otherwise the tag is looked at under the lock.
+ * An entry locked by waiting: flush it on its own if it is still due
+ * (another writeback may have flushed it between our look and our lock).
  */
-static void take_entry(struct dt_mapping *m, struct wb_batch *b, const struct locked_entry *le,
-		       bool seen)
+static void take_waited_entry(struct dt_mapping *m, struct wb_batch *b,
+			      const struct locked_entry *le)
 {
-	if (!seen && !dt_tree_tag_get(m->tree, le->base, DT_TAG_TOWRITE)) {
-		/* Flushed by another writeback between our look and our lock. */
+	if (!dt_tree_tag_get(m->tree, le->base, DT_TAG_TOWRITE)) {
 		unlock_entry(m, le, false);
 		return;
 	}
 	if (!entry_real(le->v)) {
-		/* Never tagged in practice: ZERO and EMPTY entries are never dirty. */
-		dt_tree_tag_clear(m->tree, le->base, DT_TAG_TOWRITE);
-		dt_tree_tag_clear(m->tree, le->base, DT_TAG_DIRTY);
-		unlock_entry(m, le, false);
+		unlock_entry_clear_tags(m, le, WB_CLEAN_TAGS, false);
 		return;
 	}
-	batch_add(b, le);
+	b->ent[b->n++] = *le;
+	batch_flush(m, b);
 }
 
 static void tag_towrite(struct dt_mapping *m, uint64_t first, uint64_t last)
@@ -119,37 +162,39 @@ static void tag_towrite(struct dt_mapping *m, uint64_t first, uint64_t last)
 	}
 }
 
+/*
+ * Visit the TOWRITE entries once each, ascending: lock a batch in one tree
+ * call, flush it, unlock it in another; when an entry is locked by someone
+ * else, flush what we hold, wait for it, take it, and go on after it.
+ */
 static void flush_towrite(struct dt_mapping *m, uint64_t first, uint64_t last,
 			  struct wb_batch *b)
 {
-	struct dt_iter it;
+	uint64_t pos = first;
+	bool done = false;
 
-	dt_iter_init(&it, first);
-	while (dt_tree_next_tagged(m->tree, &it, last, DT_TAG_TOWRITE)) {
-		uint64_t pos = it.index > first ? it.index : first;
+	while (!done) {
 		struct locked_entry le;
 
-		counter_add(&m->cnt.wb_visits, 1);
-		if (b->n == WB_BATCH_MAX)
-			batch_flush(m, b);
-		if (trylock_entry(m, it.index, it.order, it.entry, &le)) {
-			take_entry(m, b, &le, true);
-			continue;
-		}
-		/* Never sleep holding a batch: flush it, then wait for this entry. */
+		b->blocked = false;
+		counter_add(&m->cnt.wb_visits,
+			    dt_tree_update_tagged(m->tree, &pos, last, DT_TAG_TOWRITE, lock_visit,
+						  b, &done));
+		counter_add(&m->cnt.grabs, b->n);
 		batch_flush(m, b);
-		if (lock_entry_covering(m, pos, &le) == -ENOENT) {
-			if (pos >= last)
-				break;
-			dt_iter_init(&it, pos + 1);	/* forward, never from @first */
+		if (!b->blocked)
 			continue;
-		}
-		take_entry(m, b, &le, false);
+		/* Wait for the entry locked by someone else (it may start before @first). */
+		counter_add(&m->cnt.wb_visits, 1);
+		if (b->blocked_base > pos)
+			pos = b->blocked_base;
+		if (lock_entry_covering(m, pos, &le) == -ENOENT)
+			continue;	/* deleted meanwhile: go on from there */
+		take_waited_entry(m, b, &le);
 		if (entry_last(&le) >= last)
 			break;
-		dt_iter_init(&it, entry_last(&le) + 1);
+		pos = entry_last(&le) + 1;
 	}
-	batch_flush(m, b);
 }
 
 int dt_mapping_writeback(struct dt_mapping *m, uint64_t first, uint64_t last,

@@ -173,6 +173,25 @@ void *dt_tree_replace(struct dt_tree *t, uint64_t index, void *entry);
 void *dt_tree_cmpxchg(struct dt_tree *t, uint64_t index, void *old, void *entry);
 
 /**
+ * dt_tree_cmpxchg_tags() - dt_tree_cmpxchg() that also changes tags.
+ * @t: The tree.
+ * @index: Any index inside the entry's range.
+ * @old: The entry expected there.
+ * @entry: The new entry; it keeps the old one's range.
+ * @set_tags: Bit mask (1 << tag) of tags to set when the exchange happens.
+ * @clear_tags: Bit mask of tags to clear when it happens (set wins).
+ *
+ * One walk and one mutex hold for what would take up to seven calls: the
+ * mapping layer's unlock-and-mark-clean.  Readers may see the new entry a
+ * moment before its tags change (tags are read independently of entries).
+ *
+ * Context: Takes the tree's mutex.
+ * Return: As dt_tree_cmpxchg().
+ */
+void *dt_tree_cmpxchg_tags(struct dt_tree *t, uint64_t index, void *old, void *entry,
+			   unsigned set_tags, unsigned clear_tags);
+
+/**
  * dt_tree_delete() - Delete the entry covering an index.
  * @t: The tree.
  * @index: Any index inside the entry's range.
@@ -267,6 +286,43 @@ uint64_t dt_tree_tag_range_if_tagged(struct dt_tree *t, uint64_t first, uint64_t
 uint64_t dt_tree_tag_range_if_tagged_from(struct dt_tree *t, uint64_t *first, uint64_t last,
 					  unsigned iftag, unsigned settag,
 					  uint64_t max_entries, bool *done);
+
+/**
+ * typedef dt_tree_update_fn - A visitor of dt_tree_update_tagged().
+ * @arg: The caller's argument.
+ * @base: The entry's first index.
+ * @order: Its order.
+ * @entry: In: the entry.  Out: its new value (same range; must be storable).
+ * @tags: In: its tags as a mask (1 << tag).  Out: the tags it should have.
+ *
+ * Runs under the tree's mutex: it must not call the tree, block or sleep.
+ * Return: true to apply the changes and go on; false to stop before this
+ * entry, leaving it untouched.
+ */
+typedef bool (*dt_tree_update_fn)(void *arg, uint64_t base, unsigned order, void **entry,
+				  unsigned *tags);
+
+/**
+ * dt_tree_update_tagged() - Visit and change the entries that have a tag.
+ * @t: The tree.
+ * @first: In: the first index.  Out: where to resume (as for
+ *	   dt_tree_tag_range_if_tagged_from()); the entry the visitor stopped
+ *	   before is visited again from there.
+ * @last: Last index of the range (inclusive).
+ * @tag: The tag an entry must have to be visited.
+ * @fn: Called for each such entry intersecting the range, in order.
+ * @arg: Passed to @fn.
+ * @done: Set to true when the range was exhausted, false if @fn stopped.
+ *
+ * A gang update: many entries changed in one mutex hold, moving along each
+ * node's slots rather than walking from the root for every entry.  The
+ * mapping layer locks and unlocks a writeback's entries with it.
+ *
+ * Context: Takes the tree's mutex for the whole call.
+ * Return: The number of entries @fn accepted.
+ */
+uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last, unsigned tag,
+			       dt_tree_update_fn fn, void *arg, bool *done);
 
 /**
  * dt_tree_split() - Split an entry into smaller ones.

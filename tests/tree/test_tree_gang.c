@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_tree_gang.c - the gang operations: dt_tree_update_tagged() and
+ * dt_tree_cmpxchg_tags(), checked against plain tagged iteration.
+ */
+#include "tree_util.h"
+
+DT_TEST_DEFINE("test_tree_gang");
+
+struct collect {
+	uint64_t base[4096];
+	unsigned order[4096];
+	unsigned n, stop_at;
+	unsigned set, clear;	/* tag masks to apply */
+	bool bump;		/* replace each value v by v + 1 */
+};
+
+static bool collect_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
+{
+	struct collect *c = arg;
+
+	if (c->n == c->stop_at)
+		return false;
+	c->base[c->n] = base;
+	c->order[c->n++] = order;
+	*tags = (*tags | c->set) & ~c->clear;
+	if (c->bump)
+		*entry = dt_value(dt_to_value(*entry) + 1);
+	return true;
+}
+
+/* A tree of mixed orders, some entries tagged 0, clustered at several places. */
+static struct dt_tree *build(uint64_t *seed, uint64_t *where)
+{
+	struct dt_tree *t = new_tree();
+	static const unsigned orders[] = { 0, 0, 0, 1, 3, 6, 9, 9, 12 };
+
+	for (unsigned i = 0; i < 3000; i++) {
+		unsigned order = orders[rng_next(seed) % 9];
+		uint64_t index = where[rng_next(seed) % 3] + (rng_next(seed) % (1u << 20));
+
+		if (dt_tree_insert(t, index, order, dt_value(index)) == 0 && rng_next(seed) % 3)
+			dt_tree_tag_set(t, index, 0);
+	}
+	return t;
+}
+
+/* update_tagged visits what next_tagged returns, in order, once each. */
+static void check_same_as_iteration(struct dt_tree *t, uint64_t first, uint64_t last)
+{
+	static struct collect c;
+	struct dt_iter it;
+	uint64_t pos = first;
+	unsigned n = 0;
+	bool done;
+
+	memset(&c, 0, sizeof(c));
+	c.stop_at = UINT32_MAX;
+	CHECK_EQ(dt_tree_update_tagged(t, &pos, last, 0, collect_visit, &c, &done), c.n);
+	CHECK(done);
+	dt_iter_init(&it, first);
+	while (dt_tree_next_tagged(t, &it, last, 0) && n < c.n) {
+		CHECK_EQ(c.base[n], it.index);
+		CHECK_EQ(c.order[n], it.order);
+		n++;
+	}
+	CHECK_EQ(n, c.n);
+	CHECK(!dt_tree_next_tagged(t, &it, last, 0));
+}
+
+/* Stopping and resuming visits every entry once; changes are applied. */
+static void check_resume_and_change(struct dt_tree *t, uint64_t first, uint64_t last)
+{
+	static struct collect all, part;
+	uint64_t pos = first, tagged_before = tree_stats(t).tagged[1];
+	unsigned total = 0, rounds = 0;
+	bool done = false;
+
+	memset(&all, 0, sizeof(all));
+	all.stop_at = UINT32_MAX;
+	pos = first;
+	dt_tree_update_tagged(t, &pos, last, 0, collect_visit, &all, &done);
+	pos = first;
+	done = false;
+	while (!done && rounds++ < 10000) {
+		memset(&part, 0, sizeof(part));
+		part.stop_at = 7;
+		part.set = 1u << 1;
+		part.bump = true;
+		CHECK_EQ(dt_tree_update_tagged(t, &pos, last, 0, collect_visit, &part, &done),
+			 part.n);
+		for (unsigned i = 0; i < part.n; i++) {
+			uint64_t base;
+			unsigned order;
+			void *e = dt_tree_lookup_order(t, part.base[i], &base, &order);
+
+			CHECK_EQ(part.base[i], all.base[total + i]);
+			CHECK_EQ(base, part.base[i]);
+			CHECK(dt_tree_tag_get(t, base, 1));
+			/* dt_value(index) was stored; bumped once. */
+			CHECK(e && dt_to_value(e) >= base + 1);
+		}
+		total += part.n;
+		if (!done)
+			CHECK_EQ(part.n, 7);
+	}
+	CHECK_EQ(total, all.n);
+	CHECK(tree_stats(t).tagged[1] >= tagged_before);
+	TREE_OK(t);
+}
+
+/* Clearing the iterated tag while visiting still visits each once. */
+static void check_clear_while_visiting(struct dt_tree *t)
+{
+	static struct collect c;
+	uint64_t pos = 0, left;
+	bool done;
+
+	memset(&c, 0, sizeof(c));
+	c.stop_at = UINT32_MAX;
+	c.clear = 1u << 0;
+	dt_tree_update_tagged(t, &pos, UINT64_MAX, 0, collect_visit, &c, &done);
+	CHECK(done);
+	left = tree_stats(t).tagged[0];
+	CHECK_EQ(left, 0);
+	CHECK(!dt_tree_tagged(t, 0));
+	for (unsigned i = 1; i < c.n; i++)
+		CHECK(c.base[i] > c.base[i - 1]);
+	TREE_OK(t);
+}
+
+static void check_cmpxchg_tags(void)
+{
+	struct dt_tree *t = new_tree();
+	void *a = dt_value(10), *b = dt_value(11);
+
+	CHECK_EQ(dt_tree_insert(t, 512, 9, a), 0);
+	CHECK_EQ(dt_tree_tag_set(t, 600, 0), 0);
+	/* Mismatch: nothing changes. */
+	CHECK(dt_tree_cmpxchg_tags(t, 700, b, a, 1u << 1, 1u << 0) == a);
+	CHECK(dt_tree_tag_get(t, 512, 0));
+	CHECK(!dt_tree_tag_get(t, 512, 1));
+	/* Match through an alias: value and both tags change, range kept. */
+	CHECK(dt_tree_cmpxchg_tags(t, 1000, a, b, 1u << 1, 1u << 0) == a);
+	CHECK(dt_tree_lookup(t, 512) == b);
+	CHECK(dt_tree_lookup(t, 1023) == b);
+	CHECK(!dt_tree_tag_get(t, 700, 0));
+	CHECK(dt_tree_tag_get(t, 700, 1));
+	CHECK_EQ(tree_stats(t).tagged[0], 0);
+	CHECK_EQ(tree_stats(t).tagged[1], 1);
+	/* Set wins over clear. */
+	CHECK(dt_tree_cmpxchg_tags(t, 512, b, a, 1u << 2, 1u << 2) == b);
+	CHECK(dt_tree_tag_get(t, 512, 2));
+	/* No entry. */
+	CHECK(dt_tree_cmpxchg_tags(t, 5000, a, b, 1, 0) == NULL);
+	TREE_OK(t);
+	dt_tree_free(t);
+}
+
+int main(void)
+{
+	uint64_t seed = test_seed(0x6a6e67);
+	uint64_t where[3] = { 0, UINT64_C(1) << 33, UINT64_MAX - (UINT64_C(1) << 21) };
+
+	urcu_memb_register_thread();
+	for (unsigned round = 0; round < 6; round++) {
+		struct dt_tree *t = build(&seed, where);
+
+		dt_test_ctx("round %u", round);
+		check_same_as_iteration(t, 0, UINT64_MAX);
+		check_same_as_iteration(t, 12345, where[1] + 777777);
+		check_same_as_iteration(t, where[2] + 5, UINT64_MAX - 3);
+		check_resume_and_change(t, 100, where[1] + (1u << 19));
+		check_clear_while_visiting(t);
+		dt_tree_free(t);
+	}
+	check_cmpxchg_tags();
+	urcu_memb_unregister_thread();
+	return dt_test_done();
+}
