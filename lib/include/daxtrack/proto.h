@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daxtrack/proto.h - the wire protocol between daxtrackd and its clients.
+ *
+ * Transport: an AF_UNIX SOCK_SEQPACKET socket (default DT_PROTO_SOCKET_PATH);
+ * one message is one packet.  Every message is a 24-byte header followed by
+ * a payload whose layout depends on the opcode and on whether the message is
+ * a request or a reply.  docs/protocol.md describes every byte; this header
+ * gives the host-side representation:
+ *
+ *   - struct dt_msg: the header fields plus a union of one request or reply
+ *     body per opcode (DT_PROTO_F_REPLY in @flags selects which);
+ *   - dt_proto_encode(): struct dt_msg -> bytes, field by field, little
+ *     endian (never a memcpy of a host struct);
+ *   - dt_proto_decode(): bytes -> struct dt_msg, validating everything.  It
+ *     never allocates and never reads past the given length.  A variable
+ *     part (ranges, region records, entries...) is not copied: the decoded
+ *     body points into the buffer (@raw) and the dt_proto_*_at() accessors
+ *     decode record i on demand, so a 4096-range DIRTY costs no malloc.  The
+ *     buffer must outlive the use of the decoded message.
+ *
+ * Encoding a variable part: set @count and point the host array (@ranges,
+ * @regions, @entries, @namespaces) at count records; @raw is ignored.
+ *
+ * Errors of the decoder (and of the encoder, which validates what it wrote
+ * by decoding it, so it never produces what a peer would reject):
+ *   -EBADMSG    malformed: shorter than the header, bad magic, payload length
+ *               not the packet's, wrong payload size for the opcode, record
+ *               count not matching the bytes, a reserved field or header flag
+ *               not zero, a string not NUL-terminated and NUL-padded, a
+ *               request with a status, a reply status > 0 or < -4095, an
+ *               error reply with a payload.
+ *   -EPROTO     a protocol version this library does not speak, or an
+ *               unknown opcode.
+ *   -E2BIG      the packet is longer than DT_PROTO_MAX_MSG, or a count is
+ *               over its DT_PROTO_MAX_* limit.
+ *   -EINVAL     a field out of its domain: an unknown flag bit or mode, a
+ *               fault order other than 0 or 9, a zero length, a misaligned
+ *               entry, fields that must be zero for the chosen mode.
+ *   -EOVERFLOW  offset + length (or base + entry size) reaches 2^64 or more.
+ * The encoder also returns -EMSGSIZE when @cap is too small.
+ *
+ * Units: offsets and lengths are bytes from the start of a region; orders
+ * are tree orders of 4KiB pages (an entry of order N covers 4096 << N bytes).
+ *
+ * Threads: every function is reentrant and keeps no state.
+ */
+#ifndef DAXTRACK_PROTO_H
+#define DAXTRACK_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The daemon's socket when neither configured nor given (DAXTRACK_SOCKET). */
+#define DT_PROTO_SOCKET_PATH	"/run/daxtrack/daxtrackd.sock"
+
+/* Header magic: the bytes 'D' 'X' 'T' 'K' on the wire. */
+#define DT_PROTO_MAGIC		0x4b545844U
+/* The protocol versions this library speaks; HELLO headers always carry 1. */
+#define DT_PROTO_VERSION_MIN	1
+#define DT_PROTO_VERSION	1
+#define DT_PROTO_HELLO_VERSION	1
+
+#define DT_PROTO_HDR_SIZE	24
+/* Hard limit of a packet; a daemon advertises its own (lower) in HELLO. */
+#define DT_PROTO_MAX_MSG	(1U << 20)
+/* The default limits of daxtrackd; every message then fits in 128KiB. */
+#define DT_PROTO_DEFAULT_MSG	(128U << 10)
+#define DT_PROTO_DEFAULT_RANGES	4096U
+#define DT_PROTO_DEFAULT_LIST	4096U
+
+/* Limits of the counts of variable messages (checked by the decoder). */
+#define DT_PROTO_MAX_RANGES	32768U	/* ranges of one DIRTY */
+#define DT_PROTO_MAX_LIST	8192U	/* entries of one LIST reply */
+#define DT_PROTO_MAX_REGIONS	256U	/* records of REGIONS and STATS */
+#define DT_PROTO_MAX_NAMESPACES	256U	/* records of NAMESPACES */
+#define DT_PROTO_MAX_DUMP	(64U << 10)	/* text bytes of one DUMP reply */
+
+/* Fixed string fields: NUL-terminated, NUL-padded, so at most size - 1 chars. */
+#define DT_PROTO_NAME_MAX	64	/* region names */
+#define DT_PROTO_PATH_MAX	256	/* region paths */
+#define DT_PROTO_SOFTWARE_MAX	32	/* the daemon's version string */
+#define DT_PROTO_DEVNAME_MAX	32	/* ndctl bus, region, namespace, device names */
+
+#define DT_PROTO_PAGE_SIZE	4096U
+#define DT_PROTO_PMD_ORDER	9
+#define DT_PROTO_MAX_ORDER	51	/* largest entry order accepted (2^63 bytes) */
+
+/* Region id meaning "every region" (STATS); never a real region's id. */
+#define DT_PROTO_ALL_REGIONS	0xffffffffU
+
+/* Header flags. */
+#define DT_PROTO_F_REPLY	(1U << 0)
+
+/* Opcodes. */
+enum dt_proto_op {
+	DT_OP_HELLO = 1,
+	DT_OP_REGIONS = 2,
+	DT_OP_ATTACH = 3,
+	DT_OP_FAULT = 4,
+	DT_OP_DIRTY = 5,
+	DT_OP_FSYNC = 6,
+	DT_OP_PUNCH = 7,
+	DT_OP_QUERY = 8,
+	DT_OP_LIST = 9,
+	DT_OP_STATS = 10,
+	DT_OP_NAMESPACES = 11,
+	DT_OP_DUMP = 12,
+};
+#define DT_OP_FIRST		DT_OP_HELLO
+#define DT_OP_LAST		DT_OP_DUMP
+/* Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode. */
+#define DT_PROTO_STATS_OPS	16
+
+/* Payload sizes of the fixed messages and fixed parts (see docs/protocol.md). */
+#define DT_PROTO_HELLO_REQ_SIZE		8
+#define DT_PROTO_HELLO_REP_SIZE		72
+#define DT_PROTO_REGIONS_REQ_SIZE	0
+#define DT_PROTO_REGIONS_REP_SIZE	8	/* + count * DT_PROTO_REGION_REC_SIZE */
+#define DT_PROTO_REGION_REC_SIZE	352
+#define DT_PROTO_ATTACH_REQ_SIZE	72
+#define DT_PROTO_ATTACH_REP_SIZE	88
+#define DT_PROTO_FAULT_REQ_SIZE		16
+#define DT_PROTO_FAULT_REP_SIZE		32
+#define DT_PROTO_DIRTY_REQ_SIZE		8	/* + count * DT_PROTO_RANGE_REC_SIZE */
+#define DT_PROTO_RANGE_REC_SIZE		16
+#define DT_PROTO_DIRTY_REP_SIZE		16
+#define DT_PROTO_FSYNC_REQ_SIZE		24
+#define DT_PROTO_FSYNC_REP_SIZE		32
+#define DT_PROTO_PUNCH_REQ_SIZE		24
+#define DT_PROTO_PUNCH_REP_SIZE		0
+#define DT_PROTO_QUERY_REQ_SIZE		16
+#define DT_PROTO_QUERY_REP_SIZE		32
+#define DT_PROTO_ENTRY_REC_SIZE		24
+#define DT_PROTO_LIST_REQ_SIZE		40
+#define DT_PROTO_LIST_REP_SIZE		16	/* + count * DT_PROTO_ENTRY_REC_SIZE */
+#define DT_PROTO_STATS_REQ_SIZE		8
+#define DT_PROTO_STATS_REP_SIZE		192	/* + count * DT_PROTO_RSTATS_REC_SIZE */
+#define DT_PROTO_RSTATS_REC_SIZE	200
+#define DT_PROTO_NAMESPACES_REQ_SIZE	0
+#define DT_PROTO_NAMESPACES_REP_SIZE	8	/* + count * DT_PROTO_NS_REC_SIZE */
+#define DT_PROTO_NS_REC_SIZE		192
+#define DT_PROTO_DUMP_REQ_SIZE		16
+#define DT_PROTO_DUMP_REP_SIZE		24	/* + length text bytes */
+
+/* Region flags (REGIONS records, ATTACH reply). */
+#define DT_REGION_PMEM		(1U << 0)	/* pmem_is_pmem(): real persistent memory */
+#define DT_REGION_EADR		(1U << 1)	/* pmem_has_auto_flush(): caches are persistent */
+#define DT_REGION_PMD		(1U << 2)	/* 2MiB entries possible */
+#define DT_REGION_DEVDAX	(1U << 3)	/* a device-DAX character device */
+#define DT_REGION_DEFAULT	(1U << 4)	/* the embedded default region */
+#define DT_REGION_BADBLOCKS	(1U << 5)	/* overlaps known bad blocks */
+#define DT_REGION_FLAGS_ALL	0x3fU
+
+/* The flush path a region uses. */
+enum dt_proto_flush {
+	DT_FLUSH_PMEM = 1,	/* pmem_flush() + pmem_drain() */
+	DT_FLUSH_FENCE = 2,	/* eADR: a store fence only */
+	DT_FLUSH_MSYNC = 3,	/* pmem_msync(): not persistent memory */
+};
+
+/* ATTACH modes. */
+enum dt_proto_attach_mode {
+	DT_ATTACH_NAME = 1,	/* by region name */
+	DT_ATTACH_FD = 2,	/* by the fd passed with the packet (SCM_RIGHTS) */
+};
+/* ATTACH reply access bits. */
+#define DT_ACCESS_WRITE		(1U << 0)	/* FAULT, DIRTY, FSYNC, PUNCH allowed */
+
+/* FAULT request flags. */
+#define DT_FAULT_REQ_WRITE	(1U << 0)
+
+/* FAULT reply flags: the values of DT_FAULT_* in daxtrack/mapping.h. */
+#define DT_PROTO_FAULT_FALLBACK		(1U << 0)
+#define DT_PROTO_FAULT_ZERO		(1U << 1)
+#define DT_PROTO_FAULT_EMPTY		(1U << 2)
+#define DT_PROTO_FAULT_NEW		(1U << 3)
+#define DT_PROTO_FAULT_DIRTY		(1U << 4)
+#define DT_PROTO_FAULT_DOWNGRADE	(1U << 5)
+#define DT_PROTO_FAULT_ALL		0x3fU
+
+/* Entry flags (FAULT, QUERY, LIST): the low bits of a mapping entry. */
+#define DT_PROTO_ENTRY_LOCKED	(1U << 0)
+#define DT_PROTO_ENTRY_PMD	(1U << 1)
+#define DT_PROTO_ENTRY_ZERO	(1U << 2)
+#define DT_PROTO_ENTRY_EMPTY	(1U << 3)
+#define DT_PROTO_ENTRY_ALL	0x0fU
+
+/* Entry tags (QUERY, LIST): bit n is tree tag n. */
+#define DT_PROTO_TAG_DIRTY	(1U << 0)
+#define DT_PROTO_TAG_TOWRITE	(1U << 1)
+#define DT_PROTO_TAG_ALL	0x07U
+
+/* FSYNC request flags. */
+#define DT_FSYNC_WHOLE		(1U << 0)	/* the whole region; offset, length 0 */
+#define DT_FSYNC_DEEP		(1U << 1)	/* also a deep flush of the region */
+
+/* LIST request flags. */
+#define DT_LIST_DIRTY		(1U << 0)	/* only entries tagged DIRTY */
+#define DT_LIST_WHOLE		(1U << 1)	/* the whole region; offset, length 0 */
+/* LIST reply flags. */
+#define DT_LIST_DONE		(1U << 0)	/* no entry after these; next_cursor 0 */
+
+/* DUMP reply flags. */
+#define DT_DUMP_DONE		(1U << 0)	/* this chunk ends the text */
+
+/* NAMESPACES reply flags. */
+#define DT_NS_NO_NDCTL		(1U << 0)	/* the daemon cannot enumerate (no libndctl) */
+
+/* Namespace modes. */
+enum dt_proto_ns_mode {
+	DT_NS_UNKNOWN = 0,
+	DT_NS_FSDAX = 1,
+	DT_NS_DEVDAX = 2,
+	DT_NS_RAW = 3,
+	DT_NS_SECTOR = 4,
+};
+
+struct dt_proto_hello_req {
+	uint16_t min_version;		/* 1 <= min <= max */
+	uint16_t max_version;
+};
+
+struct dt_proto_hello_rep {
+	uint16_t version;		/* chosen: the highest both speak */
+	uint32_t max_message;		/* bytes, >= DT_PROTO_HDR_SIZE, <= DT_PROTO_MAX_MSG */
+	uint32_t max_ranges;		/* ranges per DIRTY, 1..DT_PROTO_MAX_RANGES */
+	uint32_t max_list;		/* entries per LIST reply, 1..DT_PROTO_MAX_LIST */
+	uint32_t pid;			/* the daemon's pid */
+	uint64_t start_time_ns;		/* CLOCK_REALTIME of the daemon's start, ns */
+	uint64_t uptime_ns;		/* CLOCK_MONOTONIC since the start, ns */
+	char software[DT_PROTO_SOFTWARE_MAX];	/* e.g. "0.1.0" */
+};
+
+struct dt_proto_region {
+	uint32_t id;			/* not DT_PROTO_ALL_REGIONS */
+	uint32_t flags;			/* DT_REGION_* */
+	uint64_t size;			/* bytes */
+	uint8_t flush;			/* enum dt_proto_flush */
+	uint32_t badblocks;		/* bad blocks inside the region */
+	int32_t numa_node;		/* -1 if unknown */
+	char name[DT_PROTO_NAME_MAX];
+	char path[DT_PROTO_PATH_MAX];
+};
+
+/* Variable parts: host array for encoding, raw records after decoding. */
+struct dt_proto_regions_rep {
+	uint32_t count;			/* <= DT_PROTO_MAX_REGIONS */
+	const struct dt_proto_region *regions;	/* encode */
+	const void *raw;		/* decode: use dt_proto_region_at() */
+};
+
+struct dt_proto_attach_req {
+	uint8_t mode;			/* enum dt_proto_attach_mode */
+	char name[DT_PROTO_NAME_MAX];	/* DT_ATTACH_NAME: non-empty; DT_ATTACH_FD: empty */
+};
+
+struct dt_proto_attach_rep {
+	uint32_t region;		/* id */
+	uint32_t flags;			/* DT_REGION_* */
+	uint64_t size;			/* bytes */
+	uint32_t access;		/* DT_ACCESS_* of this connection */
+	char name[DT_PROTO_NAME_MAX];	/* the region attached */
+};
+
+struct dt_proto_fault_req {
+	uint32_t region;
+	uint8_t order;			/* 0 (PTE) or 9 (PMD) */
+	uint8_t flags;			/* DT_FAULT_REQ_* */
+	uint64_t offset;		/* any byte of the faulting page */
+};
+
+struct dt_proto_fault_rep {
+	uint64_t base;			/* first byte of the entry */
+	uint64_t sector;		/* device sector of @base; 0 for ZERO entries */
+	uint64_t size;			/* bytes actually used: 4096 << @order */
+	uint8_t order;			/* 0 or 9 (9 asked, 0 got: FALLBACK) */
+	uint32_t fault_flags;		/* DT_PROTO_FAULT_* */
+	uint8_t entry_flags;		/* DT_PROTO_ENTRY_* */
+};
+
+struct dt_proto_range {
+	uint64_t offset;		/* bytes */
+	uint64_t length;		/* bytes, >= 1, offset + length < 2^64 */
+};
+
+struct dt_proto_dirty_req {
+	uint32_t region;
+	uint32_t count;			/* 1..DT_PROTO_MAX_RANGES */
+	const struct dt_proto_range *ranges;	/* encode */
+	const void *raw;		/* decode: use dt_proto_range_at() */
+};
+
+struct dt_proto_dirty_rep {
+	uint64_t pages;			/* 4KiB pages marked */
+	uint32_t ranges;		/* ranges processed */
+};
+
+struct dt_proto_fsync_req {
+	uint32_t region;
+	uint32_t flags;			/* DT_FSYNC_* */
+	uint64_t offset;		/* bytes; 0 with DT_FSYNC_WHOLE */
+	uint64_t length;		/* bytes, >= 1; 0 with DT_FSYNC_WHOLE */
+};
+
+struct dt_proto_fsync_rep {
+	uint64_t entries;		/* entries flushed */
+	uint64_t bytes;			/* bytes flushed (whole entries) */
+	uint64_t ranges;		/* flush calls (adjacent entries coalesced) */
+	uint64_t time_ns;		/* time the daemon spent flushing */
+};
+
+struct dt_proto_punch_req {
+	uint32_t region;
+	uint64_t offset;		/* bytes */
+	uint64_t length;		/* bytes, >= 1 */
+};
+
+struct dt_proto_query_req {
+	uint32_t region;
+	uint64_t offset;		/* any byte of the entry */
+};
+
+struct dt_proto_entry {
+	uint64_t base;			/* first byte; aligned to 4096 << @order */
+	uint64_t sector;		/* device sector of @base */
+	uint8_t order;			/* 0..DT_PROTO_MAX_ORDER */
+	uint8_t flags;			/* DT_PROTO_ENTRY_*; locked = flags & LOCKED */
+	uint8_t tags;			/* DT_PROTO_TAG_* */
+};
+
+struct dt_proto_query_rep {
+	bool found;			/* false: @entry is all zero */
+	struct dt_proto_entry entry;
+};
+
+struct dt_proto_list_req {
+	uint32_t region;
+	uint32_t flags;			/* DT_LIST_* */
+	uint64_t offset;		/* bytes; 0 with DT_LIST_WHOLE */
+	uint64_t length;		/* bytes, >= 1; 0 with DT_LIST_WHOLE */
+	uint64_t cursor;		/* 0 for the first page, then next_cursor */
+	uint32_t max_count;		/* 1..DT_PROTO_MAX_LIST */
+};
+
+struct dt_proto_list_rep {
+	uint64_t next_cursor;		/* opaque, non-zero unless DONE */
+	uint32_t flags;			/* DT_LIST_DONE */
+	uint32_t count;			/* <= DT_PROTO_MAX_LIST */
+	const struct dt_proto_entry *entries;	/* encode */
+	const void *raw;		/* decode: use dt_proto_entry_at() */
+};
+
+struct dt_proto_stats_req {
+	uint32_t region;		/* an id, or DT_PROTO_ALL_REGIONS */
+};
+
+struct dt_proto_region_stats {
+	uint32_t id;
+	char name[DT_PROTO_NAME_MAX];
+	uint64_t entries;		/* all entries */
+	uint64_t entries_pte;		/* 4KiB entries (order 0) */
+	uint64_t entries_pmd;		/* 2MiB entries (order 9) */
+	uint64_t dirty;			/* entries tagged DIRTY */
+	uint64_t towrite;		/* entries tagged TOWRITE */
+	uint64_t tree_nodes;
+	uint64_t tree_bytes;
+	uint32_t tree_height;
+	uint64_t faults;		/* FAULT requests served */
+	uint64_t fsyncs;		/* FSYNC requests served */
+	uint64_t flushed_entries;
+	uint64_t flushed_bytes;
+	uint64_t grabs;			/* entry locks taken */
+	uint64_t contended;		/* waits for an entry lock */
+	uint64_t wakeups;
+	uint64_t dirty_pages;		/* pages of the dirty entries */
+};
+
+struct dt_proto_stats_rep {
+	uint64_t uptime_ns;
+	uint32_t clients;		/* connected now */
+	uint64_t clients_total;		/* accepted since the start */
+	uint64_t requests;		/* requests decoded */
+	uint64_t errors;		/* replies with a status < 0 */
+	uint64_t bad_messages;		/* undecodable packets */
+	uint64_t fsyncs;
+	uint64_t bytes_flushed;
+	uint64_t requests_by_op[DT_PROTO_STATS_OPS];	/* [opcode]; [0]: unknown */
+	uint32_t count;			/* region records, <= DT_PROTO_MAX_REGIONS */
+	const struct dt_proto_region_stats *regions;	/* encode */
+	const void *raw;		/* decode: use dt_proto_region_stats_at() */
+};
+
+struct dt_proto_namespace {
+	char bus[DT_PROTO_DEVNAME_MAX];		/* "ndbus0" */
+	char region[DT_PROTO_DEVNAME_MAX];	/* "region0" */
+	char name[DT_PROTO_DEVNAME_MAX];	/* "namespace0.0" */
+	char blockdev[DT_PROTO_DEVNAME_MAX];	/* "pmem0" or "" */
+	char chardev[DT_PROTO_DEVNAME_MAX];	/* "dax0.0" or "" */
+	uint8_t mode;				/* enum dt_proto_ns_mode */
+	int32_t numa_node;			/* -1 if unknown */
+	uint64_t size;
+	uint64_t align;
+	uint64_t badblocks;
+};
+
+struct dt_proto_namespaces_rep {
+	uint32_t flags;			/* DT_NS_* */
+	uint32_t count;			/* <= DT_PROTO_MAX_NAMESPACES */
+	const struct dt_proto_namespace *namespaces;	/* encode */
+	const void *raw;		/* decode: use dt_proto_namespace_at() */
+};
+
+struct dt_proto_dump_req {
+	uint32_t region;
+	uint64_t offset;		/* byte of the text to start at */
+};
+
+struct dt_proto_dump_rep {
+	uint64_t offset;		/* of this chunk in the text */
+	uint64_t total;			/* length of the whole text */
+	uint32_t length;		/* of this chunk, <= DT_PROTO_MAX_DUMP */
+	uint32_t flags;			/* DT_DUMP_DONE iff offset + length == total */
+	const char *text;		/* @length bytes, no NUL, not terminated */
+};
+
+/**
+ * struct dt_msg - One message, header and body.
+ * @op: Opcode, enum dt_proto_op.
+ * @version: Protocol version of the header (DT_PROTO_HELLO_VERSION for HELLO).
+ * @flags: DT_PROTO_F_REPLY for a reply.
+ * @id: Request id, chosen by the client, echoed by the reply.
+ * @status: Replies: 0 or a negative errno (then the body is empty); requests: 0.
+ *
+ * The body is the member named after @op with _req or _rep; requests with an
+ * empty payload (REGIONS, NAMESPACES) and PUNCH replies have none.
+ */
+struct dt_msg {
+	uint16_t op;
+	uint8_t version;
+	uint8_t flags;
+	uint32_t id;
+	int32_t status;
+	union {
+		struct dt_proto_hello_req hello_req;
+		struct dt_proto_hello_rep hello_rep;
+		struct dt_proto_regions_rep regions_rep;
+		struct dt_proto_attach_req attach_req;
+		struct dt_proto_attach_rep attach_rep;
+		struct dt_proto_fault_req fault_req;
+		struct dt_proto_fault_rep fault_rep;
+		struct dt_proto_dirty_req dirty_req;
+		struct dt_proto_dirty_rep dirty_rep;
+		struct dt_proto_fsync_req fsync_req;
+		struct dt_proto_fsync_rep fsync_rep;
+		struct dt_proto_punch_req punch_req;
+		struct dt_proto_query_req query_req;
+		struct dt_proto_query_rep query_rep;
+		struct dt_proto_list_req list_req;
+		struct dt_proto_list_rep list_rep;
+		struct dt_proto_stats_req stats_req;
+		struct dt_proto_stats_rep stats_rep;
+		struct dt_proto_namespaces_rep namespaces_rep;
+		struct dt_proto_dump_req dump_req;
+		struct dt_proto_dump_rep dump_rep;
+	};
+};
+
+/**
+ * dt_proto_init_request() - Start a request.
+ * @m: Zeroed and given the header of a request.
+ * @op: The opcode.
+ * @id: The request id.
+ *
+ * Sets the version: DT_PROTO_HELLO_VERSION for HELLO, DT_PROTO_VERSION
+ * otherwise (a client that negotiated a lower version sets @m->version).
+ *
+ * Context: Any thread.
+ */
+void dt_proto_init_request(struct dt_msg *m, uint16_t op, uint32_t id);
+
+/**
+ * dt_proto_init_reply() - Start the reply to a request.
+ * @m: Zeroed and given the header of the reply.
+ * @req: The request (only its header is read: op, version, id).
+ * @status: 0, or the negative errno of a failed request.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_init_reply(struct dt_msg *m, const struct dt_msg *req, int status);
+
+/**
+ * dt_proto_encode() - Encode a message.
+ * @m: The message.
+ * @buf: Where to write it.
+ * @cap: Bytes available at @buf.
+ * @len: Set to the length of the message on success.
+ *
+ * Writes the header and payload byte by byte, then validates the result with
+ * dt_proto_decode(): what the encoder accepts, every decoder accepts.  @buf
+ * holds garbage after an error.
+ *
+ * Context: Any thread.  Never allocates.
+ * Return: 0; -EMSGSIZE if @cap is too small; -E2BIG if the message would be
+ * longer than DT_PROTO_MAX_MSG or a count is over its limit; -EPROTO for an
+ * unknown @m->op or version; -EINVAL or -EOVERFLOW for a bad field, -EBADMSG
+ * for a string without NUL in its array or an error reply... as the decoder
+ * (see the top of this header).
+ */
+int dt_proto_encode(const struct dt_msg *m, void *buf, size_t cap, size_t *len);
+
+/**
+ * dt_proto_decode() - Decode and validate a message.
+ * @buf: The packet.
+ * @len: Its length.
+ * @m: Filled in.
+ *
+ * Validates the header and the whole payload, every record of a variable
+ * part included; the variable part is not copied (@raw points into @buf).
+ * Never reads past @buf + @len.  On failure, if @len >= DT_PROTO_HDR_SIZE and
+ * the magic matched, @m->op, @m->version, @m->flags and @m->id hold the
+ * header's values (so that a server can answer the request id) and the rest
+ * of @m is zero; otherwise @m is all zero.
+ *
+ * Context: Any thread.  Never allocates.
+ * Return: 0, or -EBADMSG, -EPROTO, -E2BIG, -EINVAL, -EOVERFLOW as described
+ * at the top of this header.
+ */
+int dt_proto_decode(const void *buf, size_t len, struct dt_msg *m);
+
+/**
+ * dt_proto_range_at() - Record @i of a DIRTY request.
+ * @d: The request (decoded, or built for encoding).
+ * @i: Below @d->count.
+ * @r: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_range_at(const struct dt_proto_dirty_req *d, uint32_t i, struct dt_proto_range *r);
+
+/**
+ * dt_proto_region_at() - Record @i of a REGIONS reply.
+ * @r: The reply.
+ * @i: Below @r->count.
+ * @out: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_region_at(const struct dt_proto_regions_rep *r, uint32_t i,
+			struct dt_proto_region *out);
+
+/**
+ * dt_proto_entry_at() - Entry @i of a LIST reply.
+ * @l: The reply.
+ * @i: Below @l->count.
+ * @e: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_entry_at(const struct dt_proto_list_rep *l, uint32_t i, struct dt_proto_entry *e);
+
+/**
+ * dt_proto_region_stats_at() - Region record @i of a STATS reply.
+ * @s: The reply.
+ * @i: Below @s->count.
+ * @out: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_region_stats_at(const struct dt_proto_stats_rep *s, uint32_t i,
+			      struct dt_proto_region_stats *out);
+
+/**
+ * dt_proto_namespace_at() - Record @i of a NAMESPACES reply.
+ * @n: The reply.
+ * @i: Below @n->count.
+ * @out: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_namespace_at(const struct dt_proto_namespaces_rep *n, uint32_t i,
+			   struct dt_proto_namespace *out);
+
+/**
+ * dt_proto_op_name() - The name of an opcode.
+ * @op: The opcode.
+ *
+ * Return: "HELLO", "REGIONS", ... or "UNKNOWN"; a static string.
+ */
+const char *dt_proto_op_name(unsigned op);
+
+/**
+ * dt_proto_status_name() - The symbolic name of a reply status.
+ * @status: 0 or a negative errno.
+ *
+ * Return: "OK", "EPERM", "EINVAL", ... (as in <errno.h>), or "EUNKNOWN" for a
+ * value it does not know; a static string.  For JSON and logs.
+ */
+const char *dt_proto_status_name(int status);
+
+/**
+ * dt_proto_strerror() - The description of a reply status.
+ * @status: 0 or a negative errno.
+ *
+ * Context: Any thread (no shared buffer).
+ * Return: "Success", or strerror(-@status)'s text, or "Unknown error"; a
+ * static string.
+ */
+const char *dt_proto_strerror(int status);
+
+/**
+ * dt_proto_flush_name() - The name of a flush path.
+ * @flush: enum dt_proto_flush.
+ *
+ * Return: "pmem_flush+drain", "fence (eADR)", "msync" or "unknown".
+ */
+const char *dt_proto_flush_name(unsigned flush);
+
+/**
+ * dt_proto_ns_mode_name() - The name of a namespace mode.
+ * @mode: enum dt_proto_ns_mode.
+ *
+ * Return: "fsdax", "devdax", "raw", "sector" or "unknown" (ndctl's words).
+ */
+const char *dt_proto_ns_mode_name(unsigned mode);
+
+/**
+ * dt_proto_send() - Send one message, optionally with one fd.
+ * @sock: A connected SOCK_SEQPACKET socket.
+ * @buf: The encoded message.
+ * @len: Its length.
+ * @fd: A file descriptor to pass with SCM_RIGHTS, or -1.
+ *
+ * Uses MSG_NOSIGNAL (a dead peer gives -EPIPE, no SIGPIPE) and retries on
+ * EINTR.  A packet is sent whole or not at all: messages longer than the
+ * socket's SO_SNDBUF allows give -EMSGSIZE.
+ *
+ * Context: Blocks unless @sock is non-blocking (then -EAGAIN).
+ * Return: @len, or a negative errno of sendmsg().
+ */
+ssize_t dt_proto_send(int sock, const void *buf, size_t len, int fd);
+
+/**
+ * dt_proto_recv() - Receive one message, and an fd if one came with it.
+ * @sock: A connected SOCK_SEQPACKET socket.
+ * @buf: Where to put the packet.
+ * @cap: Bytes available at @buf.
+ * @fd: If not NULL, set to the fd received (O_CLOEXEC) or -1.  If NULL, a
+ *	received fd is closed.
+ *
+ * Retries on EINTR.  A packet longer than @cap is consumed and reported as
+ * -EMSGSIZE (its fd, if any, closed): the stream stays in sync.  Only the
+ * first fd of a packet is kept; any other fd that came with it is closed
+ * (also when the control data was truncated, MSG_CTRUNC).
+ *
+ * Context: Blocks unless @sock is non-blocking (then -EAGAIN).
+ * Return: The length of the packet (> 0); 0 at end of stream (the peer
+ * closed; an empty packet, which the protocol never sends, reads the same);
+ * -EMSGSIZE for an oversized packet; another negative errno of recvmsg().
+ */
+ssize_t dt_proto_recv(int sock, void *buf, size_t cap, int *fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DAXTRACK_PROTO_H */

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proto-wire.h - private to lib/proto*.c: the byte cursors and field checks
+ * of the protocol codec, and the message table.
+ *
+ * Every field is written and read byte by byte, little endian, through the
+ * two cursors below; nothing ever copies a host struct to or from the wire.
+ * The reader cursor keeps the first error it meets and reads zeros after it,
+ * so a decoder is a straight list of field reads followed by checks.
+ */
+#ifndef DAXTRACK_PROTO_WIRE_H
+#define DAXTRACK_PROTO_WIRE_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <daxtrack/proto.h>
+
+/* The writer: the size is checked before writing, @end only guards. */
+struct wcur {
+	uint8_t *p;
+	uint8_t *end;
+};
+
+static inline void put_u8(struct wcur *w, uint8_t v)
+{
+	if (w->p < w->end)
+		*w->p++ = v;
+}
+
+static inline void put_u16(struct wcur *w, uint16_t v)
+{
+	put_u8(w, v & 0xff);
+	put_u8(w, v >> 8);
+}
+
+static inline void put_u32(struct wcur *w, uint32_t v)
+{
+	put_u16(w, v & 0xffff);
+	put_u16(w, v >> 16);
+}
+
+static inline void put_u64(struct wcur *w, uint64_t v)
+{
+	put_u32(w, v & 0xffffffffU);
+	put_u32(w, v >> 32);
+}
+
+static inline void put_zero(struct wcur *w, size_t n)
+{
+	while (n--)
+		put_u8(w, 0);
+}
+
+/* A fixed string field: the bytes up to the first NUL, then NUL padding. */
+static inline void put_str(struct wcur *w, const char *s, size_t size)
+{
+	size_t n = strnlen(s, size);
+
+	for (size_t i = 0; i < n; i++)
+		put_u8(w, (uint8_t)s[i]);
+	put_zero(w, size - n);
+}
+
+/* The reader: after the first error, reads give zeros and change nothing. */
+struct rcur {
+	const uint8_t *p;
+	const uint8_t *end;
+	int err;
+};
+
+static inline void rfail(struct rcur *r, int err)
+{
+	if (!r->err)
+		r->err = err;
+}
+
+static inline bool rhave(struct rcur *r, size_t n)
+{
+	if ((size_t)(r->end - r->p) >= n)
+		return true;
+	rfail(r, -EBADMSG);
+	return false;
+}
+
+static inline uint8_t get_u8(struct rcur *r)
+{
+	if (!rhave(r, 1))
+		return 0;
+	return *r->p++;
+}
+
+static inline uint16_t get_u16(struct rcur *r)
+{
+	uint16_t lo = get_u8(r);
+
+	return lo | (uint16_t)(get_u8(r) << 8);
+}
+
+static inline uint32_t get_u32(struct rcur *r)
+{
+	uint32_t lo = get_u16(r);
+
+	return lo | (uint32_t)get_u16(r) << 16;
+}
+
+static inline uint64_t get_u64(struct rcur *r)
+{
+	uint64_t lo = get_u32(r);
+
+	return lo | (uint64_t)get_u32(r) << 32;
+}
+
+/* Reserved bytes: must be zero. */
+static inline void get_reserved(struct rcur *r, size_t n)
+{
+	while (n--)
+		if (get_u8(r))
+			rfail(r, -EBADMSG);
+}
+
+/* A fixed string field: NUL-terminated inside @size, NUL-padded after. */
+static inline void get_str(struct rcur *r, char *dst, size_t size)
+{
+	bool ended = false;
+
+	for (size_t i = 0; i < size; i++) {
+		uint8_t c = get_u8(r);
+
+		if (ended && c)
+			rfail(r, -EBADMSG);
+		if (!c)
+			ended = true;
+		dst[i] = (char)c;
+	}
+	if (!ended) {
+		rfail(r, -EBADMSG);
+		dst[size - 1] = '\0';
+	}
+}
+
+/* Field checks: each records the first violation in the cursor. */
+static inline void check(struct rcur *r, bool ok, int err)
+{
+	if (!ok)
+		rfail(r, err);
+}
+
+static inline void check_range(struct rcur *r, uint64_t offset, uint64_t length)
+{
+	check(r, length != 0, -EINVAL);
+	check(r, length <= UINT64_MAX - offset, -EOVERFLOW);
+}
+
+/* A range or, with @whole, the whole region (then both fields are zero). */
+static inline void check_opt_range(struct rcur *r, bool whole, uint64_t offset, uint64_t length)
+{
+	if (whole)
+		check(r, offset == 0 && length == 0, -EINVAL);
+	else
+		check_range(r, offset, length);
+}
+
+static inline void check_region_id(struct rcur *r, uint32_t id)
+{
+	check(r, id != DT_PROTO_ALL_REGIONS, -EINVAL);
+}
+
+/* An entry of @order at @base: aligned, and not past 2^64. */
+static inline void check_entry_span(struct rcur *r, uint64_t base, unsigned order)
+{
+	uint64_t size;
+
+	if (order > DT_PROTO_MAX_ORDER) {
+		rfail(r, -EINVAL);
+		return;
+	}
+	size = (uint64_t)DT_PROTO_PAGE_SIZE << order;
+	check(r, (base & (size - 1)) == 0, -EINVAL);
+	check(r, base <= UINT64_MAX - size, -EOVERFLOW);
+}
+
+/* The message table (proto-msg.c): payload layouts by opcode and direction. */
+struct body_desc {
+	uint32_t size;			/* fixed part */
+	uint32_t rec_size;		/* records of the variable part, 0: none */
+	uint32_t max_count;
+	void (*enc)(struct wcur *w, const struct dt_msg *m);
+	void (*dec)(struct rcur *r, struct dt_msg *m);
+	void (*dec_var)(struct rcur *r, struct dt_msg *m, uint32_t *count);
+};
+
+struct op_desc {
+	const char *name;
+	struct body_desc req, rep;
+};
+
+/* Indexed by opcode; entries outside DT_OP_FIRST..DT_OP_LAST are empty. */
+extern const struct op_desc dt_proto_ops[DT_OP_LAST + 1];
+
+/* The records of the variable parts (proto-msg.c). */
+void dt_proto_dec_range(struct rcur *r, struct dt_proto_range *x);
+void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x);
+void dt_proto_dec_entry(struct rcur *r, struct dt_proto_entry *x);
+void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x);
+void dt_proto_dec_ns(struct rcur *r, struct dt_proto_namespace *x);
+
+#endif /* DAXTRACK_PROTO_WIRE_H */

@@ -1,0 +1,1123 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_proto.c - the protocol codec: round trips of every message with
+ * random fields, the byte layout of a few messages against hand-written
+ * arrays, and every rejection of the decoder.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <daxtrack/proto.h>
+
+#include "dt_test.h"
+#include "proto_util.h"
+
+DT_TEST_DEFINE("test_proto");
+
+static uint8_t buf[DT_PROTO_MAX_MSG + 64];
+static uint8_t buf2[DT_PROTO_MAX_MSG + 64];
+
+/* Storage of the variable parts of generated messages. */
+static struct dt_proto_range ranges[DT_PROTO_MAX_RANGES];
+static struct dt_proto_region regions[DT_PROTO_MAX_REGIONS];
+static struct dt_proto_entry entries[DT_PROTO_MAX_LIST];
+static struct dt_proto_region_stats rstats[DT_PROTO_MAX_REGIONS];
+static struct dt_proto_namespace nss[DT_PROTO_MAX_NAMESPACES];
+static char text[DT_PROTO_MAX_DUMP];
+
+static void rnd_str(char *s, size_t size, bool nonempty)
+{
+	size_t n = rnd_below(size);
+
+	if (nonempty && !n)
+		n = 1;
+	memset(s, 0, size);
+	for (size_t i = 0; i < n; i++)
+		s[i] = (char)(' ' + rnd_below(95));
+}
+
+/* A count: mostly small, sometimes the limit. */
+static uint32_t rnd_count(uint32_t max, bool nonzero)
+{
+	uint32_t n = rnd_below(8) == 0 ? max : (uint32_t)rnd_below(max < 40 ? max + 1 : 40);
+
+	return nonzero && !n ? 1 : n;
+}
+
+static uint32_t rnd_region_id(void)
+{
+	return (uint32_t)rnd_below(DT_PROTO_ALL_REGIONS);
+}
+
+static void rnd_range(uint64_t *off, uint64_t *len)
+{
+	*off = rnd_below(4) ? rnd_below(1ULL << 40) : rnd() >> 1;
+	*len = 1 + rnd_below(UINT64_MAX - *off);
+	if (rnd_below(2))
+		*len = 1 + rnd_below(1 << 24);
+}
+
+static void rnd_entry(struct dt_proto_entry *e, uint64_t min_base)
+{
+	memset(e, 0, sizeof(*e));
+	e->order = rnd_below(4) ? (rnd_below(2) ? 0 : DT_PROTO_PMD_ORDER) : rnd_below(20);
+	e->base = ((min_base >> (12 + e->order)) + 1 + rnd_below(8)) << (12 + e->order);
+	e->sector = rnd() >> 5;
+	e->flags = rnd_below(DT_PROTO_ENTRY_ALL + 1);
+	e->tags = rnd_below(DT_PROTO_TAG_ALL + 1);
+}
+
+static void gen_request(struct dt_msg *m)
+{
+	uint64_t off, len;
+
+	switch (m->op) {
+	case DT_OP_HELLO:
+		m->hello_req.min_version = 1 + rnd_below(3);
+		m->hello_req.max_version = m->hello_req.min_version + rnd_below(100);
+		break;
+	case DT_OP_ATTACH:
+		m->attach_req.mode = rnd_below(2) ? DT_ATTACH_NAME : DT_ATTACH_FD;
+		if (m->attach_req.mode == DT_ATTACH_NAME)
+			rnd_str(m->attach_req.name, sizeof(m->attach_req.name), true);
+		break;
+	case DT_OP_FAULT:
+		m->fault_req.region = rnd_region_id();
+		m->fault_req.order = rnd_below(2) ? 0 : DT_PROTO_PMD_ORDER;
+		m->fault_req.flags = rnd_below(2);
+		m->fault_req.offset = rnd();
+		break;
+	case DT_OP_DIRTY:
+		m->dirty_req.region = rnd_region_id();
+		m->dirty_req.count = rnd_count(DT_PROTO_MAX_RANGES, true);
+		for (uint32_t i = 0; i < m->dirty_req.count; i++)
+			rnd_range(&ranges[i].offset, &ranges[i].length);
+		m->dirty_req.ranges = ranges;
+		break;
+	case DT_OP_FSYNC:
+		m->fsync_req.region = rnd_region_id();
+		m->fsync_req.flags = rnd_below(4);
+		if (!(m->fsync_req.flags & DT_FSYNC_WHOLE))
+			rnd_range(&m->fsync_req.offset, &m->fsync_req.length);
+		break;
+	case DT_OP_PUNCH:
+		m->punch_req.region = rnd_region_id();
+		rnd_range(&m->punch_req.offset, &m->punch_req.length);
+		break;
+	case DT_OP_QUERY:
+		m->query_req.region = rnd_region_id();
+		m->query_req.offset = rnd();
+		break;
+	case DT_OP_LIST:
+		m->list_req.region = rnd_region_id();
+		m->list_req.flags = rnd_below(4);
+		if (!(m->list_req.flags & DT_LIST_WHOLE)) {
+			rnd_range(&off, &len);
+			m->list_req.offset = off;
+			m->list_req.length = len;
+		}
+		m->list_req.cursor = rnd();
+		m->list_req.max_count = 1 + rnd_below(DT_PROTO_MAX_LIST);
+		break;
+	case DT_OP_STATS:
+		m->stats_req.region = rnd_below(2) ? DT_PROTO_ALL_REGIONS : rnd_region_id();
+		break;
+	case DT_OP_DUMP:
+		m->dump_req.region = rnd_region_id();
+		m->dump_req.offset = rnd();
+		break;
+	}
+}
+
+static void gen_region(struct dt_proto_region *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = rnd_region_id();
+	r->flags = rnd_below(DT_REGION_FLAGS_ALL + 1);
+	r->size = rnd();
+	r->flush = 1 + rnd_below(3);
+	r->badblocks = (uint32_t)rnd();
+	r->numa_node = (int32_t)rnd_below(8) - 1;
+	rnd_str(r->name, sizeof(r->name), true);
+	rnd_str(r->path, sizeof(r->path), false);
+}
+
+static void gen_rstats(struct dt_proto_region_stats *s)
+{
+	uint64_t *f[] = { &s->entries, &s->entries_pte, &s->entries_pmd, &s->dirty, &s->towrite,
+			  &s->tree_nodes, &s->tree_bytes, &s->faults, &s->fsyncs,
+			  &s->flushed_entries, &s->flushed_bytes, &s->grabs, &s->contended,
+			  &s->wakeups, &s->dirty_pages };
+
+	memset(s, 0, sizeof(*s));
+	s->id = rnd_region_id();
+	rnd_str(s->name, sizeof(s->name), true);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		*f[i] = rnd();
+	s->tree_height = (uint32_t)rnd();
+}
+
+static void gen_ns(struct dt_proto_namespace *n)
+{
+	memset(n, 0, sizeof(*n));
+	rnd_str(n->bus, sizeof(n->bus), false);
+	rnd_str(n->region, sizeof(n->region), false);
+	rnd_str(n->name, sizeof(n->name), false);
+	rnd_str(n->blockdev, sizeof(n->blockdev), false);
+	rnd_str(n->chardev, sizeof(n->chardev), false);
+	n->mode = rnd_below(DT_NS_SECTOR + 1);
+	n->numa_node = (int32_t)rnd();
+	n->size = rnd();
+	n->align = rnd();
+	n->badblocks = rnd();
+}
+
+static void gen_reply_var(struct dt_msg *m)
+{
+	uint64_t end = 0;
+
+	switch (m->op) {
+	case DT_OP_REGIONS:
+		m->regions_rep.count = rnd_count(DT_PROTO_MAX_REGIONS, false);
+		for (uint32_t i = 0; i < m->regions_rep.count; i++)
+			gen_region(&regions[i]);
+		m->regions_rep.regions = regions;
+		break;
+	case DT_OP_LIST:
+		m->list_rep.count = rnd_count(DT_PROTO_MAX_LIST, false);
+		for (uint32_t i = 0; i < m->list_rep.count; i++) {
+			rnd_entry(&entries[i], end);
+			end = entries[i].base + (4096ULL << entries[i].order);
+		}
+		m->list_rep.entries = entries;
+		m->list_rep.flags = rnd_below(2) ? DT_LIST_DONE : 0;
+		m->list_rep.next_cursor = m->list_rep.flags ? 0 : 1 + rnd_below(UINT64_MAX);
+		break;
+	case DT_OP_STATS:
+		m->stats_rep.uptime_ns = rnd();
+		m->stats_rep.clients = (uint32_t)rnd();
+		m->stats_rep.clients_total = rnd();
+		m->stats_rep.requests = rnd();
+		m->stats_rep.errors = rnd();
+		m->stats_rep.bad_messages = rnd();
+		m->stats_rep.fsyncs = rnd();
+		m->stats_rep.bytes_flushed = rnd();
+		for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
+			m->stats_rep.requests_by_op[i] = rnd();
+		m->stats_rep.count = rnd_count(DT_PROTO_MAX_REGIONS, false);
+		for (uint32_t i = 0; i < m->stats_rep.count; i++)
+			gen_rstats(&rstats[i]);
+		m->stats_rep.regions = rstats;
+		break;
+	case DT_OP_NAMESPACES:
+		m->namespaces_rep.flags = rnd_below(4) ? 0 : DT_NS_NO_NDCTL;
+		m->namespaces_rep.count =
+			m->namespaces_rep.flags ? 0 : rnd_count(DT_PROTO_MAX_NAMESPACES, false);
+		for (uint32_t i = 0; i < m->namespaces_rep.count; i++)
+			gen_ns(&nss[i]);
+		m->namespaces_rep.namespaces = nss;
+		break;
+	case DT_OP_DUMP:
+		m->dump_rep.length = rnd_count(DT_PROTO_MAX_DUMP, false);
+		for (uint32_t i = 0; i < m->dump_rep.length; i++)
+			text[i] = (char)(1 + rnd_below(255));
+		m->dump_rep.offset = rnd() >> 2;
+		m->dump_rep.total = m->dump_rep.offset + m->dump_rep.length + rnd_below(3);
+		m->dump_rep.flags = m->dump_rep.offset + m->dump_rep.length == m->dump_rep.total;
+		m->dump_rep.text = text;
+		break;
+	}
+}
+
+static void gen_reply(struct dt_msg *m)
+{
+	switch (m->op) {
+	case DT_OP_HELLO:
+		m->hello_rep.version = DT_PROTO_VERSION;
+		m->hello_rep.max_message = DT_PROTO_HDR_SIZE + rnd_below(DT_PROTO_MAX_MSG - 23);
+		m->hello_rep.max_ranges = 1 + rnd_below(DT_PROTO_MAX_RANGES);
+		m->hello_rep.max_list = 1 + rnd_below(DT_PROTO_MAX_LIST);
+		m->hello_rep.pid = (uint32_t)rnd();
+		m->hello_rep.start_time_ns = rnd();
+		m->hello_rep.uptime_ns = rnd();
+		rnd_str(m->hello_rep.software, sizeof(m->hello_rep.software), false);
+		break;
+	case DT_OP_ATTACH:
+		m->attach_rep.region = rnd_region_id();
+		m->attach_rep.flags = rnd_below(DT_REGION_FLAGS_ALL + 1);
+		m->attach_rep.size = rnd();
+		m->attach_rep.access = rnd_below(2);
+		rnd_str(m->attach_rep.name, sizeof(m->attach_rep.name), true);
+		break;
+	case DT_OP_FAULT:
+		m->fault_rep.order = rnd_below(2) ? 0 : DT_PROTO_PMD_ORDER;
+		m->fault_rep.size = 4096ULL << m->fault_rep.order;
+		m->fault_rep.base = rnd_below(1ULL << 40) << (12 + m->fault_rep.order);
+		m->fault_rep.sector = rnd();
+		m->fault_rep.fault_flags = rnd_below(DT_PROTO_FAULT_ALL + 1);
+		m->fault_rep.entry_flags = rnd_below(DT_PROTO_ENTRY_ALL + 1);
+		break;
+	case DT_OP_DIRTY:
+		m->dirty_rep.pages = rnd();
+		m->dirty_rep.ranges = (uint32_t)rnd();
+		break;
+	case DT_OP_FSYNC:
+		m->fsync_rep.entries = rnd();
+		m->fsync_rep.bytes = rnd();
+		m->fsync_rep.ranges = rnd();
+		m->fsync_rep.time_ns = rnd();
+		break;
+	case DT_OP_QUERY:
+		m->query_rep.found = rnd_below(2);
+		if (m->query_rep.found)
+			rnd_entry(&m->query_rep.entry, rnd() >> 2);
+		break;
+	default:
+		gen_reply_var(m);
+	}
+}
+
+static void gen(struct dt_msg *m, unsigned op, bool reply)
+{
+	struct dt_msg req;
+
+	dt_proto_init_request(&req, op, (uint32_t)rnd());
+	if (!reply) {
+		*m = req;
+		gen_request(m);
+		return;
+	}
+	dt_proto_init_reply(m, &req, 0);
+	if (rnd_below(8) == 0)
+		m->status = -(int)(1 + rnd_below(4095));
+	else
+		gen_reply(m);
+}
+
+/* Rebuild the host arrays of a decoded message from its raw records. */
+static void rebuild(struct dt_msg *m)
+{
+	static struct dt_proto_range r2[DT_PROTO_MAX_RANGES];
+	static struct dt_proto_region g2[DT_PROTO_MAX_REGIONS];
+	static struct dt_proto_entry e2[DT_PROTO_MAX_LIST];
+	static struct dt_proto_region_stats s2[DT_PROTO_MAX_REGIONS];
+	static struct dt_proto_namespace n2[DT_PROTO_MAX_NAMESPACES];
+	bool reply = m->flags & DT_PROTO_F_REPLY;
+
+	if (m->status)
+		return;
+	if (!reply && m->op == DT_OP_DIRTY) {
+		for (uint32_t i = 0; i < m->dirty_req.count; i++)
+			dt_proto_range_at(&m->dirty_req, i, &r2[i]);
+		m->dirty_req.ranges = r2;
+	}
+	if (!reply)
+		return;
+	if (m->op == DT_OP_REGIONS) {
+		for (uint32_t i = 0; i < m->regions_rep.count; i++)
+			dt_proto_region_at(&m->regions_rep, i, &g2[i]);
+		m->regions_rep.regions = g2;
+	} else if (m->op == DT_OP_LIST) {
+		for (uint32_t i = 0; i < m->list_rep.count; i++)
+			dt_proto_entry_at(&m->list_rep, i, &e2[i]);
+		m->list_rep.entries = e2;
+	} else if (m->op == DT_OP_STATS) {
+		for (uint32_t i = 0; i < m->stats_rep.count; i++)
+			dt_proto_region_stats_at(&m->stats_rep, i, &s2[i]);
+		m->stats_rep.regions = s2;
+	} else if (m->op == DT_OP_NAMESPACES) {
+		for (uint32_t i = 0; i < m->namespaces_rep.count; i++)
+			dt_proto_namespace_at(&m->namespaces_rep, i, &n2[i]);
+		m->namespaces_rep.namespaces = n2;
+	}
+}
+
+/* Spot checks of decoded fields against the original (re-encoding checks the rest). */
+static void check_fields(const struct dt_msg *a, const struct dt_msg *b)
+{
+	struct dt_proto_range r;
+	struct dt_proto_entry e;
+
+	CHECK_EQ(a->op, b->op);
+	CHECK_EQ(a->id, b->id);
+	CHECK_EQ(a->flags, b->flags);
+	CHECK_EQ(a->version, b->version);
+	CHECK_EQ((uint32_t)a->status, (uint32_t)b->status);
+	if (a->status)
+		return;
+	if (a->op == DT_OP_DIRTY && !(a->flags & DT_PROTO_F_REPLY)) {
+		CHECK_EQ(a->dirty_req.count, b->dirty_req.count);
+		CHECK(b->dirty_req.raw != NULL);
+		for (uint32_t i = 0; i < b->dirty_req.count; i++) {
+			dt_proto_range_at(&b->dirty_req, i, &r);
+			if (!CHECK_EQ(r.offset, a->dirty_req.ranges[i].offset) ||
+			    !CHECK_EQ(r.length, a->dirty_req.ranges[i].length))
+				break;
+		}
+	}
+	if (a->op == DT_OP_LIST && (a->flags & DT_PROTO_F_REPLY) && a->list_rep.count) {
+		dt_proto_entry_at(&b->list_rep, a->list_rep.count - 1, &e);
+		CHECK_EQ(e.base, a->list_rep.entries[a->list_rep.count - 1].base);
+		CHECK_EQ(e.sector, a->list_rep.entries[a->list_rep.count - 1].sector);
+		CHECK_EQ(e.tags, a->list_rep.entries[a->list_rep.count - 1].tags);
+	}
+	if (a->op == DT_OP_FAULT && (a->flags & DT_PROTO_F_REPLY)) {
+		CHECK_EQ(a->fault_rep.base, b->fault_rep.base);
+		CHECK_EQ(a->fault_rep.sector, b->fault_rep.sector);
+		CHECK_EQ(a->fault_rep.fault_flags, b->fault_rep.fault_flags);
+	}
+	if (a->op == DT_OP_HELLO && (a->flags & DT_PROTO_F_REPLY))
+		CHECK(!strcmp(a->hello_rep.software, b->hello_rep.software));
+}
+
+static void test_round_trips(void)
+{
+	unsigned rounds = (unsigned)(40 * test_scale());
+	struct dt_msg m, d;
+	size_t len, len2;
+
+	for (unsigned round = 0; round < rounds; round++) {
+		for (unsigned op = DT_OP_FIRST; op <= DT_OP_LAST; op++) {
+			for (int reply = 0; reply < 2; reply++) {
+				dt_test_ctx("round trip %s %s round %u", dt_proto_op_name(op),
+					    reply ? "reply" : "request", round);
+				gen(&m, op, reply);
+				if (!CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0))
+					continue;
+				if (!CHECK_EQ(dt_proto_decode(buf, len, &d), 0))
+					continue;
+				check_fields(&m, &d);
+				rebuild(&d);
+				CHECK_EQ(dt_proto_encode(&d, buf2, sizeof(buf2), &len2), 0);
+				CHECK_EQ(len2, len);
+				CHECK(!memcmp(buf, buf2, len));
+			}
+		}
+	}
+}
+
+/* Encode a valid message of @op into buf; returns its length. */
+static size_t encode_valid(struct dt_msg *m, unsigned op, bool reply)
+{
+	size_t len = 0;
+
+	do
+		gen(m, op, reply);
+	while (m->status);
+	CHECK_EQ(dt_proto_encode(m, buf, sizeof(buf), &len), 0);
+	return len;
+}
+
+static int decode(size_t len)
+{
+	struct dt_msg d;
+
+	return dt_proto_decode(buf, len, &d);
+}
+
+static void test_truncation(void)
+{
+	struct dt_msg m;
+	size_t len;
+	int bad;
+
+	for (unsigned op = DT_OP_FIRST; op <= DT_OP_LAST; op++) {
+		for (int reply = 0; reply < 2; reply++) {
+			dt_test_ctx("truncate %s %s", dt_proto_op_name(op), reply ? "rep" : "req");
+			len = encode_valid(&m, op, reply);
+			if (len > 4096)		/* keep the quadratic part small */
+				continue;
+			bad = 0;
+			for (size_t cut = 0; cut < len; cut++) {
+				if (decode(cut) != -EBADMSG)
+					bad++;
+				/* Also with the length field agreeing with the cut. */
+				if (cut >= DT_PROTO_HDR_SIZE) {
+					put_le(buf, 16, 4, cut - DT_PROTO_HDR_SIZE);
+					if (decode(cut) != -EBADMSG)
+						bad++;
+					put_le(buf, 16, 4, len - DT_PROTO_HDR_SIZE);
+				}
+			}
+			CHECK_EQ(bad, 0);
+			CHECK_EQ(decode(len), 0);
+			/* One byte too many, with and without a matching length field. */
+			buf[len] = 0;
+			CHECK_EQ(decode(len + 1), -EBADMSG);
+			put_le(buf, 16, 4, len + 1 - DT_PROTO_HDR_SIZE);
+			CHECK_EQ(decode(len + 1), -EBADMSG);
+		}
+	}
+}
+
+static void test_header(void)
+{
+	struct dt_msg m, d;
+	size_t len;
+
+	dt_test_ctx("header");
+	len = encode_valid(&m, DT_OP_QUERY, false);
+	put_le(buf, 8, 4, 0xabcdef01);
+	CHECK_EQ(decode(len), 0);
+
+	buf[0] ^= 1;					/* magic */
+	CHECK_EQ(decode(len), -EBADMSG);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), -EBADMSG);
+	CHECK_EQ(d.id, 0);				/* nothing trusted */
+	buf[0] ^= 1;
+
+	buf[4] = 0;					/* versions */
+	CHECK_EQ(dt_proto_decode(buf, len, &d), -EPROTO);
+	CHECK_EQ(d.id, 0xabcdef01);			/* but the id is known */
+	CHECK_EQ(d.op, DT_OP_QUERY);
+	buf[4] = DT_PROTO_VERSION + 1;
+	CHECK_EQ(decode(len), -EPROTO);
+	buf[4] = 0xff;
+	CHECK_EQ(decode(len), -EPROTO);
+	buf[4] = DT_PROTO_VERSION;
+
+	for (unsigned op = 0; op < 70000; op += (op < 20 ? 1 : 997)) {	/* opcodes */
+		put_le(buf, 6, 2, op);
+		if (op >= DT_OP_FIRST && op <= DT_OP_LAST)
+			continue;
+		dt_test_ctx("opcode %u", op);
+		CHECK_EQ(decode(len), -EPROTO);
+	}
+	put_le(buf, 6, 2, 0xffff);
+	CHECK_EQ(decode(len), -EPROTO);
+	put_le(buf, 6, 2, DT_OP_QUERY);
+	dt_test_ctx("header");
+
+	for (int bit = 1; bit < 8; bit++) {		/* unknown header flags */
+		buf[5] = (uint8_t)(1 << bit);
+		CHECK_EQ(decode(len), -EBADMSG);
+	}
+	buf[5] = 0;
+	for (int i = 20; i < 24; i++) {			/* reserved */
+		buf[i] = 1;
+		CHECK_EQ(decode(len), -EBADMSG);
+		buf[i] = 0;
+	}
+	put_le(buf, 12, 4, (uint32_t)-5);		/* a request with a status */
+	CHECK_EQ(decode(len), -EBADMSG);
+	put_le(buf, 12, 4, 0);
+	put_le(buf, 16, 4, 0xffffffff);			/* a huge payload length */
+	CHECK_EQ(decode(len), -EBADMSG);
+	put_le(buf, 16, 4, len - DT_PROTO_HDR_SIZE);
+	CHECK_EQ(decode(len), 0);
+
+	/* HELLO's header always carries version 1. */
+	len = encode_valid(&m, DT_OP_HELLO, false);
+	CHECK_EQ(buf[4], 1);
+	buf[4] = 2;
+	CHECK_EQ(decode(len), -EPROTO);
+	m.version = 2;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EPROTO);
+	m.op = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EPROTO);
+	m.op = DT_OP_LAST + 1;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EPROTO);
+}
+
+static void test_status(void)
+{
+	struct dt_msg req, m, d;
+	size_t len;
+
+	dt_test_ctx("status");
+	dt_proto_init_request(&req, DT_OP_FSYNC, 77);
+	dt_proto_init_reply(&m, &req, -EPERM);
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK_EQ(d.status, -EPERM);
+	CHECK_EQ(d.id, 77);
+	CHECK(d.flags & DT_PROTO_F_REPLY);
+
+	put_le(buf, 12, 4, 1);				/* positive status */
+	CHECK_EQ(decode(len), -EBADMSG);
+	put_le(buf, 12, 4, (uint32_t)-4096);		/* not an errno */
+	CHECK_EQ(decode(len), -EBADMSG);
+	put_le(buf, 12, 4, (uint32_t)-4095);
+	CHECK_EQ(decode(len), 0);
+	/* An error reply carries no payload. */
+	put_le(buf, 16, 4, 8);
+	memset(buf + len, 0, 8);
+	CHECK_EQ(decode(len + 8), -EBADMSG);
+	/* A success reply must carry its payload. */
+	put_le(buf, 12, 4, 0);
+	put_le(buf, 16, 4, 0);
+	CHECK_EQ(decode(len), -EBADMSG);
+	/* A PUNCH reply has none. */
+	dt_proto_init_request(&req, DT_OP_PUNCH, 1);
+	dt_proto_init_reply(&m, &req, 0);
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE);
+}
+
+/* The DIRTY request: counts, limits, overflow, domains. */
+static void test_dirty(void)
+{
+	struct dt_proto_range r[3] = { { 0, 4096 }, { 1ULL << 30, 1 << 21 }, { 5, 7 } };
+	struct dt_msg m, d;
+	size_t len;
+
+	dt_test_ctx("dirty");
+	dt_proto_init_request(&m, DT_OP_DIRTY, 9);
+	m.dirty_req.region = 3;
+	m.dirty_req.count = 3;
+	m.dirty_req.ranges = r;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + 8 + 3 * 16);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK(d.dirty_req.raw == buf + DT_PROTO_HDR_SIZE + 8);	/* zero copy */
+	CHECK(d.dirty_req.ranges == NULL);
+
+	put_le(buf, 28, 4, 2);				/* count says 2, 3 records */
+	CHECK_EQ(decode(len), -EBADMSG);
+	put_le(buf, 28, 4, 4);				/* count says 4 */
+	CHECK_EQ(decode(len), -EBADMSG);
+	put_le(buf, 28, 4, 0);
+	CHECK_EQ(decode(len), -EINVAL);			/* an empty batch is refused first */
+	put_le(buf, 16, 4, 8);
+	CHECK_EQ(decode(DT_PROTO_HDR_SIZE + 8), -EINVAL);	/* an empty batch */
+	put_le(buf, 16, 4, len - DT_PROTO_HDR_SIZE);
+	/* count * 16 overflows 32 bits (and matches the bytes modulo 2^32). */
+	put_le(buf, 28, 4, 0x10000003);
+	CHECK_EQ(decode(len), -E2BIG);
+	put_le(buf, 28, 4, 0xffffffff);
+	CHECK_EQ(decode(len), -E2BIG);
+	put_le(buf, 28, 4, DT_PROTO_MAX_RANGES + 1);
+	CHECK_EQ(decode(len), -E2BIG);
+	put_le(buf, 28, 4, 3);
+	CHECK_EQ(decode(len), 0);
+
+	put_le(buf, 24, 4, DT_PROTO_ALL_REGIONS);	/* not a region */
+	CHECK_EQ(decode(len), -EINVAL);
+	put_le(buf, 24, 4, 3);
+	put_le(buf, 32 + 16 + 8, 8, 0);			/* zero length */
+	CHECK_EQ(decode(len), -EINVAL);
+	put_le(buf, 32 + 16, 8, UINT64_MAX - 10);	/* offset + length wraps */
+	put_le(buf, 32 + 16 + 8, 8, 11);
+	CHECK_EQ(decode(len), -EOVERFLOW);
+	put_le(buf, 32 + 16 + 8, 8, 10);		/* ends at the last byte */
+	CHECK_EQ(decode(len), 0);
+	put_le(buf, 32 + 16 + 8, 8, UINT64_MAX);
+	CHECK_EQ(decode(len), -EOVERFLOW);
+
+	/* The encoder refuses the same things. */
+	r[1].length = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	r[1].offset = UINT64_MAX;
+	r[1].length = 1;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EOVERFLOW);
+	r[1].offset = 0;
+	m.dirty_req.count = DT_PROTO_MAX_RANGES + 1;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -E2BIG);
+	m.dirty_req.count = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.dirty_req.count = 2;
+	m.dirty_req.ranges = NULL;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+
+	/* The largest batch: no allocation, every range reachable. */
+	for (uint32_t i = 0; i < DT_PROTO_MAX_RANGES; i++)
+		ranges[i] = (struct dt_proto_range){ (uint64_t)i << 12, 4096 };
+	m.dirty_req.count = DT_PROTO_MAX_RANGES;
+	m.dirty_req.ranges = ranges;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + 8 + 16 * DT_PROTO_MAX_RANGES);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	dt_proto_range_at(&d.dirty_req, DT_PROTO_MAX_RANGES - 1, &r[0]);
+	CHECK_EQ(r[0].offset, (uint64_t)(DT_PROTO_MAX_RANGES - 1) << 12);
+	dt_proto_range_at(&d.dirty_req, DT_PROTO_MAX_RANGES, &r[0]);	/* out of range */
+	CHECK_EQ(r[0].offset, 0);
+	CHECK_EQ(r[0].length, 0);
+}
+
+static void test_strings(void)
+{
+	struct dt_msg m;
+	size_t len;
+	size_t name = DT_PROTO_HDR_SIZE + 8;
+
+	dt_test_ctx("strings");
+	dt_proto_init_request(&m, DT_OP_ATTACH, 1);
+	m.attach_req.mode = DT_ATTACH_NAME;
+	strcpy(m.attach_req.name, "db");
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_ATTACH_REQ_SIZE);
+	CHECK(!memcmp(buf + name, "db\0\0", 4));
+	buf[name + 10] = 'x';				/* garbage after the NUL */
+	CHECK_EQ(decode(len), -EBADMSG);
+	memset(buf + name, 'a', DT_PROTO_NAME_MAX);	/* no NUL at all */
+	CHECK_EQ(decode(len), -EBADMSG);
+	buf[name + DT_PROTO_NAME_MAX - 1] = 0;		/* 63 characters: fine */
+	CHECK_EQ(decode(len), 0);
+	memset(buf + name, 0, DT_PROTO_NAME_MAX);	/* by name, but empty */
+	CHECK_EQ(decode(len), -EINVAL);
+	buf[DT_PROTO_HDR_SIZE] = DT_ATTACH_FD;		/* by fd: empty it must be */
+	CHECK_EQ(decode(len), 0);
+	buf[name] = 'q';
+	CHECK_EQ(decode(len), -EINVAL);
+	buf[DT_PROTO_HDR_SIZE] = 3;			/* unknown mode */
+	CHECK_EQ(decode(len), -EINVAL);
+	buf[DT_PROTO_HDR_SIZE] = DT_ATTACH_NAME;
+	buf[DT_PROTO_HDR_SIZE + 1] = 1;			/* reserved */
+	CHECK_EQ(decode(len), -EBADMSG);
+
+	/* Host names without a NUL inside their array are refused. */
+	memset(m.attach_req.name, 'z', sizeof(m.attach_req.name));
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EBADMSG);
+	/* Garbage after the host string's NUL is not sent. */
+	strcpy(m.attach_req.name, "a");
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK(buf[name + 2] == 0 && buf[name + 63] == 0);
+}
+
+/* Every byte of every reserved field, in each fixed message. */
+struct reserved { unsigned op; bool reply; unsigned off, size; };
+
+static const struct reserved reserved_fields[] = {
+	{ DT_OP_HELLO, false, 4, 4 },	{ DT_OP_HELLO, true, 2, 2 },
+	{ DT_OP_HELLO, true, 20, 4 },	{ DT_OP_REGIONS, true, 4, 4 },
+	{ DT_OP_ATTACH, false, 1, 7 },	{ DT_OP_ATTACH, true, 20, 4 },
+	{ DT_OP_FAULT, false, 6, 2 },	{ DT_OP_FAULT, true, 26, 2 },
+	{ DT_OP_DIRTY, true, 12, 4 },	{ DT_OP_PUNCH, false, 4, 4 },
+	{ DT_OP_QUERY, false, 4, 4 },	{ DT_OP_QUERY, true, 1, 7 },
+	{ DT_OP_QUERY, true, 27, 5 },	{ DT_OP_LIST, false, 36, 4 },
+	{ DT_OP_STATS, false, 4, 4 },	{ DT_OP_DUMP, false, 4, 4 },
+};
+
+static void test_reserved(void)
+{
+	struct dt_msg m;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(reserved_fields) / sizeof(reserved_fields[0]); i++) {
+		const struct reserved *f = &reserved_fields[i];
+
+		dt_test_ctx("reserved %s %s +%u", dt_proto_op_name(f->op),
+			    f->reply ? "rep" : "req", f->off);
+		len = encode_valid(&m, f->op, f->reply);
+		for (unsigned b = 0; b < f->size; b++) {
+			uint8_t *p = buf + DT_PROTO_HDR_SIZE + f->off + b;
+
+			CHECK_EQ(*p, 0);
+			*p = 0x80;
+			CHECK_EQ(decode(len), -EBADMSG);
+			*p = 0;
+		}
+		CHECK_EQ(decode(len), 0);
+	}
+}
+
+/* Domain checks of fixed messages: patch one field, expect an error. */
+static void patch_expect(unsigned op, bool reply, unsigned off, unsigned size, uint64_t v,
+			 int err)
+{
+	struct dt_msg m;
+	size_t len;
+
+	dt_test_ctx("%s %s field +%u = 0x%llx", dt_proto_op_name(op), reply ? "rep" : "req", off,
+		    (unsigned long long)v);
+	do
+		len = encode_valid(&m, op, reply);
+	while (!reply && ((op == DT_OP_FSYNC && (m.fsync_req.flags & DT_FSYNC_WHOLE)) ||
+			  (op == DT_OP_LIST && (m.list_req.flags & DT_LIST_WHOLE))));
+	put_le(buf, DT_PROTO_HDR_SIZE + off, size, v);
+	CHECK_EQ(decode(len), err);
+}
+
+static void test_domains(void)
+{
+	/* HELLO: versions, limits. */
+	patch_expect(DT_OP_HELLO, false, 0, 4, 0x00010000, -EINVAL);	/* min 0 */
+	patch_expect(DT_OP_HELLO, false, 0, 4, 0x00020003, -EINVAL);	/* min > max */
+	patch_expect(DT_OP_HELLO, false, 0, 4, 0x00050005, 0);
+	patch_expect(DT_OP_HELLO, true, 0, 2, 0, -EPROTO);
+	patch_expect(DT_OP_HELLO, true, 0, 2, DT_PROTO_VERSION + 1, -EPROTO);
+	patch_expect(DT_OP_HELLO, true, 4, 4, DT_PROTO_MAX_MSG + 1, -EINVAL);
+	patch_expect(DT_OP_HELLO, true, 4, 4, 10, -EINVAL);
+	patch_expect(DT_OP_HELLO, true, 8, 4, 0, -EINVAL);
+	patch_expect(DT_OP_HELLO, true, 8, 4, DT_PROTO_MAX_RANGES + 1, -EINVAL);
+	patch_expect(DT_OP_HELLO, true, 12, 4, 0, -EINVAL);
+	patch_expect(DT_OP_HELLO, true, 12, 4, DT_PROTO_MAX_LIST + 1, -EINVAL);
+	patch_expect(DT_OP_HELLO, true, 40 + 31, 1, 'x', -EBADMSG);	/* software */
+	/* ATTACH reply. */
+	patch_expect(DT_OP_ATTACH, true, 0, 4, DT_PROTO_ALL_REGIONS, -EINVAL);
+	patch_expect(DT_OP_ATTACH, true, 4, 4, DT_REGION_FLAGS_ALL + 1, -EINVAL);
+	patch_expect(DT_OP_ATTACH, true, 16, 4, 2, -EINVAL);
+	/* FAULT. */
+	patch_expect(DT_OP_FAULT, false, 4, 1, 1, -EINVAL);		/* order 1 */
+	patch_expect(DT_OP_FAULT, false, 4, 1, 21, -EINVAL);
+	patch_expect(DT_OP_FAULT, false, 5, 1, 2, -EINVAL);		/* flags */
+	patch_expect(DT_OP_FAULT, false, 0, 4, DT_PROTO_ALL_REGIONS, -EINVAL);
+	patch_expect(DT_OP_FAULT, true, 24, 1, 3, -EINVAL);		/* order */
+	patch_expect(DT_OP_FAULT, true, 0, 8, 4096 + 512, -EINVAL);	/* misaligned */
+	patch_expect(DT_OP_FAULT, true, 16, 8, 8192, -EINVAL);		/* size */
+	patch_expect(DT_OP_FAULT, true, 25, 1, 0x10, -EINVAL);		/* entry flags */
+	patch_expect(DT_OP_FAULT, true, 28, 4, 0x40, -EINVAL);		/* fault flags */
+	/* FSYNC. */
+	patch_expect(DT_OP_FSYNC, false, 4, 4, 4, -EINVAL);		/* flags */
+	patch_expect(DT_OP_FSYNC, false, 4, 4, DT_FSYNC_WHOLE, -EINVAL);	/* with a range */
+	patch_expect(DT_OP_FSYNC, false, 8, 16, 0, -EINVAL);		/* zero length */
+	patch_expect(DT_OP_FSYNC, false, 8, 8, UINT64_MAX, -EOVERFLOW);
+	/* PUNCH. */
+	patch_expect(DT_OP_PUNCH, false, 16, 8, 0, -EINVAL);
+	patch_expect(DT_OP_PUNCH, false, 8, 8, UINT64_MAX, -EOVERFLOW);
+	patch_expect(DT_OP_PUNCH, false, 0, 4, DT_PROTO_ALL_REGIONS, -EINVAL);
+	/* QUERY. */
+	patch_expect(DT_OP_QUERY, false, 0, 4, DT_PROTO_ALL_REGIONS, -EINVAL);
+	patch_expect(DT_OP_QUERY, true, 0, 1, 2, -EINVAL);		/* found */
+	patch_expect(DT_OP_QUERY, true, 24, 1, 52, -EINVAL);		/* order */
+	patch_expect(DT_OP_QUERY, true, 25, 1, 0x10, -EINVAL);		/* entry flags */
+	patch_expect(DT_OP_QUERY, true, 26, 1, 0x08, -EINVAL);		/* tags */
+	/* LIST request. */
+	patch_expect(DT_OP_LIST, false, 4, 4, 4, -EINVAL);
+	patch_expect(DT_OP_LIST, false, 4, 4, DT_LIST_WHOLE, -EINVAL);
+	patch_expect(DT_OP_LIST, false, 16, 8, 0, -EINVAL);
+	patch_expect(DT_OP_LIST, false, 8, 8, UINT64_MAX, -EOVERFLOW);
+	patch_expect(DT_OP_LIST, false, 32, 4, 0, -EINVAL);
+	patch_expect(DT_OP_LIST, false, 32, 4, DT_PROTO_MAX_LIST + 1, -E2BIG);
+	patch_expect(DT_OP_DUMP, false, 0, 4, DT_PROTO_ALL_REGIONS, -EINVAL);
+}
+
+static void test_query_not_found(void)
+{
+	struct dt_msg req, m, d;
+	size_t len;
+
+	dt_test_ctx("query not found");
+	dt_proto_init_request(&req, DT_OP_QUERY, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK(!d.query_rep.found);
+	put_le(buf, DT_PROTO_HDR_SIZE + 16, 8, 77);	/* a sector without an entry */
+	CHECK_EQ(decode(len), -EINVAL);
+	/* An entry at the very top of the space. */
+	m.query_rep.found = true;
+	m.query_rep.entry.order = DT_PROTO_PMD_ORDER;
+	m.query_rep.entry.base = 0ULL - (2ULL << 20);
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EOVERFLOW);
+	m.query_rep.entry.base -= 2ULL << 20;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	m.query_rep.entry.order = DT_PROTO_MAX_ORDER + 1;
+	m.query_rep.entry.base = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+}
+
+/* Variable replies: counts, limits and record checks. */
+static void test_var_replies(void)
+{
+	struct dt_proto_entry e[2] = { { .base = 0, .order = 9 }, { .base = 1 << 21 } };
+	struct dt_msg req, m;
+	size_t len;
+
+	dt_test_ctx("list reply");
+	dt_proto_init_request(&req, DT_OP_LIST, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	m.list_rep.count = 2;
+	m.list_rep.entries = e;
+	m.list_rep.next_cursor = 3 << 20;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + 16 + 48);
+	e[1].base = 4096;				/* inside the PMD entry before */
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	e[1].base = 0;					/* repeated */
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	e[1].base = 2 << 20;
+	m.list_rep.flags = DT_LIST_DONE;		/* done, with a cursor */
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.list_rep.next_cursor = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	m.list_rep.flags = 0;				/* not done, no cursor */
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.list_rep.flags = 2;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.list_rep.flags = DT_LIST_DONE;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	put_le(buf, DT_PROTO_HDR_SIZE + 12, 4, DT_PROTO_MAX_LIST + 1);
+	CHECK_EQ(decode(len), -E2BIG);
+	put_le(buf, DT_PROTO_HDR_SIZE + 12, 4, 1);
+	CHECK_EQ(decode(len), -EBADMSG);
+	m.list_rep.count = DT_PROTO_MAX_LIST + 1;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -E2BIG);
+
+	dt_test_ctx("attach reply");
+	dt_proto_init_request(&req, DT_OP_ATTACH, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);	/* no name */
+	strcpy(m.attach_rep.name, "default");
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+
+	dt_test_ctx("regions reply");
+	dt_proto_init_request(&req, DT_OP_REGIONS, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	gen_region(&regions[0]);
+	m.regions_rep.count = 1;
+	m.regions_rep.regions = regions;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + 8 + DT_PROTO_REGION_REC_SIZE);
+	regions[0].flush = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	regions[0].flush = 4;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	regions[0].flush = DT_FLUSH_FENCE;
+	regions[0].flags = 1U << 6;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	regions[0].flags = 0;
+	memset(regions[0].path, '/', sizeof(regions[0].path));
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EBADMSG);
+	regions[0].path[DT_PROTO_PATH_MAX - 1] = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	m.regions_rep.count = DT_PROTO_MAX_REGIONS + 1;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -E2BIG);
+
+	dt_test_ctx("namespaces reply");
+	dt_proto_init_request(&req, DT_OP_NAMESPACES, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	gen_ns(&nss[0]);
+	m.namespaces_rep.count = 1;
+	m.namespaces_rep.namespaces = nss;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	m.namespaces_rep.flags = DT_NS_NO_NDCTL;	/* cannot enumerate, yet lists */
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.namespaces_rep.flags = 0;
+	nss[0].mode = DT_NS_SECTOR + 1;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+
+	dt_test_ctx("dump reply");
+	dt_proto_init_request(&req, DT_OP_DUMP, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	m.dump_rep.text = "node 0\n";
+	m.dump_rep.length = 7;
+	m.dump_rep.offset = 10;
+	m.dump_rep.total = 17;
+	m.dump_rep.flags = DT_DUMP_DONE;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	m.dump_rep.flags = 0;				/* last chunk not flagged */
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.dump_rep.total = 16;				/* past the total */
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.dump_rep.total = 100;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	m.dump_rep.offset = UINT64_MAX - 3;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EOVERFLOW);
+	m.dump_rep.offset = 0;
+	m.dump_rep.text = "no\0nul";
+	m.dump_rep.length = 6;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.dump_rep.length = DT_PROTO_MAX_DUMP + 1;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -E2BIG);
+
+	dt_test_ctx("stats reply");
+	dt_proto_init_request(&req, DT_OP_STATS, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	gen_rstats(&rstats[0]);
+	rstats[0].name[0] = 0;
+	m.stats_rep.count = 1;
+	m.stats_rep.regions = rstats;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+}
+
+static void test_oversized(void)
+{
+	struct dt_msg m, d;
+	size_t len;
+
+	dt_test_ctx("oversized");
+	len = encode_valid(&m, DT_OP_QUERY, false);
+	put_le(buf, 8, 4, 4242);
+	put_le(buf, 16, 4, DT_PROTO_MAX_MSG + 1 - DT_PROTO_HDR_SIZE);
+	memset(buf + len, 0, DT_PROTO_MAX_MSG + 1 - len);
+	CHECK_EQ(dt_proto_decode(buf, DT_PROTO_MAX_MSG + 1, &d), -E2BIG);
+	CHECK_EQ(d.id, 4242);
+	/* Encoding into a too small buffer, at every size. */
+	len = encode_valid(&m, DT_OP_STATS, true);
+	for (size_t cap = 0; cap < len; cap += 1 + cap / 16)
+		if (!CHECK_EQ(dt_proto_encode(&m, buf2, cap, &len), -EMSGSIZE))
+			break;
+}
+
+/* The bytes on the wire, written out by hand. */
+static void test_layout(void)
+{
+	static const uint8_t hello[] = {
+		'D', 'X', 'T', 'K', 1, 0, 1, 0,		/* magic, version, flags, op */
+		0x78, 0x56, 0x34, 0x12,			/* id */
+		0, 0, 0, 0,				/* status */
+		8, 0, 0, 0,				/* payload length */
+		0, 0, 0, 0,				/* reserved */
+		1, 0, 0x02, 0x01,			/* min 1, max 0x102 */
+		0, 0, 0, 0,
+	};
+	static const uint8_t fsync[] = {
+		'D', 'X', 'T', 'K', 1, 0, 6, 0,
+		0xef, 0xbe, 0xad, 0xde,
+		0, 0, 0, 0,
+		24, 0, 0, 0,
+		0, 0, 0, 0,
+		7, 0, 0, 0x80,				/* region 0x80000007 */
+		2, 0, 0, 0,				/* DEEP */
+		0x00, 0x10, 0, 0, 0, 0, 0, 0x01,	/* offset 0x0100000000001000 */
+		0x00, 0x00, 0x20, 0, 0, 0, 0, 0,	/* length 2MiB */
+	};
+	static const uint8_t dirty[] = {
+		'D', 'X', 'T', 'K', 1, 0, 5, 0,
+		2, 0, 0, 0,
+		0, 0, 0, 0,
+		40, 0, 0, 0,
+		0, 0, 0, 0,
+		1, 0, 0, 0,				/* region */
+		2, 0, 0, 0,				/* count */
+		0, 0x30, 0, 0, 0, 0, 0, 0,		/* 0x3000 */
+		0, 0x10, 0, 0, 0, 0, 0, 0,		/* +4096 */
+		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
+		0x11, 0, 0, 0, 0, 0, 0, 0,
+	};
+	static const uint8_t fault_rep[] = {
+		'D', 'X', 'T', 'K', 1, 1, 4, 0,		/* a reply */
+		9, 0, 0, 0,
+		0, 0, 0, 0,
+		32, 0, 0, 0,
+		0, 0, 0, 0,
+		0, 0, 0x40, 0, 0, 0, 0, 0,		/* base 4MiB */
+		0x21, 0x43, 0, 0, 0, 0, 0, 0,		/* sector 0x4321 */
+		0, 0x10, 0, 0, 0, 0, 0, 0,		/* size 4KiB */
+		0, 0x03, 0, 0,				/* order 0, entry flags */
+		0x11, 0, 0, 0,				/* FALLBACK | DIRTY */
+	};
+	static const uint8_t err_rep[] = {
+		'D', 'X', 'T', 'K', 1, 1, 7, 0,
+		3, 0, 0, 0,
+		0xf3, 0xff, 0xff, 0xff,			/* -EACCES (-13) */
+		0, 0, 0, 0,
+		0, 0, 0, 0,
+	};
+	struct dt_proto_range r[2] = { { 0x3000, 4096 }, { 0x0102030405060708ULL, 0x11 } };
+	struct dt_msg m, req, d;
+	size_t len;
+
+	dt_test_ctx("layout hello");
+	dt_proto_init_request(&m, DT_OP_HELLO, 0x12345678);
+	m.hello_req.min_version = 1;
+	m.hello_req.max_version = 0x102;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK(len == sizeof(hello) && !memcmp(buf, hello, len));
+	CHECK_EQ(dt_proto_decode(hello, sizeof(hello), &d), 0);
+	CHECK_EQ(d.hello_req.max_version, 0x102);
+
+	dt_test_ctx("layout fsync");
+	dt_proto_init_request(&m, DT_OP_FSYNC, 0xdeadbeef);
+	m.fsync_req.region = 0x80000007;
+	m.fsync_req.flags = DT_FSYNC_DEEP;
+	m.fsync_req.offset = 0x0100000000001000ULL;
+	m.fsync_req.length = 2 << 20;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK(len == sizeof(fsync) && !memcmp(buf, fsync, len));
+	CHECK_EQ(dt_proto_decode(fsync, sizeof(fsync), &d), 0);
+	CHECK_EQ(d.fsync_req.offset, 0x0100000000001000ULL);
+	CHECK_EQ(d.fsync_req.region, 0x80000007);
+
+	dt_test_ctx("layout dirty");
+	dt_proto_init_request(&m, DT_OP_DIRTY, 2);
+	m.dirty_req.region = 1;
+	m.dirty_req.count = 2;
+	m.dirty_req.ranges = r;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK(len == sizeof(dirty) && !memcmp(buf, dirty, len));
+
+	dt_test_ctx("layout fault reply");
+	dt_proto_init_request(&req, DT_OP_FAULT, 9);
+	dt_proto_init_reply(&m, &req, 0);
+	m.fault_rep.base = 4 << 20;
+	m.fault_rep.sector = 0x4321;
+	m.fault_rep.size = 4096;
+	m.fault_rep.order = 0;
+	m.fault_rep.entry_flags = DT_PROTO_ENTRY_LOCKED | DT_PROTO_ENTRY_PMD;
+	m.fault_rep.fault_flags = DT_PROTO_FAULT_FALLBACK | DT_PROTO_FAULT_DIRTY;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK(len == sizeof(fault_rep) && !memcmp(buf, fault_rep, len));
+
+	dt_test_ctx("layout error reply");
+	dt_proto_init_request(&req, DT_OP_PUNCH, 3);
+	dt_proto_init_reply(&m, &req, -EACCES);
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK(len == sizeof(err_rep) && !memcmp(buf, err_rep, len));
+	CHECK_EQ(dt_proto_decode(err_rep, sizeof(err_rep), &d), 0);
+	CHECK_EQ(d.status, -EACCES);
+}
+
+/* Random corruption of valid messages: never a crash or an over-read (ASan). */
+static void test_fuzz(void)
+{
+	unsigned rounds = (unsigned)(3000 * test_scale());
+	struct dt_msg m, d;
+	uint8_t *copy;
+	size_t len;
+	int ok = 0;
+
+	dt_test_ctx("fuzz");
+	for (unsigned i = 0; i < rounds; i++) {
+		len = encode_valid(&m, DT_OP_FIRST + rnd_below(DT_OP_LAST), rnd_below(2));
+		if (len > 8192)
+			continue;
+		for (int k = 1 + rnd_below(3); k > 0; k--)
+			buf[rnd_below(len)] ^= (uint8_t)(1 << rnd_below(8));
+		/* An exact-size heap copy so that ASan sees any read past the end. */
+		copy = malloc(len);
+		memcpy(copy, buf, len);
+		if (dt_proto_decode(copy, len, &d) == 0)
+			ok++;
+		free(copy);
+	}
+	CHECK(ok < (int)rounds);
+}
+
+static void test_names(void)
+{
+	dt_test_ctx("names");
+	CHECK(!strcmp(dt_proto_op_name(DT_OP_HELLO), "HELLO"));
+	CHECK(!strcmp(dt_proto_op_name(DT_OP_NAMESPACES), "NAMESPACES"));
+	CHECK(!strcmp(dt_proto_op_name(DT_OP_DUMP), "DUMP"));
+	CHECK(!strcmp(dt_proto_op_name(0), "UNKNOWN"));
+	CHECK(!strcmp(dt_proto_op_name(DT_OP_LAST + 1), "UNKNOWN"));
+	for (unsigned op = DT_OP_FIRST; op <= DT_OP_LAST; op++)
+		CHECK(strcmp(dt_proto_op_name(op), "UNKNOWN"));
+	CHECK(!strcmp(dt_proto_status_name(0), "OK"));
+	CHECK(!strcmp(dt_proto_status_name(-EPERM), "EPERM"));
+	CHECK(!strcmp(dt_proto_status_name(-EPROTO), "EPROTO"));
+	CHECK(!strcmp(dt_proto_status_name(-4000), "EUNKNOWN"));
+	CHECK(!strcmp(dt_proto_status_name(5), "EUNKNOWN"));
+	CHECK(!strcmp(dt_proto_strerror(0), "Success"));
+	CHECK(!strcmp(dt_proto_strerror(-ENOENT), "No such file or directory"));
+	CHECK(!strcmp(dt_proto_strerror(-4000), "Unknown error"));
+	CHECK(!strcmp(dt_proto_strerror(1), "Unknown error"));
+	CHECK(!strcmp(dt_proto_flush_name(DT_FLUSH_MSYNC), "msync"));
+	CHECK(!strcmp(dt_proto_flush_name(0), "unknown"));
+	CHECK(!strcmp(dt_proto_ns_mode_name(DT_NS_DEVDAX), "devdax"));
+	CHECK(!strcmp(dt_proto_ns_mode_name(99), "unknown"));
+}
+
+int main(void)
+{
+	rng_seed();
+	test_layout();
+	test_round_trips();
+	test_truncation();
+	test_header();
+	test_status();
+	test_dirty();
+	test_strings();
+	test_reserved();
+	test_domains();
+	test_query_not_found();
+	test_var_replies();
+	test_oversized();
+	test_fuzz();
+	test_names();
+	return dt_test_done();
+}
