@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/ndctl.h - the NVDIMM namespaces of the machine (through libndctl)
+ * and which of them a region lives on.
+ *
+ * dt_ndctl_scan() copies what libndctl reports into plain structs; no
+ * libndctl type leaves ndctl.c.  A machine without NVDIMMs has zero
+ * namespaces, which is not an error.
+ */
+#ifndef DAXTRACKD_NDCTL_H
+#define DAXTRACKD_NDCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum dt_ns_mode { DT_NS_FSDAX, DT_NS_DEVDAX, DT_NS_RAW, DT_NS_SECTOR, DT_NS_UNKNOWN };
+
+/* A bad range in bytes, relative to the start of a device or a region. */
+struct dt_badblock {
+	uint64_t offset;
+	uint64_t len;
+};
+
+/**
+ * struct dt_namespace - One namespace.
+ * @bus: The bus device ("ndbus0") and @bus_provider ("ACPI.NFIT").
+ * @region: The region device ("region0").
+ * @name: The namespace device ("namespace0.0").
+ * @mode: fsdax, devdax, raw, sector or unknown.
+ * @size: Bytes usable through the device (@devname).
+ * @align: The device's mapping alignment (pfn/dax align), 0 if unknown.
+ * @numa_node: NUMA node, -1 if unknown.
+ * @devname: "pmem0" (fsdax/raw), "pmem0s" (sector), "dax1.0" (devdax), or
+ *	     "" when the namespace is disabled.
+ * @devt: Device number of /dev/@devname (0 if unknown).
+ * @is_chr: @devt is a character device (devdax); else a block device.
+ * @deep_flush: Its region has a deep_flush control (flush hint addresses).
+ * @enabled: The namespace is active (it, or the pfn, dax or btt device on
+ *	     it, is enabled).
+ * @nbad: Entries of @bad.
+ * @bad: Bad byte ranges relative to offset 0 of /dev/@devname, sorted.
+ */
+struct dt_namespace {
+	char bus[32];
+	char bus_provider[64];
+	char region[32];
+	char name[32];
+	enum dt_ns_mode mode;
+	uint64_t size;
+	uint64_t align;
+	int numa_node;
+	char devname[32];
+	dev_t devt;
+	bool is_chr;
+	bool deep_flush;
+	bool enabled;
+	unsigned nbad;
+	struct dt_badblock *bad;
+};
+
+struct dt_ndctl_private;
+
+/**
+ * struct dt_ndctl - The result of a scan.
+ * @nns: Entries of @ns.
+ * @ns: The namespaces, in bus, region, namespace order.
+ * @note: A line for the log: "3 NVDIMM namespaces found", "no NVDIMM
+ *	  namespaces found", or why libndctl could not be used.
+ * @priv: libndctl's context and regions (for deep flushes).
+ */
+struct dt_ndctl {
+	unsigned nns;
+	struct dt_namespace *ns;
+	char note[256];
+	struct dt_ndctl_private *priv;
+};
+
+/**
+ * dt_ndctl_scan() - Enumerate buses, regions and namespaces.
+ * @out: Receives the scan; free it with dt_ndctl_free().
+ *
+ * A failure of libndctl itself (no sysfs, ndctl_new() failing) is not an
+ * error either: the scan has no namespaces and @note says why.
+ *
+ * Context: Any thread.  Allocates; reads sysfs.
+ * Return: 0, or -ENOMEM.
+ */
+int dt_ndctl_scan(struct dt_ndctl **out);
+
+/**
+ * dt_ndctl_free() - Free a scan.
+ * @nd: The scan, or NULL.
+ */
+void dt_ndctl_free(struct dt_ndctl *nd);
+
+/**
+ * dt_ndctl_match() - The namespace a region's memory lives on.
+ * @nd: The scan.
+ * @is_chr: The region is a character device (devdax) mapped whole.
+ * @dev: For devdax, st_rdev of the device; for a file, st_dev of the file
+ *	 (the block device, or a partition of it, under the file system).
+ *
+ * Return: The namespace's index in @nd->ns, or -ENOENT (no namespace: a
+ * file on a disk or tmpfs, a file system on device-mapper, ...).
+ */
+int dt_ndctl_match(const struct dt_ndctl *nd, bool is_chr, dev_t dev);
+
+/**
+ * dt_ndctl_deep_flush() - Flush the write-pending queues of a namespace's
+ * region (ndctl_region_deep_flush()).
+ * @nd: The scan.
+ * @index: The namespace's index.
+ *
+ * Context: Any thread; one write to sysfs.
+ * Return: 0; -ENOENT for a bad @index; -EOPNOTSUPP when the region has no
+ * deep_flush control (e.g. emulated NVDIMMs without flush hints); libndctl's
+ * negative errno.
+ */
+int dt_ndctl_deep_flush(struct dt_ndctl *nd, unsigned index);
+
+/**
+ * dt_ns_mode_name() - "fsdax", "devdax", "raw", "sector" or "unknown".
+ * @mode: The mode.
+ *
+ * Return: A static string.
+ */
+const char *dt_ns_mode_name(enum dt_ns_mode mode);
+
+#endif /* DAXTRACKD_NDCTL_H */

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/region.h - one tracked region: its libpmem mapping, what the memory
+ * can do, how it is flushed, its geometry and its dt_mapping.
+ *
+ * Flush paths, chosen at open:
+ *   DT_FLUSH_PMEM        pmem_is_pmem() and no eADR: pmem_flush() of each
+ *                        range (CLWB/CLFLUSHOPT), one pmem_drain() (SFENCE)
+ *   DT_FLUSH_FENCE_ONLY  pmem_is_pmem() and pmem_has_auto_flush() == 1 (eADR:
+ *                        the CPU caches are in the persistence domain): no
+ *                        per-range flush, one pmem_drain()
+ *   DT_FLUSH_MSYNC       anything else (a file on a disk or tmpfs, or a file
+ *                        system without MAP_SYNC): pmem_msync() of each range
+ *
+ * Geometry (the dt_sector_fn of the mapping):
+ *   devdax  linear: sector = byte offset / 512 on the dax device.
+ *   file    FIEMAP (FS_IOC_FIEMAP, read at open into a table of extents):
+ *           the physical byte offset on the block device under the file
+ *           system / 512.  A 4KiB or 2MiB run must lie in one physically
+ *           contiguous stretch (else -EINVAL); a run in a hole re-reads the
+ *           table once (the file may have got blocks since), then fails with
+ *           -ENODATA.  When the file system has no FIEMAP (tmpfs) or reports
+ *           extents without a known physical address, the geometry is
+ *           linear by file offset and @geometry says "linear".
+ *
+ * PMD capability (2MiB entries): the mapping address is 2MiB-aligned and the
+ * region is at least 2MiB, and
+ *   devdax  the device alignment (sysfs "align") is at least 2MiB;
+ *   file    always (the geometry callback refuses a 2MiB run that is not
+ *           physically contiguous).  On fsdax the kernel itself only makes
+ *           PMD mappings for 2MiB-aligned extents; clients report what they
+ *           got.
+ */
+#ifndef DAXTRACKD_REGION_H
+#define DAXTRACKD_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sys/types.h>
+
+#include <daxtrack/mapping.h>
+
+#include "config.h"
+#include "ndctl.h"
+
+enum dt_flush_path { DT_FLUSH_PMEM, DT_FLUSH_FENCE_ONLY, DT_FLUSH_MSYNC };
+
+/* What the flush hook is told about. */
+enum dt_flush_event {
+	DT_FLUSH_EV_RANGE,	/* ops->flush of one range */
+	DT_FLUSH_EV_DRAIN,	/* ops->drain */
+	DT_FLUSH_EV_ALL,	/* dt_region_flush_all() of the whole region */
+	DT_FLUSH_EV_DEEP,	/* dt_region_deep_flush() of a range */
+};
+
+/**
+ * struct dt_region_counters - Event counters (read with __atomic loads).
+ * @flushes: Ranges flushed by writebacks.
+ * @flush_bytes: Bytes in them.
+ * @drains: Drains.
+ * @full_flushes: dt_region_flush_all() calls.
+ * @deep_flushes: dt_region_deep_flush() calls.
+ * @flush_errors: Failed pmem_msync() calls.
+ * @bad_hits: dt_region_range_bad() calls that found a bad block.
+ */
+struct dt_region_counters {
+	uint64_t flushes;
+	uint64_t flush_bytes;
+	uint64_t drains;
+	uint64_t full_flushes;
+	uint64_t deep_flushes;
+	uint64_t flush_errors;
+	uint64_t bad_hits;
+};
+
+struct dt_extent;
+
+/**
+ * struct dt_region - One open region.
+ * @name: Its configured name.
+ * @path: Its configured path.
+ * @fd: The open file or device (O_RDWR): fstat, FIEMAP.
+ * @addr: The daemon's mapping of it.
+ * @size: Bytes mapped (a multiple of 4KiB).
+ * @npages: @size / 4KiB.
+ * @devdax: A device-DAX character device, else a regular file.
+ * @created: dt_region_open() created the file.
+ * @is_pmem: pmem_is_pmem() of the whole mapping.
+ * @has_eadr: pmem_has_auto_flush() == 1.
+ * @pmd_capable: 2MiB entries possible (see above).
+ * @dev_align: Device alignment for devdax (0 if unknown or a file).
+ * @flush_path: How ranges are flushed.
+ * @geometry: "linear" or "fiemap".
+ * @st_dev: st_dev of what is mapped.
+ * @st_rdev: st_rdev (devdax) or 0.
+ * @st_ino: st_ino.
+ * @mapping: The region's dt mapping.
+ * @ns_index: Index of the matching namespace in @nd, or -1.
+ * @nd: The scan given to dt_region_set_namespace(), or NULL.
+ * @nbad: Entries of @bad.
+ * @bad: Bad byte ranges relative to the region start, sorted.
+ * @counters: Event counters.
+ * @flush_error: First errno of a failed flush not yet taken (atomic).
+ */
+struct dt_region {
+	char name[DT_CONFIG_NAME_MAX + 1];
+	char path[DT_CONFIG_PATH_MAX + 1];
+	int fd;
+	void *addr;
+	uint64_t size;
+	uint64_t npages;
+	bool devdax;
+	bool created;
+	bool is_pmem;
+	bool has_eadr;
+	bool pmd_capable;
+	uint64_t dev_align;
+	enum dt_flush_path flush_path;
+	const char *geometry;
+	dev_t st_dev;
+	dev_t st_rdev;
+	ino_t st_ino;
+	struct dt_mapping *mapping;
+	int ns_index;
+	struct dt_ndctl *nd;
+	unsigned nbad;
+	struct dt_badblock *bad;
+	struct dt_region_counters counters;
+	int flush_error;
+
+	/* private to region.c */
+	pthread_rwlock_t extent_lock;
+	struct dt_extent *extents;
+	unsigned nextents;
+	bool fiemap;
+};
+
+/**
+ * dt_region_flush_hook - Test hook: told of every flush of every region.
+ *
+ * NULL (the default) costs one relaxed load per flush call.  Set it before
+ * any region is flushed and clear it once no flush runs; the hook is called
+ * in the flushing thread, with entry locks held.
+ */
+extern void (*dt_region_flush_hook)(struct dt_region *r, enum dt_flush_event ev,
+				    uint64_t off, uint64_t len);
+
+/**
+ * dt_region_open() - Open, create if needed, and map a region.
+ * @cr: Its configuration.
+ * @out: Receives the region.
+ * @err: Receives 'region "NAME": PATH: reason'; may be NULL.
+ * @errlen: Size of @err.
+ *
+ * The path is opened with O_NOFOLLOW (a symbolic link is refused).  A
+ * missing file is created (O_CREAT|O_EXCL, mode 0600) at @cr->size when
+ * @cr->create is set, and the size is allocated with posix_fallocate().  An
+ * existing file must be a non-empty multiple of 4KiB and, if @cr->size is
+ * set, of that size.  A character device must be device DAX; it is mapped
+ * whole, and @cr->size, if set, must be its size.  The mapping is made by
+ * pmem_map_file() on /proc/self/fd/N of the descriptor opened here (so what
+ * is checked is what is mapped); libpmem uses MAP_SYNC where it can.
+ *
+ * Context: The daemon's main thread (registered with urcu-memb).  Allocates.
+ * Return: 0; -ELOOP for a symbolic link; -ENOENT for a missing file with
+ * create = no; -EINVAL for a missing file without a size to create it, a bad
+ * size or file type; -ENODEV for a
+ * character device that is not device DAX; -ENOMEM; the errno of open(2),
+ * posix_fallocate(3) or pmem_map_file().
+ */
+int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, char *err,
+		   size_t errlen);
+
+/**
+ * dt_region_close() - Unmap and free a region.
+ * @r: The region, or NULL.  Nothing may use it any more.
+ *
+ * Does not flush: write back (or dt_region_flush_all()) first.
+ *
+ * Context: A registered thread, outside any read-side critical section.
+ */
+void dt_region_close(struct dt_region *r);
+
+/**
+ * dt_region_flush_ops() - The flush operations of the region's flush path.
+ * @r: The region (the @arg of the operations).
+ *
+ * Return: Static operations for dt_mapping_writeback().
+ */
+const struct dt_flush_ops *dt_region_flush_ops(const struct dt_region *r);
+
+/**
+ * dt_region_writeback() - Write back the dirty entries of a byte range.
+ * @r: The region.
+ * @first: First page.
+ * @last: Last page, inclusive.
+ * @rep: Filled in; may be NULL.
+ *
+ * dt_mapping_writeback() with dt_region_flush_ops().
+ *
+ * Context: As dt_mapping_writeback().
+ * Return: As dt_mapping_writeback(); -EIO if a flush failed (see
+ * dt_region_take_flush_error()).
+ */
+int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
+			struct dt_writeback_report *rep);
+
+/**
+ * dt_region_take_flush_error() - The first flush error since the last call.
+ * @r: The region.
+ *
+ * pmem_msync() can fail (EIO on writeback, ENOMEM); the flush operations
+ * cannot return an error, so they keep the first one here.
+ *
+ * Return: 0 or a negative errno; the error is cleared.
+ */
+int dt_region_take_flush_error(struct dt_region *r);
+
+/**
+ * dt_region_flush_all() - Flush the whole region.
+ * @r: The region.
+ *
+ * pmem_persist() of the whole mapping (PMEM path), pmem_drain() (FENCE_ONLY)
+ * or pmem_msync() of it (MSYNC).  Used after an unclean exit, before any
+ * client is served, and as the last resort at SIGTERM.
+ *
+ * Context: Any thread; takes no lock of the mapping.
+ * Return: 0, or pmem_msync()'s negative errno.
+ */
+int dt_region_flush_all(struct dt_region *r);
+
+/**
+ * dt_region_deep_flush() - Flush a byte range through the memory
+ * controller's write-pending queues.
+ * @r: The region.
+ * @off: First byte.
+ * @len: Bytes.
+ *
+ * Called after the range's dirty entries were written back.  With a
+ * matching namespace (dt_region_set_namespace()) this is
+ * ndctl_region_deep_flush() of its region; otherwise, or when that region has
+ * no deep_flush control, pmem_deep_flush() of the range (which finds the
+ * region itself where it can, and is flush + drain where there is no
+ * control); on the MSYNC path,
+ * which has no such queue, pmem_msync() of the range.
+ *
+ * Context: Any thread.
+ * Return: 0; -ERANGE for a range past the end; a negative errno.
+ */
+int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len);
+
+/**
+ * dt_region_set_namespace() - Match the region to a namespace of a scan.
+ * @r: The region.
+ * @nd: A scan that outlives @r (or until the next call), or NULL to forget.
+ *
+ * Sets @r->ns_index and copies the namespace's bad blocks that fall into
+ * the region, moved to region offsets (through the extent table for a
+ * file; for a file on a partition the partition start is accounted for).
+ *
+ * Context: The daemon's main thread, before clients are served.
+ * Return: The namespace index, -ENOENT (no namespace: not an error), or
+ * -ENOMEM.
+ */
+int dt_region_set_namespace(struct dt_region *r, struct dt_ndctl *nd);
+
+/**
+ * dt_region_range_bad() - Whether a byte range touches a bad block.
+ * @r: The region.
+ * @off: First byte.
+ * @len: Bytes (0: never bad).
+ *
+ * Context: Any thread; reads only.
+ * Return: true if some byte of [@off, @off + @len) is in a bad range.
+ */
+bool dt_region_range_bad(struct dt_region *r, uint64_t off, uint64_t len);
+
+/**
+ * dt_region_sector() - The region's geometry (its dt_sector_fn).
+ * @arg: The region.
+ * @pgoff: First page of the run.
+ * @order: 0 or 9.
+ * @sector: Receives the sector of the run's first byte.
+ *
+ * Return: 0; -ERANGE past the end; -EINVAL for a run that is not contiguous
+ * on the device; -ENODATA for a run in a hole of the file.
+ */
+int dt_region_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector);
+
+/**
+ * dt_region_flush_path_name() - "pmem", "fence" or "msync".
+ * @path: A flush path.
+ *
+ * Return: A static string.
+ */
+const char *dt_region_flush_path_name(enum dt_flush_path path);
+
+#endif /* DAXTRACKD_REGION_H */

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_region.c - file-backed regions: creation, reopening, refusals, the
+ * capabilities found on this (non-pmem) machine, the geometry (FIEMAP on a
+ * disk file system, linear on tmpfs), the flush operations of each path as
+ * seen by the flush hook, full and deep flushes, and bad-block ranges.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <urcu/urcu-memb.h>
+
+#include "dt_test.h"
+#include "daemon_util.h"
+#include "ndctl.h"
+#include "region.h"
+
+DT_TEST_DEFINE("test_region");
+
+#define MiB (1ULL << 20)
+#define PG 4096ULL
+
+struct event {
+	struct dt_region *r;
+	enum dt_flush_event ev;
+	uint64_t off, len;
+};
+
+static struct event events[64];
+static unsigned nevents;
+
+static void record(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len)
+{
+	if (nevents < 64)
+		events[nevents] = (struct event){ r, ev, off, len };
+	nevents++;
+}
+
+static bool event_is(unsigned i, enum dt_flush_event ev, uint64_t off, uint64_t len)
+{
+	if (i >= nevents || i >= 64)
+		return false;
+	return events[i].ev == ev && events[i].off == off && events[i].len == len;
+}
+
+static struct dt_config_region conf(const char *name, const char *path, uint64_t size,
+				    bool create)
+{
+	struct dt_config_region cr = { .size = size, .create = create };
+
+	snprintf(cr.name, sizeof(cr.name), "%s", name);
+	snprintf(cr.path, sizeof(cr.path), "%s", path);
+	return cr;
+}
+
+static int open_err(const char *path, uint64_t size, bool create, const char *reason)
+{
+	struct dt_config_region cr = conf("t", path, size, create);
+	char err[512], want[PATH_MAX + 256];
+	struct dt_region *r = (void *)1;
+	int ret = dt_region_open(&cr, &r, err, sizeof(err));
+
+	CHECK(r == NULL);
+	snprintf(want, sizeof(want), "region \"t\": %s: %s", path, reason);
+	if (!CHECK(!strcmp(err, want)))
+		fprintf(stderr, "     got  \"%s\"\n     want \"%s\"\n", err, want);
+	return ret;
+}
+
+static void test_refusals(void)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	struct stat st;
+
+	dt_test_ctx("missing, create = no");
+	CHECK_EQ(open_err(tmp_path(path, "nope"), 8 * MiB, false, "does not exist (create = no)"),
+		 -ENOENT);
+	CHECK(stat(path, &st) && errno == ENOENT);
+	dt_test_ctx("missing, no size");
+	CHECK_EQ(open_err(path, 0, true, "does not exist and no size is configured to create it"),
+		 -EINVAL);
+
+	dt_test_ctx("symlink to a file");
+	tmp_path(path, "target");
+	CHECK_EQ(write_file(path, "", 0), 0);
+	CHECK_EQ(truncate(path, (off_t)(4 * MiB)), 0);
+	tmp_path(link, "link");
+	CHECK_EQ(symlink(path, link), 0);
+	CHECK_EQ(open_err(link, 0, true, "is a symbolic link (refused)"), -ELOOP);
+
+	dt_test_ctx("dangling symlink where the file would be created");
+	tmp_path(path, "dangling-target");
+	tmp_path(link, "dangling");
+	CHECK_EQ(symlink(path, link), 0);
+	CHECK_EQ(open_err(link, 4 * MiB, true, "is a symbolic link (refused)"), -ELOOP);
+	CHECK(stat(path, &st) && errno == ENOENT);
+
+	dt_test_ctx("sizes");
+	tmp_path(path, "odd");
+	CHECK_EQ(write_file(path, "", 0), 0);
+	CHECK_EQ(truncate(path, 5000), 0);
+	CHECK_EQ(open_err(path, 0, true, "size 5000 is not a non-zero multiple of 4096"), -EINVAL);
+	tmp_path(path, "empty");
+	CHECK_EQ(write_file(path, "", 0), 0);
+	CHECK_EQ(open_err(path, 0, true, "size 0 is not a non-zero multiple of 4096"), -EINVAL);
+	tmp_path(path, "target");
+	CHECK_EQ(open_err(path, 8 * MiB, true, "is 4194304 bytes, the configured size is 8388608"),
+		 -EINVAL);
+
+	dt_test_ctx("file types");
+	CHECK_EQ(open_err(tmp_dir, 0, true, "open: Is a directory"), -EISDIR);
+	CHECK_EQ(open_err("/dev/null", 0, true,
+			  "not a device-DAX character device (subsystem mem)"), -ENODEV);
+}
+
+/* The physical byte of @off according to a FIEMAP of our own. */
+static bool own_fiemap(int fd, uint64_t off, uint64_t *phys)
+{
+	uint64_t buf[(sizeof(struct fiemap) + sizeof(struct fiemap_extent)) / 8 + 1];
+	struct fiemap *fm = (struct fiemap *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	fm->fm_start = off;
+	fm->fm_length = PG;
+	fm->fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, fm) || fm->fm_mapped_extents != 1)
+		return false;
+	*phys = fm->fm_extents[0].fe_physical + (off - fm->fm_extents[0].fe_logical);
+	return true;
+}
+
+static void check_geometry(struct dt_region *r, bool tmpfs)
+{
+	uint64_t s0 = 0, s1 = 0, s9 = 0, phys = 0, p;
+	int fd = open(r->path, O_RDONLY);
+
+	dt_test_ctx("geometry of %s (%s)", r->path, r->geometry);
+	CHECK(fd >= 0);
+	if (tmpfs)
+		CHECK(!strcmp(r->geometry, "linear"));
+	CHECK(!strcmp(r->geometry, "linear") || !strcmp(r->geometry, "fiemap"));
+	CHECK_EQ(dt_region_sector(r, r->npages, 0, &s0), -ERANGE);
+	CHECK_EQ(dt_region_sector(r, r->npages - 1, 9, &s0), -ERANGE);
+	for (p = 0; p < r->npages; p += 97) {
+		CHECK_EQ(dt_region_sector(r, p, 0, &s0), 0);
+		if (!strcmp(r->geometry, "linear")) {
+			CHECK_EQ(s0, p * DT_SECTORS_PER_PAGE);
+		} else {
+			CHECK(own_fiemap(fd, p * PG, &phys));
+			CHECK_EQ(s0, phys / 512);
+		}
+	}
+	CHECK_EQ(dt_region_sector(r, 0, 0, &s0), 0);
+	CHECK_EQ(dt_region_sector(r, 1, 0, &s1), 0);
+	if (!strcmp(r->geometry, "linear") || s1 == s0 + 8) {
+		/* contiguous: a 2MiB run starts where its first page does */
+		int ret = dt_region_sector(r, 0, 9, &s9);
+
+		CHECK(ret == 0 || (ret == -EINVAL && !strcmp(r->geometry, "fiemap")));
+		if (!ret)
+			CHECK_EQ(s9, s0);
+	}
+	close(fd);
+}
+
+static void test_flush_ops(struct dt_region *r)
+{
+	struct dt_writeback_report rep;
+	struct dt_fault f;
+	enum dt_flush_path saved = r->flush_path;
+
+	dt_test_ctx("msync path: ranges flushed");
+	nevents = 0;
+	dt_region_flush_hook = record;
+	CHECK_EQ(dt_mapping_fault(r->mapping, 3, DT_PTE, true, NULL), 0);
+	CHECK_EQ(dt_mapping_fault(r->mapping, 4, DT_PTE, true, NULL), 0);
+	CHECK_EQ(dt_mapping_fault(r->mapping, 10, DT_PTE, true, NULL), 0);
+	CHECK_EQ(dt_mapping_fault(r->mapping, 20, DT_PTE, false, NULL), 0);
+	memset((char *)r->addr + 3 * PG, 0x5a, 2 * PG);
+	CHECK_EQ(dt_region_writeback(r, 0, r->npages - 1, &rep), 0);
+	CHECK_EQ(nevents, 2);
+	CHECK(event_is(0, DT_FLUSH_EV_RANGE, 3 * PG, 2 * PG));
+	CHECK(event_is(1, DT_FLUSH_EV_RANGE, 10 * PG, PG));
+	CHECK(events[0].r == r);
+	CHECK_EQ(rep.entries, 3);
+	CHECK_EQ(rep.ranges, 2);
+	CHECK_EQ(rep.bytes, 3 * PG);
+	CHECK_EQ(r->counters.flushes, 2);
+	CHECK_EQ(r->counters.flush_bytes, 3 * PG);
+	CHECK_EQ(r->counters.drains, 0);
+	CHECK(!dt_mapping_page_dirty(r->mapping, 3));
+	CHECK_EQ(dt_region_take_flush_error(r), 0);
+	{
+		unsigned char buf[PG];
+		int fd = open(r->path, O_RDONLY);
+
+		CHECK(fd >= 0 && pread(fd, buf, PG, (off_t)(4 * PG)) == (ssize_t)PG);
+		CHECK(buf[0] == 0x5a && buf[PG - 1] == 0x5a);
+		close(fd);
+	}
+
+	dt_test_ctx("nothing dirty: nothing flushed");
+	nevents = 0;
+	CHECK_EQ(dt_region_writeback(r, 0, r->npages - 1, &rep), 0);
+	CHECK_EQ(nevents, 0);
+
+	dt_test_ctx("pmem path: flush + one drain");
+	r->flush_path = DT_FLUSH_PMEM;
+	CHECK_EQ(dt_mapping_mark_dirty(r->mapping, 7, 8), 0);
+	CHECK_EQ(dt_region_writeback(r, 7, 8, &rep), 0);
+	CHECK_EQ(nevents, 2);
+	CHECK(event_is(0, DT_FLUSH_EV_RANGE, 7 * PG, 2 * PG));
+	CHECK(event_is(1, DT_FLUSH_EV_DRAIN, 0, 0));
+	CHECK_EQ(r->counters.drains, 1);
+
+	dt_test_ctx("fence-only path: no flush work, one drain");
+	r->flush_path = DT_FLUSH_FENCE_ONLY;
+	nevents = 0;
+	CHECK_EQ(dt_mapping_mark_dirty(r->mapping, 100, 100), 0);
+	CHECK_EQ(dt_region_writeback(r, 0, r->npages - 1, &rep), 0);
+	CHECK_EQ(nevents, 2);
+	CHECK(event_is(0, DT_FLUSH_EV_RANGE, 100 * PG, PG));
+	CHECK(event_is(1, DT_FLUSH_EV_DRAIN, 0, 0));
+	r->flush_path = saved;
+
+	dt_test_ctx("PMD entry flushed whole");
+	nevents = 0;
+	CHECK_EQ(dt_mapping_fault(r->mapping, 512 + 5, DT_PMD, true, &f), 0);
+	CHECK_EQ(f.order, r->pmd_capable ? DT_PMD : DT_PTE);
+	CHECK_EQ(dt_region_writeback(r, 600, 600, &rep), 0);
+	if (r->pmd_capable) {
+		CHECK_EQ(nevents, 1);
+		CHECK(event_is(0, DT_FLUSH_EV_RANGE, 512 * PG, 2 * MiB));
+	} else {
+		CHECK_EQ(nevents, 0);
+	}
+
+	dt_test_ctx("full and deep flushes");
+	nevents = 0;
+	CHECK_EQ(dt_region_flush_all(r), 0);
+	CHECK_EQ(dt_region_deep_flush(r, PG, 2 * PG), 0);
+	CHECK_EQ(dt_region_deep_flush(r, r->size, 1), -ERANGE);
+	CHECK_EQ(dt_region_deep_flush(r, 0, r->size + 1), -ERANGE);
+	CHECK_EQ(nevents, 2);
+	CHECK(event_is(0, DT_FLUSH_EV_ALL, 0, r->size));
+	CHECK(event_is(1, DT_FLUSH_EV_DEEP, PG, 2 * PG));
+	CHECK_EQ(r->counters.full_flushes, 1);
+	CHECK_EQ(r->counters.deep_flushes, 1);
+	dt_region_flush_hook = NULL;
+
+	dt_test_ctx("flush ops table");
+	CHECK(dt_region_flush_ops(r)->flush != NULL);
+	CHECK(dt_region_flush_ops(r)->drain == NULL);
+	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_MSYNC), "msync"));
+	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_PMEM), "pmem"));
+	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_FENCE_ONLY), "fence"));
+}
+
+/*
+ * A namespace made up to sit under the region's file system, with bad
+ * blocks at the device bytes of pages 5 and 9..10 of the file: they must
+ * come back as those file offsets (through FIEMAP, or linear on tmpfs).
+ */
+static void test_fake_namespace(struct dt_region *r)
+{
+	struct dt_ndctl *nd = calloc(1, sizeof(*nd));
+	struct dt_namespace *ns = calloc(1, sizeof(*ns));
+	uint64_t s5 = 0, s9 = 0, s10 = 0;
+
+	dt_test_ctx("bad blocks of a made-up namespace (%s)", r->geometry);
+	CHECK_EQ(dt_region_sector(r, 5, 0, &s5), 0);
+	CHECK_EQ(dt_region_sector(r, 9, 0, &s9), 0);
+	CHECK_EQ(dt_region_sector(r, 10, 0, &s10), 0);
+	nd->nns = 1;
+	nd->ns = ns;
+	snprintf(ns->name, sizeof(ns->name), "namespace9.0");
+	ns->mode = DT_NS_FSDAX;
+	ns->devt = r->st_dev;
+	ns->enabled = true;
+	ns->bad = calloc(2, sizeof(*ns->bad));
+	ns->nbad = s10 == s9 + 8 ? 2 : 1;
+	ns->bad[0] = (struct dt_badblock){ s5 * 512 + 512, 512 };
+	ns->bad[1] = (struct dt_badblock){ s9 * 512, 2 * PG };
+	CHECK_EQ(dt_ndctl_match(nd, false, r->st_dev), 0);
+	CHECK_EQ(dt_ndctl_match(nd, true, r->st_dev), -ENOENT);
+	CHECK_EQ(dt_region_set_namespace(r, nd), 0);
+	CHECK_EQ(r->ns_index, 0);
+	CHECK_EQ(r->nbad, ns->nbad);
+	if (r->nbad >= 1) {
+		CHECK_EQ(r->bad[0].offset, 5 * PG + 512);
+		CHECK_EQ(r->bad[0].len, 512);
+	}
+	if (r->nbad == 2) {
+		CHECK_EQ(r->bad[1].offset, 9 * PG);
+		CHECK_EQ(r->bad[1].len, 2 * PG);
+		CHECK(dt_region_range_bad(r, 10 * PG + PG - 1, 1));
+		CHECK(!dt_region_range_bad(r, 11 * PG, PG));
+	}
+	CHECK(!dt_region_range_bad(r, 5 * PG, 512));
+	CHECK(dt_region_range_bad(r, 5 * PG, 513));
+	CHECK(!dt_region_range_bad(r, 6 * PG, 3 * PG));
+	CHECK_EQ(dt_ndctl_deep_flush(nd, 0), -ENOENT);
+	CHECK_EQ(dt_region_set_namespace(r, NULL), -ENOENT);
+	CHECK_EQ(r->nbad, 0);
+	dt_ndctl_free(nd);
+}
+
+static void test_bad_ranges(struct dt_region *r)
+{
+	struct dt_ndctl *nd = NULL;
+
+	dt_test_ctx("bad ranges");
+	CHECK(!dt_region_range_bad(r, 0, r->size));
+	r->bad = malloc(2 * sizeof(*r->bad));
+	r->bad[0] = (struct dt_badblock){ 8192, 512 };
+	r->bad[1] = (struct dt_badblock){ MiB, PG };
+	r->nbad = 2;
+	CHECK(!dt_region_range_bad(r, 0, 8192));
+	CHECK(dt_region_range_bad(r, 8192, 1));
+	CHECK(dt_region_range_bad(r, 8191, 2));
+	CHECK(dt_region_range_bad(r, 8192 + 511, 1));
+	CHECK(!dt_region_range_bad(r, 8192 + 512, MiB - 8192 - 512));
+	CHECK(dt_region_range_bad(r, 8192 + 512, MiB - 8192 - 511));
+	CHECK(dt_region_range_bad(r, MiB + PG - 1, 1));
+	CHECK(!dt_region_range_bad(r, MiB + PG, r->size - MiB - PG));
+	CHECK(!dt_region_range_bad(r, 8192, 0));
+	CHECK(dt_region_range_bad(r, 0, UINT64_MAX));
+	CHECK_EQ(r->counters.bad_hits, 6);
+
+	dt_test_ctx("no namespace here");
+	CHECK_EQ(dt_ndctl_scan(&nd), 0);
+	if (nd && !nd->nns) {
+		CHECK_EQ(dt_region_set_namespace(r, nd), -ENOENT);
+		CHECK_EQ(r->ns_index, -1);
+		CHECK_EQ(r->nbad, 0);
+		CHECK(!dt_region_range_bad(r, 8192, 1));
+	}
+	CHECK_EQ(dt_region_set_namespace(r, NULL), -ENOENT);
+	dt_ndctl_free(nd);
+	test_fake_namespace(r);
+}
+
+static void test_file_region(const char *base, bool tmpfs)
+{
+	char path[PATH_MAX], err[512];
+	struct dt_config_region cr;
+	struct dt_region *r = NULL;
+	struct stat st;
+	ino_t ino;
+
+	snprintf(path, sizeof(path), "%s/r.pool", base);
+	cr = conf("t", path, 8 * MiB, true);
+	dt_test_ctx("create %s", path);
+	CHECK_EQ(dt_region_open(&cr, &r, err, sizeof(err)), 0);
+	if (!r) {
+		fprintf(stderr, "     %s\n", err);
+		return;
+	}
+	CHECK(r->created);
+	CHECK(!stat(path, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_size == 8 * MiB);
+	CHECK_EQ(st.st_mode & 0777, 0600);
+	CHECK((uint64_t)st.st_blocks * 512 >= 8 * MiB);	/* allocated, not sparse */
+	CHECK(!strcmp(r->name, "t") && !strcmp(r->path, path));
+	CHECK_EQ(r->size, 8 * MiB);
+	CHECK_EQ(r->npages, 2048);
+	CHECK(!r->devdax);
+	CHECK(r->st_dev == st.st_dev);
+	CHECK(r->st_ino == st.st_ino);
+	CHECK_EQ(r->st_rdev, 0);
+	CHECK(r->fd >= 0);
+	CHECK(r->mapping != NULL && dt_mapping_npages(r->mapping) == 2048);
+	CHECK(!r->is_pmem);			/* no persistent memory on this machine */
+	CHECK_EQ(r->flush_path, DT_FLUSH_MSYNC);
+	CHECK_EQ(r->pmd_capable, (uintptr_t)r->addr % (2 * MiB) == 0);
+	CHECK_EQ(r->ns_index, -1);
+	printf("test_region: %s: geometry %s, flush %s, pmd %d, is_pmem %d\n", path, r->geometry,
+	       dt_region_flush_path_name(r->flush_path), r->pmd_capable, r->is_pmem);
+	ino = r->st_ino;
+	check_geometry(r, tmpfs);
+	test_flush_ops(r);
+	test_bad_ranges(r);
+	dt_region_close(r);
+
+	dt_test_ctx("reopen %s", path);
+	cr.size = 0;
+	r = NULL;
+	CHECK_EQ(dt_region_open(&cr, &r, err, sizeof(err)), 0);
+	if (r) {
+		CHECK(!r->created);
+		CHECK(r->st_ino == ino);
+		CHECK_EQ(r->size, 8 * MiB);
+		{
+			unsigned char *p = (unsigned char *)r->addr + 4 * PG;
+
+			CHECK(p[0] == 0x5a);	/* what the first open wrote */
+		}
+		dt_region_close(r);
+	}
+	cr.size = 8 * MiB;
+	cr.create = false;
+	CHECK_EQ(dt_region_open(&cr, &r, err, sizeof(err)), 0);
+	dt_region_close(r);
+	unlink(path);
+}
+
+static void test_small_region(void)
+{
+	struct dt_config_region cr;
+	struct dt_region *r = NULL;
+	char path[PATH_MAX], err[512];
+
+	dt_test_ctx("one-page region");
+	cr = conf("small", tmp_path(path, "small"), PG, true);
+	CHECK_EQ(dt_region_open(&cr, &r, err, sizeof(err)), 0);
+	if (!r)
+		return;
+	CHECK_EQ(r->npages, 1);
+	CHECK(!r->pmd_capable);
+	CHECK_EQ(dt_mapping_fault(r->mapping, 0, DT_PMD, true, NULL), 0);
+	CHECK_EQ(dt_region_writeback(r, 0, 0, NULL), 0);
+	dt_region_close(r);
+}
+
+int main(void)
+{
+	struct statfs sfs;
+	char shm[PATH_MAX];
+
+	urcu_memb_register_thread();
+	umask(022);
+	tmp_setup("/tmp");
+	test_refusals();
+	test_file_region(tmp_dir, !statfs(tmp_dir, &sfs) && sfs.f_type == TMPFS_MAGIC);
+	test_small_region();
+
+	/* a tmpfs: no FIEMAP, linear geometry */
+	snprintf(shm, sizeof(shm), "/dev/shm/dt-region-XXXXXX");
+	if (!CHECK(mkdtemp(shm) != NULL)) {
+		tmp_cleanup();
+		return dt_test_done();
+	}
+	CHECK(!statfs(shm, &sfs) && sfs.f_type == TMPFS_MAGIC);
+	test_file_region(shm, true);
+	rmdir(shm);
+
+	tmp_cleanup();
+	urcu_memb_unregister_thread();
+	return dt_test_done();
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_region_realdax.c - regions on real DAX memory, for the dax-vm:
+ *
+ *   ../shared/dax-vm/run -- build-xxx/tests/daemon/test_region_realdax
+ *
+ * needs DAX_VM_FSDAX_DIR (a directory on ext4 -o dax) and DAX_VM_DEVDAX (a
+ * device-DAX character device).  Exits 77 only when they are unset; not a
+ * meson test.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <urcu/urcu-memb.h>
+
+#include "dt_test.h"
+#include "ndctl.h"
+#include "region.h"
+
+DT_TEST_DEFINE("test_region_realdax");
+
+#define MiB (1ULL << 20)
+#define PG 4096ULL
+
+static unsigned nflush, ndrain;
+static uint64_t last_off, last_len;
+
+static void record(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len)
+{
+	if (ev == DT_FLUSH_EV_RANGE) {
+		nflush++;
+		last_off = off;
+		last_len = len;
+	} else if (ev == DT_FLUSH_EV_DRAIN) {
+		ndrain++;
+	}
+}
+
+static void describe(const struct dt_region *r)
+{
+	printf("region %s: %s size %llu is_pmem %d eadr %d pmd %d align %llu flush %s "
+	       "geometry %s ns %d bad %u addr %p\n", r->name, r->path,
+	       (unsigned long long)r->size, r->is_pmem, r->has_eadr, r->pmd_capable,
+	       (unsigned long long)r->dev_align, dt_region_flush_path_name(r->flush_path),
+	       r->geometry, r->ns_index, r->nbad, r->addr);
+}
+
+static void exercise(struct dt_region *r, struct dt_ndctl *nd, enum dt_ns_mode mode)
+{
+	struct dt_fault f;
+	uint64_t s0 = 0, s1 = 0;
+	int idx;
+
+	dt_test_ctx("%s", r->path);
+	CHECK(r->is_pmem);
+	CHECK(r->flush_path == DT_FLUSH_PMEM || r->flush_path == DT_FLUSH_FENCE_ONLY);
+	CHECK_EQ(r->flush_path == DT_FLUSH_FENCE_ONLY, r->has_eadr);
+	idx = dt_region_set_namespace(r, nd);
+	describe(r);
+	CHECK(idx >= 0);
+	if (idx >= 0) {
+		CHECK_EQ(nd->ns[idx].mode, mode);
+		printf("  namespace %s (%s) %s on %s, %s\n", nd->ns[idx].name,
+		       dt_ns_mode_name(nd->ns[idx].mode), nd->ns[idx].devname, nd->ns[idx].region,
+		       nd->ns[idx].bus);
+	}
+	CHECK(!dt_region_range_bad(r, 0, r->size));
+
+	CHECK_EQ(dt_region_sector(r, 0, 0, &s0), 0);
+	CHECK_EQ(dt_region_sector(r, 1, 0, &s1), 0);
+	CHECK_EQ(s1, s0 + 8);
+	if (r->devdax)
+		CHECK_EQ(s0, 0);
+	else
+		CHECK(!strcmp(r->geometry, "fiemap"));
+
+	dt_region_flush_hook = record;
+	CHECK_EQ(dt_mapping_fault(r->mapping, 2, DT_PTE, true, NULL), 0);
+	memset((char *)r->addr + 2 * PG, 0xa5, PG);
+	CHECK_EQ(dt_region_writeback(r, 0, r->npages - 1, NULL), 0);
+	CHECK_EQ(nflush, 1);
+	CHECK_EQ(ndrain, 1);
+	CHECK_EQ(last_off, 2 * PG);
+	CHECK_EQ(last_len, PG);
+	if (r->pmd_capable) {
+		CHECK_EQ(dt_mapping_fault(r->mapping, 512, DT_PMD, true, &f), 0);
+		CHECK_EQ(f.order, DT_PMD);
+		CHECK_EQ(dt_region_writeback(r, 512, 512, NULL), 0);
+		CHECK_EQ(last_off, 512 * PG);
+		CHECK_EQ(last_len, 2 * MiB);
+	}
+	dt_region_flush_hook = NULL;
+	nflush = ndrain = 0;
+	CHECK_EQ(dt_region_flush_all(r), 0);
+	CHECK_EQ(dt_region_deep_flush(r, 0, 2 * MiB), 0);
+}
+
+int main(void)
+{
+	const char *dir = getenv("DAX_VM_FSDAX_DIR"), *devdax = getenv("DAX_VM_DEVDAX");
+	struct dt_config_region cr = { .create = true };
+	struct dt_ndctl *nd = NULL;
+	struct dt_region *r = NULL;
+	char err[512];
+	unsigned i;
+
+	if (!dir || !devdax) {
+		fprintf(stderr, "test_region_realdax: DAX_VM_FSDAX_DIR and DAX_VM_DEVDAX unset\n");
+		return 77;
+	}
+	urcu_memb_register_thread();
+	CHECK_EQ(dt_ndctl_scan(&nd), 0);
+	if (!nd)
+		return dt_test_done();
+	printf("%s\n", nd->note);
+	for (i = 0; i < nd->nns; i++)
+		printf("  %s %s %s mode %s size %llu align %llu numa %d dev %s %u:%u bad %u\n",
+		       nd->ns[i].bus, nd->ns[i].region, nd->ns[i].name,
+		       dt_ns_mode_name(nd->ns[i].mode), (unsigned long long)nd->ns[i].size,
+		       (unsigned long long)nd->ns[i].align, nd->ns[i].numa_node,
+		       nd->ns[i].devname, major(nd->ns[i].devt), minor(nd->ns[i].devt),
+		       nd->ns[i].nbad);
+	CHECK(nd->nns >= 2);
+	for (i = 0; i < nd->nns; i++) {
+		dt_test_ctx("namespace %s", nd->ns[i].name);
+		CHECK(nd->ns[i].enabled);
+		CHECK(nd->ns[i].devname[0] != '\0');
+		CHECK(nd->ns[i].devt != 0);
+		CHECK(nd->ns[i].align >= 4096);
+	}
+
+	snprintf(cr.name, sizeof(cr.name), "fsdax");
+	snprintf(cr.path, sizeof(cr.path), "%s/realdax-test.pool", dir);
+	cr.size = 16 * MiB;
+	unlink(cr.path);
+	CHECK_EQ(dt_region_open(&cr, &r, err, sizeof(err)), 0);
+	if (r) {
+		CHECK(!r->devdax);
+		exercise(r, nd, DT_NS_FSDAX);
+		dt_region_close(r);
+	} else {
+		fprintf(stderr, "%s\n", err);
+	}
+	unlink(cr.path);
+
+	snprintf(cr.name, sizeof(cr.name), "devdax");
+	snprintf(cr.path, sizeof(cr.path), "%s", devdax);
+	cr.size = 0;
+	r = NULL;
+	CHECK_EQ(dt_region_open(&cr, &r, err, sizeof(err)), 0);
+	if (r) {
+		CHECK(r->devdax);
+		CHECK(r->dev_align >= 2 * MiB);
+		CHECK(r->pmd_capable);
+		exercise(r, nd, DT_NS_DEVDAX);
+		dt_region_close(r);
+	} else {
+		fprintf(stderr, "%s\n", err);
+	}
+	dt_ndctl_free(nd);
+	urcu_memb_unregister_thread();
+	return dt_test_done();
+}
