@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/dispatch-read.c - the read-only requests: QUERY, LIST, DUMP,
+ * STATS, NAMESPACES.  They are RCU readers of the trees (or take the tree's
+ * mutex for a snapshot) and never wait for a flush.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <daxtrack/mapping.h>
+#include <daxtrack/tree.h>
+
+#include "dispatch-internal.h"
+
+/* ---- QUERY, LIST, DUMP ---- */
+
+static void fill_entry(struct dt_tree *t, uint64_t base, unsigned order, void *entry,
+		       struct dt_proto_entry *e)
+{
+	uint64_t v = dt_is_value(entry) ? dt_to_value(entry) : 0;
+	unsigned tag;
+
+	memset(e, 0, sizeof(*e));
+	e->base = base * PAGE_SIZE_4K;
+	e->order = (uint8_t)order;
+	e->flags = (uint8_t)(v & DT_PROTO_ENTRY_ALL);
+	if (!(v & (DT_ENTRY_ZERO | DT_ENTRY_EMPTY)))
+		e->sector = v >> DT_ENTRY_SECTOR_SHIFT;
+	for (tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (dt_tree_tag_get(t, base, tag))
+			e->tags |= (uint8_t)(1U << tag);
+}
+
+int do_query(struct req *q)
+{
+	const struct dt_proto_query_req *qr = &q->m->query_req;
+	struct srv_region *sr;
+	struct dt_tree *t;
+	uint64_t base;
+	unsigned order;
+	void *entry;
+	int ret;
+
+	ret = dt_req_region(q, qr->region, false, &sr);
+	if (ret)
+		return ret;
+	if (qr->offset >= sr->r->size) {
+		ret = -ERANGE;
+		goto out;
+	}
+	t = dt_mapping_tree(sr->r->mapping);
+	entry = dt_tree_lookup_order(t, qr->offset / PAGE_SIZE_4K, &base, &order);
+	if (entry) {
+		q->rep.query_rep.found = true;
+		fill_entry(t, base, order, entry, &q->rep.query_rep.entry);
+	}
+out:
+	srv_region_put(q->srv, sr);
+	return ret;
+}
+
+int do_list(struct req *q)
+{
+	const struct dt_proto_list_req *l = &q->m->list_req;
+	struct dt_proto_list_rep *r = &q->rep.list_rep;
+	uint64_t off, len, first, last, end;
+	unsigned max = l->max_count < DT_SRV_MAX_LIST ? l->max_count : DT_SRV_MAX_LIST;
+	struct srv_region *sr;
+	struct dt_tree *t;
+	struct dt_iter it;
+	unsigned n = 0;
+	bool more;
+	int ret;
+
+	ret = dt_req_region(q, l->region, false, &sr);
+	if (ret)
+		return ret;
+	off = l->flags & DT_LIST_WHOLE ? 0 : l->offset;
+	len = l->flags & DT_LIST_WHOLE ? sr->r->size : l->length;
+	ret = byte_range(sr->r, off, len, &first, &last);
+	if (ret)
+		goto out;
+	if (l->cursor) {
+		if (l->cursor % PAGE_SIZE_4K || l->cursor <= first * PAGE_SIZE_4K ||
+		    l->cursor > (last + 1) * PAGE_SIZE_4K) {
+			ret = -EINVAL;
+			goto out;
+		}
+		first = l->cursor / PAGE_SIZE_4K;
+	}
+	t = dt_mapping_tree(sr->r->mapping);
+	end = first;
+	dt_iter_init(&it, first);
+	for (;;) {
+		if (l->flags & DT_LIST_DIRTY)
+			more = first <= last && dt_tree_next_tagged(t, &it, last, DT_TAG_DIRTY);
+		else
+			more = first <= last && dt_tree_next(t, &it, last);
+		if (!more || n == max)
+			break;
+		/* With a cursor, an entry starting before it was returned already. */
+		if (l->cursor && it.index < first)
+			continue;
+		fill_entry(t, it.index, it.order, it.entry, &q->w->entries[n++]);
+		end = it.index + (1ULL << it.order);
+	}
+	r->count = n;
+	r->entries = q->w->entries;
+	if (!more || end > last) {
+		r->flags = DT_LIST_DONE;
+		r->next_cursor = 0;
+	} else {
+		r->next_cursor = end * PAGE_SIZE_4K;
+	}
+out:
+	srv_region_put(q->srv, sr);
+	return ret;
+}
+
+static int make_dump(struct dt_conn *c, struct srv_region *sr)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	dt_tree_dump(dt_mapping_tree(sr->r->mapping), f);
+	if (fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	free(c->dump);
+	c->dump = text;
+	c->dump_len = len;
+	c->dump_region = sr->id;
+	return 0;
+}
+
+int do_dump(struct req *q)
+{
+	const struct dt_proto_dump_req *d = &q->m->dump_req;
+	struct dt_proto_dump_rep *r = &q->rep.dump_rep;
+	struct dt_conn *c = q->c;
+	struct srv_region *sr;
+	uint64_t chunk;
+	int ret;
+
+	if (c->dump_done) {
+		free(c->dump);
+		c->dump = NULL;
+		c->dump_len = 0;
+		c->dump_done = false;
+	}
+	ret = dt_req_region(q, d->region, false, &sr);
+	if (ret)
+		return ret;
+	if (!d->offset)
+		ret = make_dump(c, sr);
+	else if (!c->dump || c->dump_region != d->region || d->offset > c->dump_len)
+		ret = -EINVAL;
+	srv_region_put(q->srv, sr);
+	if (ret)
+		return ret;
+	chunk = c->dump_len - d->offset;
+	if (chunk > DT_PROTO_MAX_DUMP)
+		chunk = DT_PROTO_MAX_DUMP;
+	r->offset = d->offset;
+	r->total = c->dump_len;
+	r->length = (uint32_t)chunk;
+	r->text = c->dump + d->offset;
+	if (d->offset + chunk == c->dump_len) {
+		r->flags = DT_DUMP_DONE;
+		c->dump_done = true;
+	}
+	return 0;
+}
+
+/* ---- STATS, NAMESPACES ---- */
+
+static void region_stats(const struct srv_region *sr, struct dt_proto_region_stats *o)
+{
+	struct dt_tree *t = dt_mapping_tree(sr->r->mapping);
+	struct dt_mapping_counters mc;
+	struct dt_tree_stats ts;
+	struct dt_iter it;
+
+	memset(o, 0, sizeof(*o));
+	dt_tree_stats(t, &ts);
+	dt_mapping_counters(sr->r->mapping, &mc);
+	o->id = sr->id;
+	copy_str(o->name, sizeof(o->name), sr->r->name);
+	o->entries = ts.entries;
+	o->entries_pte = ts.entries_by_order[0];
+	o->entries_pmd = ts.entries_by_order[DT_PMD_ORDER];
+	o->dirty = ts.tagged[DT_TAG_DIRTY];
+	o->towrite = ts.tagged[DT_TAG_TOWRITE];
+	o->tree_nodes = ts.nodes;
+	o->tree_bytes = ts.bytes;
+	o->tree_height = ts.height;
+	o->faults = load(&sr->faults);
+	o->fsyncs = load(&sr->fsyncs);
+	o->flushed_entries = load(&sr->flushed_entries);
+	o->flushed_bytes = load(&sr->flushed_bytes);
+	o->grabs = mc.grabs;
+	o->contended = mc.contended;
+	o->wakeups = mc.wakeups;
+	dt_iter_init(&it, 0);
+	while (dt_tree_next_tagged(t, &it, sr->r->npages - 1, DT_TAG_DIRTY))
+		o->dirty_pages += 1ULL << it.order;
+}
+
+int do_stats(struct req *q)
+{
+	struct srv_region *list[DT_PROTO_MAX_REGIONS], *one = NULL;
+	struct dt_proto_stats_rep *r = &q->rep.stats_rep;
+	struct dt_server *srv = q->srv;
+	unsigned n, i;
+	int ret = 0;
+
+	if (q->m->stats_req.region != DT_PROTO_ALL_REGIONS) {
+		one = srv_region_get(srv, q->m->stats_req.region, &ret);
+		if (!one)
+			return ret;
+		list[0] = one;
+		n = 1;
+	} else {
+		n = srv_region_snapshot(srv, list);
+	}
+	for (i = 0; i < n; i++) {
+		region_stats(list[i], &q->w->rstats[i]);
+		srv_region_put(srv, list[i]);
+	}
+	r->uptime_ns = srv_now_ns() - srv->start_mono_ns;
+	r->clients = __atomic_load_n(&srv->nconns, __ATOMIC_RELAXED);
+	r->clients_total = load(&srv->stats.clients_total);
+	r->requests = load(&srv->stats.requests);
+	r->errors = load(&srv->stats.errors);
+	r->bad_messages = load(&srv->stats.bad_messages);
+	r->fsyncs = load(&srv->stats.fsyncs);
+	r->bytes_flushed = load(&srv->stats.bytes_flushed);
+	for (i = 0; i < DT_PROTO_STATS_OPS; i++)
+		r->requests_by_op[i] = load(&srv->stats.by_op[i]);
+	r->count = n;
+	r->regions = q->w->rstats;
+	return 0;
+}
+
+static uint8_t wire_ns_mode(enum dt_ns_mode m)
+{
+	switch (m) {
+	case DT_NS_MODE_FSDAX: return DT_NS_FSDAX;
+	case DT_NS_MODE_DEVDAX: return DT_NS_DEVDAX;
+	case DT_NS_MODE_RAW: return DT_NS_RAW;
+	case DT_NS_MODE_SECTOR: return DT_NS_SECTOR;
+	default: return DT_NS_UNKNOWN;
+	}
+}
+
+int do_namespaces(struct req *q)
+{
+	const struct dt_ndctl *nd = q->srv->nd;
+	struct dt_proto_namespace *o = q->w->ns;
+	unsigned i, j, n = nd ? nd->nns : 0;
+
+	if (n > DT_PROTO_MAX_NAMESPACES)
+		n = DT_PROTO_MAX_NAMESPACES;
+	for (i = 0; i < n; i++) {
+		const struct dt_namespace *ns = &nd->ns[i];
+
+		memset(&o[i], 0, sizeof(o[i]));
+		copy_str(o[i].bus, sizeof(o[i].bus), ns->bus);
+		copy_str(o[i].region, sizeof(o[i].region), ns->region);
+		copy_str(o[i].name, sizeof(o[i].name), ns->name);
+		if (ns->is_chr)
+			copy_str(o[i].chardev, sizeof(o[i].chardev), ns->devname);
+		else
+			copy_str(o[i].blockdev, sizeof(o[i].blockdev), ns->devname);
+		o[i].mode = wire_ns_mode(ns->mode);
+		o[i].numa_node = ns->numa_node;
+		o[i].size = ns->size;
+		o[i].align = ns->align;
+		for (j = 0; j < ns->nbad; j++)
+			o[i].badblocks += ns->bad[j].len / 512;
+	}
+	q->rep.namespaces_rep.flags = nd ? 0 : DT_NS_NO_NDCTL;
+	q->rep.namespaces_rep.count = n;
+	q->rep.namespaces_rep.namespaces = o;
+	return 0;
+}
+

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/dispatch.c - decoding, authorising and answering one request.
+ *
+ * Every request gets exactly one reply (0 and the payload, or a negative
+ * errno and none) unless the packet is so broken that its id cannot be read:
+ * then the connection is closed.  Offsets on the wire are bytes; a range
+ * covers every 4KiB page it touches.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <daxtrack/mapping.h>
+#include <daxtrack/tree.h>
+
+#include "dispatch-internal.h"
+#include "log.h"
+
+void dt_conn_free_state(struct dt_conn *c)
+{
+	free(c->dump);
+	c->dump = NULL;
+	c->dump_len = 0;
+	free(c->att);
+	c->att = NULL;
+	c->natt = c->catt = 0;
+}
+
+/* ---- authorisation ---- */
+
+static struct srv_attach *find_attach(struct dt_conn *c, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < c->natt; i++)
+		if (c->att[i].id == id)
+			return &c->att[i];
+	return NULL;
+}
+
+static bool may_write(const struct dt_conn *c, uint32_t id)
+{
+	struct srv_attach *a;
+
+	if (c->cred.uid == 0)
+		return true;
+	a = find_attach((struct dt_conn *)c, id);
+	return a && a->write;
+}
+
+static int deny(struct req *q, const struct srv_region *sr)
+{
+	struct dt_conn *c = q->c;
+
+	dt_log(c->eperm_logged ? LOG_DEBUG : LOG_NOTICE,
+	       "client %llu (uid %u, pid %d): %s on region \"%s\": %s (no write access)", cid(c),
+	       (unsigned)c->cred.uid, (int)c->cred.pid, dt_proto_op_name(q->m->op), sr->r->name,
+	       strerror(EPERM));
+	c->eperm_logged = true;
+	return -EPERM;
+}
+
+static int bad_block(struct req *q, const struct srv_region *sr, uint64_t off, uint64_t len)
+{
+	struct dt_conn *c = q->c;
+
+	dt_log(c->eio_logged ? LOG_DEBUG : LOG_WARNING,
+	       "client %llu (uid %u, pid %d): %s on region \"%s\" at %llu+%llu: touches a bad block",
+	       cid(c), (unsigned)c->cred.uid, (int)c->cred.pid, dt_proto_op_name(q->m->op),
+	       sr->r->name, (unsigned long long)off, (unsigned long long)len);
+	c->eio_logged = true;
+	return -EIO;
+}
+
+/* Look up the region of a request; for writers check the rights too. */
+int dt_req_region(struct req *q, uint32_t id, bool writer, struct srv_region **out)
+{
+	int err = 0;
+
+	*out = srv_region_get(q->srv, id, &err);
+	if (!*out)
+		return err;
+	if (writer && !may_write(q->c, id)) {
+		err = deny(q, *out);
+		srv_region_put(q->srv, *out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* ---- HELLO, REGIONS, ATTACH ---- */
+
+static int do_hello(struct req *q)
+{
+	const struct dt_proto_hello_req *h = &q->m->hello_req;
+	struct dt_proto_hello_rep *r = &q->rep.hello_rep;
+
+	if (h->min_version > DT_PROTO_VERSION || h->max_version < DT_PROTO_VERSION_MIN)
+		return -EPROTONOSUPPORT;
+	q->c->version = h->max_version < DT_PROTO_VERSION ? h->max_version : DT_PROTO_VERSION;
+	r->version = q->c->version;
+	r->max_message = q->c->max_message;
+	r->max_ranges = q->c->max_ranges;
+	r->max_list = DT_SRV_MAX_LIST;
+	r->pid = (uint32_t)getpid();
+	r->start_time_ns = q->srv->start_realtime_ns;
+	r->uptime_ns = srv_now_ns() - q->srv->start_mono_ns;
+	copy_str(r->software, sizeof(r->software), DAXTRACK_VERSION);
+	return 0;
+}
+
+static uint32_t region_flags(const struct srv_region *sr)
+{
+	const struct dt_region *r = sr->r;
+	uint32_t f = 0;
+
+	if (r->is_pmem)
+		f |= DT_REGION_PMEM;
+	if (r->has_eadr)
+		f |= DT_REGION_EADR;
+	if (r->pmd_capable)
+		f |= DT_REGION_PMD;
+	if (r->devdax)
+		f |= DT_REGION_DEVDAX;
+	if (sr->is_default)
+		f |= DT_REGION_DEFAULT;
+	if (r->nbad)
+		f |= DT_REGION_BADBLOCKS;
+	return f;
+}
+
+static uint8_t wire_flush(enum dt_flush_path p)
+{
+	switch (p) {
+	case DT_FLUSH_PATH_PMEM: return DT_FLUSH_PMEM;
+	case DT_FLUSH_FENCE_ONLY: return DT_FLUSH_FENCE;
+	default: return DT_FLUSH_MSYNC;
+	}
+}
+
+static int do_regions(struct req *q)
+{
+	struct srv_region *list[DT_PROTO_MAX_REGIONS];
+	struct dt_proto_region *out = q->w->regions;
+	unsigned n, i;
+
+	n = srv_region_snapshot(q->srv, list);
+	for (i = 0; i < n; i++) {
+		const struct dt_region *r = list[i]->r;
+
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].id = list[i]->id;
+		out[i].flags = region_flags(list[i]);
+		out[i].size = r->size;
+		out[i].flush = wire_flush(r->flush_path);
+		out[i].badblocks = r->nbad;
+		out[i].numa_node = r->nd && r->ns_index >= 0 ? r->nd->ns[r->ns_index].numa_node
+							     : -1;
+		copy_str(out[i].name, sizeof(out[i].name), r->name);
+		copy_str(out[i].path, sizeof(out[i].path), r->path);
+		srv_region_put(q->srv, list[i]);
+	}
+	q->rep.regions_rep.count = n;
+	q->rep.regions_rep.regions = out;
+	return 0;
+}
+
+/* The region whose file or device the fd is. */
+static struct srv_region *region_of_fd(struct dt_server *srv, int fd)
+{
+	struct srv_region *list[DT_PROTO_MAX_REGIONS], *found = NULL;
+	struct stat st;
+	unsigned n, i;
+
+	if (fstat(fd, &st))
+		return NULL;
+	n = srv_region_snapshot(srv, list);
+	for (i = 0; i < n; i++) {
+		const struct dt_region *r = list[i]->r;
+		bool match;
+
+		if (r->devdax)
+			match = S_ISCHR(st.st_mode) && st.st_rdev == r->st_rdev;
+		else
+			match = S_ISREG(st.st_mode) && st.st_dev == r->st_dev &&
+				st.st_ino == r->st_ino;
+		if (match && !found)
+			found = list[i];
+		else
+			srv_region_put(srv, list[i]);
+	}
+	return found;
+}
+
+static int remember_attach(struct dt_conn *c, uint32_t id, bool write)
+{
+	struct srv_attach *a = find_attach(c, id), *n;
+
+	if (a) {
+		a->write = write;
+		return 0;
+	}
+	if (c->natt == c->catt) {
+		unsigned cap = c->catt ? c->catt * 2 : 4;
+
+		if (cap > 4 * DT_PROTO_MAX_REGIONS)
+			return -ENOSPC;
+		n = realloc(c->att, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		c->att = n;
+		c->catt = cap;
+	}
+	c->att[c->natt++] = (struct srv_attach){ .id = id, .write = write };
+	return 0;
+}
+
+static int do_attach(struct req *q)
+{
+	const struct dt_proto_attach_req *a = &q->m->attach_req;
+	struct dt_proto_attach_rep *r = &q->rep.attach_rep;
+	struct srv_region *sr;
+	bool write = q->c->cred.uid == 0;
+	int ret, fl;
+
+	if (a->mode == DT_ATTACH_FD) {
+		if (q->fd < 0)
+			return -EBADF;
+		sr = region_of_fd(q->srv, q->fd);
+		if (!sr)
+			return -ENOENT;
+		fl = fcntl(q->fd, F_GETFL);
+		if (fl >= 0 && (fl & O_ACCMODE) == O_RDWR)
+			write = true;
+	} else {
+		sr = srv_region_get_name(q->srv, a->name);
+		if (!sr)
+			return -ENOENT;
+	}
+	ret = remember_attach(q->c, sr->id, write);
+	if (!ret) {
+		r->region = sr->id;
+		r->flags = region_flags(sr);
+		r->size = sr->r->size;
+		r->access = write ? DT_ACCESS_WRITE : 0;
+		copy_str(r->name, sizeof(r->name), sr->r->name);
+	}
+	srv_region_put(q->srv, sr);
+	return ret;
+}
+
+/* ---- FAULT, DIRTY, FSYNC, PUNCH ---- */
+
+static uint8_t fault_entry_flags(const struct dt_fault *f)
+{
+	uint8_t e = 0;
+
+	if (f->order == DT_PMD_ORDER)
+		e |= DT_PROTO_ENTRY_PMD;
+	if (f->flags & DT_FAULT_ZERO)
+		e |= DT_PROTO_ENTRY_ZERO;
+	if (f->flags & DT_FAULT_EMPTY)
+		e |= DT_PROTO_ENTRY_EMPTY;
+	return e;
+}
+
+static int fault_bad(struct dt_region *r, uint64_t off, unsigned order, uint64_t *boff,
+		     uint64_t *blen)
+{
+	uint64_t size = PAGE_SIZE_4K << order;
+
+	*boff = off & ~(size - 1);
+	*blen = size;
+	if (*boff + *blen > r->size)
+		*blen = r->size - *boff;
+	return dt_region_range_bad(r, *boff, *blen);
+}
+
+static int do_fault(struct req *q)
+{
+	const struct dt_proto_fault_req *f = &q->m->fault_req;
+	struct dt_proto_fault_rep *r = &q->rep.fault_rep;
+	struct srv_region *sr;
+	struct dt_fault out;
+	uint64_t boff, blen;
+	int ret;
+
+	ret = dt_req_region(q, f->region, true, &sr);
+	if (ret)
+		return ret;
+	if (f->offset >= sr->r->size) {
+		ret = -ERANGE;
+		goto out;
+	}
+	if (fault_bad(sr->r, f->offset, f->order, &boff, &blen)) {
+		ret = bad_block(q, sr, boff, blen);
+		goto out;
+	}
+	ret = dt_mapping_fault(sr->r->mapping, f->offset / PAGE_SIZE_4K,
+			       f->order == DT_PMD_ORDER ? DT_PMD : DT_PTE,
+			       f->flags & DT_FAULT_REQ_WRITE, &out);
+	if (ret)
+		goto out;
+	add(&sr->faults, 1);
+	r->base = out.base * PAGE_SIZE_4K;
+	r->sector = out.sector;
+	r->size = PAGE_SIZE_4K << out.order;
+	r->order = (uint8_t)out.order;
+	r->fault_flags = out.flags & DT_PROTO_FAULT_ALL;
+	r->entry_flags = fault_entry_flags(&out);
+out:
+	srv_region_put(q->srv, sr);
+	return ret;
+}
+
+static int do_dirty(struct req *q)
+{
+	const struct dt_proto_dirty_req *d = &q->m->dirty_req;
+	struct dt_proto_range rg;
+	struct srv_region *sr;
+	uint64_t first, last, pages = 0;
+	uint32_t i;
+	int ret;
+
+	if (d->count > q->c->max_ranges)
+		return -E2BIG;
+	ret = dt_req_region(q, d->region, true, &sr);
+	if (ret)
+		return ret;
+	/* All or nothing for the checks: no range is marked if one is bad. */
+	for (i = 0; i < d->count && !ret; i++) {
+		dt_proto_range_at(d, i, &rg);
+		ret = byte_range(sr->r, rg.offset, rg.length, &first, &last);
+	}
+	for (i = 0; i < d->count && !ret; i++) {
+		dt_proto_range_at(d, i, &rg);
+		byte_range(sr->r, rg.offset, rg.length, &first, &last);
+		ret = dt_mapping_mark_dirty(sr->r->mapping, first, last);
+		if (!ret)
+			pages += last - first + 1;
+	}
+	if (!ret) {
+		q->rep.dirty_rep.pages = pages;
+		q->rep.dirty_rep.ranges = d->count;
+	}
+	srv_region_put(q->srv, sr);
+	return ret;
+}
+
+static int do_fsync(struct req *q)
+{
+	const struct dt_proto_fsync_req *f = &q->m->fsync_req;
+	struct dt_proto_fsync_rep *r = &q->rep.fsync_rep;
+	struct dt_writeback_report rep = { 0 };
+	uint64_t first, last, off, len, t0;
+	struct srv_region *sr;
+	int ret;
+
+	ret = dt_req_region(q, f->region, true, &sr);
+	if (ret)
+		return ret;
+	off = f->flags & DT_FSYNC_WHOLE ? 0 : f->offset;
+	len = f->flags & DT_FSYNC_WHOLE ? sr->r->size : f->length;
+	ret = byte_range(sr->r, off, len, &first, &last);
+	if (ret)
+		goto out;
+	if (dt_region_range_bad(sr->r, off, len)) {
+		ret = bad_block(q, sr, off, len);
+		goto out;
+	}
+	t0 = srv_now_ns();
+	ret = dt_region_writeback(sr->r, first, last, &rep);
+	if (!ret && (f->flags & DT_FSYNC_DEEP))
+		ret = dt_region_deep_flush(sr->r, first * PAGE_SIZE_4K,
+					   (last - first + 1) * PAGE_SIZE_4K);
+	if (ret) {
+		dt_log(LOG_ERR, "region \"%s\": fsync of %llu+%llu: %s", sr->r->name,
+		       (unsigned long long)off, (unsigned long long)len, strerror(-ret));
+		ret = ret == -ENOMEM ? ret : -EIO;
+		goto out;
+	}
+	r->entries = rep.entries;
+	r->bytes = rep.bytes;
+	r->ranges = rep.ranges;
+	r->time_ns = srv_now_ns() - t0;
+	add(&sr->fsyncs, 1);
+	add(&sr->flushed_entries, rep.entries);
+	add(&sr->flushed_bytes, rep.bytes);
+	add(&q->srv->stats.fsyncs, 1);
+	add(&q->srv->stats.bytes_flushed, rep.bytes);
+out:
+	srv_region_put(q->srv, sr);
+	return ret;
+}
+
+static int do_punch(struct req *q)
+{
+	const struct dt_proto_punch_req *p = &q->m->punch_req;
+	struct srv_region *sr;
+	uint64_t first, last;
+	int ret;
+
+	ret = dt_req_region(q, p->region, true, &sr);
+	if (ret)
+		return ret;
+	ret = byte_range(sr->r, p->offset, p->length, &first, &last);
+	if (!ret)
+		ret = dt_mapping_punch(sr->r->mapping, first, last);
+	srv_region_put(q->srv, sr);
+	return ret;
+}
+
+/* ---- the dispatcher ---- */
+
+static int run(struct req *q)
+{
+	if (q->m->flags & DT_PROTO_F_REPLY)
+		return -EBADMSG;
+	if (q->m->op != DT_OP_HELLO && !q->c->version)
+		return -EPROTO;
+	if (q->m->op != DT_OP_HELLO && q->m->version != q->c->version)
+		return -EPROTO;
+	if (q->fd >= 0 && !(q->m->op == DT_OP_ATTACH && q->m->attach_req.mode == DT_ATTACH_FD)) {
+		close(q->fd);
+		q->fd = -1;
+	}
+	switch (q->m->op) {
+	case DT_OP_HELLO: return do_hello(q);
+	case DT_OP_REGIONS: return do_regions(q);
+	case DT_OP_ATTACH: return do_attach(q);
+	case DT_OP_FAULT: return do_fault(q);
+	case DT_OP_DIRTY: return do_dirty(q);
+	case DT_OP_FSYNC: return do_fsync(q);
+	case DT_OP_PUNCH: return do_punch(q);
+	case DT_OP_QUERY: return do_query(q);
+	case DT_OP_LIST: return do_list(q);
+	case DT_OP_STATS: return do_stats(q);
+	case DT_OP_NAMESPACES: return do_namespaces(q);
+	case DT_OP_DUMP: return do_dump(q);
+	default: return -EPROTO;
+	}
+}
+
+static void put_le(uint8_t *p, uint64_t v, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* An error reply by hand: the encoder refuses unknown opcodes and versions. */
+static size_t raw_error(uint8_t *out, const struct dt_msg *m, int status)
+{
+	memset(out, 0, DT_PROTO_HDR_SIZE);
+	put_le(out, DT_PROTO_MAGIC, 4);
+	out[4] = m->version;
+	out[5] = DT_PROTO_F_REPLY;
+	put_le(out + 6, m->op, 2);
+	put_le(out + 8, m->id, 4);
+	put_le(out + 12, (uint32_t)status, 4);
+	return DT_PROTO_HDR_SIZE;
+}
+
+static bool header_readable(const uint8_t *buf, size_t len)
+{
+	return len >= DT_PROTO_HDR_SIZE && buf[0] == 'D' && buf[1] == 'X' && buf[2] == 'T' &&
+	       buf[3] == 'K';
+}
+
+int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size_t *out_len)
+{
+	struct dt_server *srv = w->srv;
+	struct dt_msg m;
+	struct req q = { .w = w, .srv = srv, .c = c, .m = &m, .fd = fd };
+	int ret;
+
+	ret = dt_proto_decode(w->in, len, &m);
+	if (ret && !header_readable(w->in, len)) {
+		add(&srv->stats.bad_messages, 1);
+		if (fd >= 0)
+			close(fd);
+		return -EBADMSG;
+	}
+	add(&srv->stats.by_op[m.op <= DT_OP_LAST ? m.op : 0], 1);
+	if (ret) {
+		add(&srv->stats.bad_messages, 1);
+	} else {
+		add(&srv->stats.requests, 1);
+		dt_proto_init_reply(&q.rep, &m, 0);
+		ret = run(&q);
+	}
+	if (q.fd >= 0)
+		close(q.fd);
+	if (!ret) {
+		ret = dt_proto_encode(&q.rep, w->out, DT_PROTO_MAX_MSG, out_len);
+		if (!ret)
+			return 0;
+		dt_log(LOG_ERR, "client %llu: %s reply: encoding failed: %s", cid(c),
+		       dt_proto_op_name(m.op), strerror(-ret));
+		ret = -EIO;
+	}
+	add(&srv->stats.errors, 1);
+	dt_log(LOG_DEBUG, "client %llu: %s id %u: %s", cid(c), dt_proto_op_name(m.op),
+	       (unsigned)m.id, dt_proto_status_name(ret));
+	*out_len = raw_error(w->out, &m, ret);
+	return 0;
+}

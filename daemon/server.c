@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/server.c - the regions table, the listening socket, connections
+ * and the worker threads of daxtrackd (see server.h for the model).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <urcu/urcu-memb.h>
+
+#include "dispatch.h"
+#include "log.h"
+#include "server.h"
+
+uint64_t srv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int srv_init(struct dt_server *srv)
+{
+	struct timespec ts;
+
+	memset(srv, 0, sizeof(*srv));
+	pthread_rwlock_init(&srv->regions_lock, NULL);
+	pthread_mutex_init(&srv->ref_lock, NULL);
+	pthread_cond_init(&srv->ref_cond, NULL);
+	pthread_mutex_init(&srv->conns_lock, NULL);
+	srv->next_id = 1;
+	srv->listen_fd = -1;
+	srv->stop_fd = -1;
+	srv->last_refusal = -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	srv->start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	srv->start_mono_ns = srv_now_ns();
+	srv->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (srv->ep < 0)
+		return -errno;
+	return 0;
+}
+
+void srv_destroy(struct dt_server *srv)
+{
+	if (srv->ep >= 0)
+		close(srv->ep);
+	if (srv->stop_fd >= 0)
+		close(srv->stop_fd);
+	pthread_rwlock_destroy(&srv->regions_lock);
+	pthread_mutex_destroy(&srv->ref_lock);
+	pthread_cond_destroy(&srv->ref_cond);
+	pthread_mutex_destroy(&srv->conns_lock);
+}
+
+/* ---- regions ---- */
+
+int srv_region_add(struct dt_server *srv, struct dt_region *r, bool is_default)
+{
+	struct srv_region *sr;
+	int ret = 0;
+
+	sr = calloc(1, sizeof(*sr));
+	if (!sr)
+		return -ENOMEM;
+	sr->r = r;
+	sr->is_default = is_default;
+	pthread_rwlock_wrlock(&srv->regions_lock);
+	if (srv->nregions == DT_PROTO_MAX_REGIONS || srv->next_id == DT_PROTO_ALL_REGIONS) {
+		ret = -ENOSPC;
+	} else {
+		sr->id = srv->next_id++;
+		srv->regions[srv->nregions++] = sr;
+	}
+	pthread_rwlock_unlock(&srv->regions_lock);
+	if (ret)
+		free(sr);
+	return ret;
+}
+
+static void get_ref(struct srv_region *sr)
+{
+	__atomic_fetch_add(&sr->refs, 1, __ATOMIC_ACQUIRE);
+}
+
+struct srv_region *srv_region_get(struct dt_server *srv, uint32_t id, int *err)
+{
+	struct srv_region *sr = NULL;
+	unsigned i;
+
+	if (id == DT_PROTO_ALL_REGIONS) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	pthread_rwlock_rdlock(&srv->regions_lock);
+	for (i = 0; i < srv->nregions; i++) {
+		if (srv->regions[i]->id == id) {
+			sr = srv->regions[i];
+			get_ref(sr);
+			break;
+		}
+	}
+	if (!sr)
+		*err = id && id < srv->next_id ? -ENODEV : -ENOENT;
+	pthread_rwlock_unlock(&srv->regions_lock);
+	return sr;
+}
+
+struct srv_region *srv_region_get_name(struct dt_server *srv, const char *name)
+{
+	struct srv_region *sr = NULL;
+	unsigned i;
+
+	pthread_rwlock_rdlock(&srv->regions_lock);
+	for (i = 0; i < srv->nregions; i++) {
+		if (!strcmp(srv->regions[i]->r->name, name)) {
+			sr = srv->regions[i];
+			get_ref(sr);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&srv->regions_lock);
+	return sr;
+}
+
+unsigned srv_region_snapshot(struct dt_server *srv, struct srv_region **out)
+{
+	unsigned i;
+
+	pthread_rwlock_rdlock(&srv->regions_lock);
+	for (i = 0; i < srv->nregions; i++) {
+		out[i] = srv->regions[i];
+		get_ref(out[i]);
+	}
+	pthread_rwlock_unlock(&srv->regions_lock);
+	return i;
+}
+
+void srv_region_put(struct dt_server *srv, struct srv_region *sr)
+{
+	if (__atomic_sub_fetch(&sr->refs, 1, __ATOMIC_RELEASE))
+		return;
+	if (!__atomic_load_n(&sr->gone, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&srv->ref_lock);
+	pthread_cond_broadcast(&srv->ref_cond);
+	pthread_mutex_unlock(&srv->ref_lock);
+}
+
+struct srv_region *srv_region_remove(struct dt_server *srv, const char *name)
+{
+	struct srv_region *sr = NULL;
+	unsigned i;
+
+	pthread_rwlock_wrlock(&srv->regions_lock);
+	for (i = 0; i < srv->nregions; i++) {
+		if (!strcmp(srv->regions[i]->r->name, name)) {
+			sr = srv->regions[i];
+			memmove(&srv->regions[i], &srv->regions[i + 1],
+				(srv->nregions - i - 1) * sizeof(srv->regions[0]));
+			srv->nregions--;
+			__atomic_store_n(&sr->gone, true, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&srv->regions_lock);
+	if (!sr)
+		return NULL;
+	pthread_mutex_lock(&srv->ref_lock);
+	while (__atomic_load_n(&sr->refs, __ATOMIC_ACQUIRE))
+		pthread_cond_wait(&srv->ref_cond, &srv->ref_lock);
+	pthread_mutex_unlock(&srv->ref_lock);
+	return sr;
+}
+
+/* ---- the listening socket ---- */
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+int srv_listen_activated(struct dt_server *srv, int fd)
+{
+	int type = 0, acc = 0;
+	socklen_t len = sizeof(type);
+	struct sockaddr_un sa;
+	socklen_t salen = sizeof(sa);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_SEQPACKET)
+		return -ESOCKTNOSUPPORT;
+	len = sizeof(acc);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) || !acc)
+		return -EINVAL;
+	if (getsockname(fd, (struct sockaddr *)&sa, &salen) || sa.sun_family != AF_UNIX)
+		return -EAFNOSUPPORT;
+	if (set_nonblock(fd))
+		return -errno;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	srv->listen_fd = fd;
+	srv->activated = true;
+	return 0;
+}
+
+/* Create the socket's directory (one level) when it is missing. */
+static int make_parent(const char *path)
+{
+	char dir[DT_CONFIG_SOCKET_MAX + 1];
+	char *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (!lstat(dir, &st))
+		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (errno != ENOENT)
+		return -errno;
+	if (mkdir(dir, 0750) && errno != EEXIST)
+		return -errno;
+	dt_log(LOG_INFO, "created the socket directory %s", dir);
+	return 0;
+}
+
+/* A socket file is there: is a daemon listening on it? */
+static int check_existing(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	ret = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	close(fd);
+	if (!ret)
+		return -EADDRINUSE;
+	if (errno != ECONNREFUSED && errno != EPROTOTYPE)
+		return -errno;
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	dt_log(LOG_NOTICE, "socket %s: replaced a stale socket", path);
+	return 0;
+}
+
+static int resolve_group(const char *group, gid_t *gid)
+{
+	struct group gr, *res = NULL;
+	char buf[4096], *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(group, &end, 10);
+	if (*group && !*end && !errno && v < UINT_MAX) {
+		*gid = (gid_t)v;
+		return 0;
+	}
+	if (getgrnam_r(group, &gr, buf, sizeof(buf), &res) || !res)
+		return -ENOENT;
+	*gid = res->gr_gid;
+	return 0;
+}
+
+static int listen_fail(const char *path, const char *what, int err)
+{
+	dt_log(LOG_ERR, "socket %s: %s: %s", path, what, strerror(-err));
+	return err;
+}
+
+int srv_listen_path(struct dt_server *srv, const char *path, mode_t mode, const char *group)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	gid_t gid = (gid_t)-1;
+	mode_t old_umask;
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return listen_fail(path, "path", -ENAMETOOLONG);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (group[0] && resolve_group(group, &gid))
+		return listen_fail(path, "socket_group", -ENOENT);
+	ret = make_parent(path);
+	if (ret)
+		return listen_fail(path, "directory", ret);
+	ret = check_existing(path, &sa);
+	if (ret == -EEXIST)
+		return listen_fail(path, "exists and is not a socket (refused)", ret);
+	if (ret == -EADDRINUSE)
+		return listen_fail(path, "another daemon listens on it", ret);
+	if (ret)
+		return listen_fail(path, "stat", ret);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return listen_fail(path, "socket", -errno);
+	old_umask = umask(0777 & ~mode);
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	umask(old_umask);
+	if (ret)
+		goto fail_close;
+	if (lstat(path, &st) || !S_ISSOCK(st.st_mode)) {
+		ret = -EIO;
+		goto fail_close;
+	}
+	srv->sock_dev = st.st_dev;
+	srv->sock_ino = st.st_ino;
+	snprintf(srv->sock_path, sizeof(srv->sock_path), "%s", path);
+	if (fchmodat(AT_FDCWD, path, mode, 0) ||
+	    (gid != (gid_t)-1 && lchown(path, (uid_t)-1, gid))) {
+		ret = -errno;
+		goto fail_unlink;
+	}
+	if (listen(fd, 128)) {
+		ret = -errno;
+		goto fail_unlink;
+	}
+	srv->listen_fd = fd;
+	return 0;
+fail_unlink:
+	srv_unlisten(srv);
+fail_close:
+	close(fd);
+	return listen_fail(path, "bind", ret);
+}
+
+void srv_unlisten(struct dt_server *srv)
+{
+	struct stat st;
+
+	if (srv->listen_fd >= 0 && !srv->activated)
+		close(srv->listen_fd);
+	if (srv->listen_fd >= 0 && srv->activated)
+		close(srv->listen_fd);
+	srv->listen_fd = -1;
+	if (!srv->sock_path[0])
+		return;
+	/* Remove only the socket we made, not one a newer daemon made. */
+	if (!lstat(srv->sock_path, &st) && S_ISSOCK(st.st_mode) && st.st_dev == srv->sock_dev &&
+	    st.st_ino == srv->sock_ino)
+		unlink(srv->sock_path);
+	srv->sock_path[0] = '\0';
+}
+
+/* ---- connections ---- */
+
+static void conn_unlink(struct dt_server *srv, struct dt_conn *c)
+{
+	pthread_mutex_lock(&srv->conns_lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	__atomic_store_n(&srv->nconns, srv->nconns - 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&srv->conns_lock);
+}
+
+static void conn_free(struct dt_conn *c)
+{
+	dt_conn_free_state(c);
+	close(c->fd);
+	free(c);
+}
+
+static void conn_close(struct dt_server *srv, struct dt_conn *c, const char *why)
+{
+	dt_log(LOG_DEBUG, "client %llu (uid %u, pid %d): disconnected%s%s",
+	       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid,
+	       why ? ": " : "", why ? why : "");
+	epoll_ctl(srv->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	conn_unlink(srv, c);
+	conn_free(c);
+}
+
+static void log_refusal(struct dt_server *srv)
+{
+	long now = (long)(srv_now_ns() / 1000000000ULL);
+
+	srv->refused++;
+	if (now == srv->last_refusal)
+		return;
+	srv->last_refusal = now;
+	dt_log(LOG_WARNING, "max_clients (%u) reached: refused a connection (%llu so far)",
+	       srv->max_clients, (unsigned long long)srv->refused);
+}
+
+static void accept_one(struct dt_server *srv, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT };
+	socklen_t len = sizeof(struct ucred);
+	struct dt_conn *c;
+
+	if (__atomic_load_n(&srv->nconns, __ATOMIC_RELAXED) >= srv->max_clients) {
+		log_refusal(srv);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		dt_log(LOG_ERR, "accept: %s", strerror(ENOMEM));
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->id = ++srv->next_conn;
+	c->max_message = srv->max_message;
+	c->max_ranges = srv->max_ranges;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len)) {
+		dt_log(LOG_WARNING, "accept: SO_PEERCRED: %s", strerror(errno));
+		free(c);
+		close(fd);
+		return;
+	}
+	__atomic_fetch_add(&srv->stats.clients_total, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&srv->conns_lock);
+	c->next = srv->conns;
+	if (c->next)
+		c->next->prev = c;
+	srv->conns = c;
+	__atomic_store_n(&srv->nconns, srv->nconns + 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&srv->conns_lock);
+	dt_log(LOG_DEBUG, "client %llu (uid %u, gid %u, pid %d): connected",
+	       (unsigned long long)c->id, (unsigned)c->cred.uid, (unsigned)c->cred.gid,
+	       (int)c->cred.pid);
+	ev.data.ptr = c;
+	/* From here on a worker owns it. */
+	if (epoll_ctl(srv->ep, EPOLL_CTL_ADD, fd, &ev)) {
+		dt_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
+		conn_unlink(srv, c);
+		conn_free(c);
+	}
+}
+
+void srv_accept(struct dt_server *srv)
+{
+	int fd, i;
+
+	/* A bounded batch, so that signals are seen even under a flood. */
+	for (i = 0; i < 64; i++) {
+		fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				dt_log(LOG_ERR, "accept: %s", strerror(errno));
+			return;
+		}
+		accept_one(srv, fd);
+	}
+}
+
+/* Send a reply; wait a bounded time for a client that does not read. */
+static int send_reply(struct dt_conn *c, const void *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
+	uint64_t deadline = srv_now_ns() + DT_SRV_SEND_TIMEOUT_MS * 1000000ULL;
+	ssize_t n;
+	int ms;
+
+	for (;;) {
+		n = send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n == (ssize_t)len)
+			return 0;
+		if (n >= 0)
+			return -EIO;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		ms = (int)(((int64_t)(deadline - srv_now_ns())) / 1000000);
+		if ((int64_t)(deadline - srv_now_ns()) <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, ms > 0 ? ms : 1) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* Serve one request.  Return: 0 to re-arm, or why to close. */
+static int serve(struct dt_worker *w, struct dt_conn *c, const char **why)
+{
+	size_t out_len;
+	ssize_t n;
+	int fd = -1, ret;
+
+	n = dt_proto_recv(c->fd, w->in, c->max_message, &fd);
+	if (n == -EAGAIN || n == -EINTR)
+		return 0;
+	if (n == 0) {
+		*why = NULL;
+		return -ECONNRESET;
+	}
+	if (n == -EMSGSIZE) {
+		__atomic_fetch_add(&w->srv->stats.bad_messages, 1, __ATOMIC_RELAXED);
+		dt_log(LOG_INFO, "client %llu (uid %u, pid %d): message over max_message (%u): closing",
+		       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid,
+		       c->max_message);
+		*why = "oversized message";
+		return -EMSGSIZE;
+	}
+	if (n < 0) {
+		*why = strerror((int)-n);
+		return (int)n;
+	}
+	ret = dt_dispatch(w, c, (size_t)n, fd, &out_len);
+	if (ret) {
+		*why = "undecodable message";
+		return ret;
+	}
+	ret = send_reply(c, w->out, out_len);
+	if (ret == -ETIMEDOUT) {
+		dt_log(LOG_NOTICE, "client %llu (uid %u, pid %d): does not read its replies: closing",
+		       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid);
+		*why = "reply timeout";
+	} else if (ret) {
+		*why = strerror(-ret);
+	}
+	return ret;
+}
+
+/*
+ * Hand-over between workers.  Once a worker re-arms a connection
+ * (EPOLL_CTL_MOD), another may get its next event before the first has
+ * returned from epoll_ctl().  The flag makes the new owner wait for that
+ * return, so that it may close the fd and free the connection, and gives
+ * the happens-before edge that the kernel gives but ThreadSanitizer does not
+ * see (it models EPOLL_CTL_ADD, not MOD, as a release).
+ */
+static int rearm(struct dt_server *srv, struct dt_conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data.ptr = c };
+	int ret;
+
+	__atomic_store_n(&c->rearming, 1, __ATOMIC_RELAXED);
+	ret = epoll_ctl(srv->ep, EPOLL_CTL_MOD, c->fd, &ev);
+	__atomic_store_n(&c->rearming, 0, __ATOMIC_RELEASE);
+	return ret;
+}
+
+static void take_over(struct dt_conn *c)
+{
+	while (__atomic_load_n(&c->rearming, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void *worker_main(void *arg)
+{
+	struct dt_worker *w = arg;
+	struct dt_server *srv = w->srv;
+	struct epoll_event ev;
+	struct dt_conn *c;
+	const char *why;
+	int n;
+
+	urcu_memb_register_thread();
+	for (;;) {
+		n = epoll_wait(srv->ep, &ev, 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			dt_log(LOG_ERR, "worker %u: epoll_wait: %s", w->index, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			continue;
+		if (ev.data.ptr == &srv->stop_fd)
+			break;
+		c = ev.data.ptr;
+		take_over(c);
+		why = NULL;
+		if (serve(w, c, &why)) {
+			conn_close(srv, c, why);
+			continue;
+		}
+		if (rearm(srv, c))
+			conn_close(srv, c, "epoll_ctl");
+	}
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+static void worker_free(struct dt_worker *w)
+{
+	free(w->in);
+	free(w->out);
+	free(w->entries);
+	free(w->regions);
+	free(w->rstats);
+	free(w->ns);
+}
+
+static int worker_alloc(struct dt_worker *w)
+{
+	w->in = malloc(DT_PROTO_MAX_MSG);
+	w->out = malloc(DT_PROTO_MAX_MSG);
+	w->entries = calloc(DT_SRV_MAX_LIST, sizeof(*w->entries));
+	w->regions = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->regions));
+	w->rstats = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->rstats));
+	w->ns = calloc(DT_PROTO_MAX_NAMESPACES, sizeof(*w->ns));
+	if (!w->in || !w->out || !w->entries || !w->regions || !w->rstats || !w->ns)
+		return -ENOMEM;
+	return 0;
+}
+
+int srv_start_workers(struct dt_server *srv, unsigned n)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &srv->stop_fd };
+	unsigned i;
+	int ret;
+
+	srv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (srv->stop_fd < 0)
+		return -errno;
+	/* Level-triggered and never read: once written, every worker sees it. */
+	if (epoll_ctl(srv->ep, EPOLL_CTL_ADD, srv->stop_fd, &ev))
+		return -errno;
+	srv->workers = calloc(n, sizeof(*srv->workers));
+	if (!srv->workers)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct dt_worker *w = &srv->workers[i];
+
+		w->srv = srv;
+		w->index = i;
+		ret = worker_alloc(w);
+		if (!ret)
+			ret = -pthread_create(&w->thread, NULL, worker_main, w);
+		if (ret) {
+			worker_free(w);
+			srv->nworkers = i;
+			srv_stop_workers(srv);
+			return ret;
+		}
+	}
+	srv->nworkers = n;
+	return 0;
+}
+
+void srv_stop_workers(struct dt_server *srv)
+{
+	uint64_t one = 1;
+	unsigned i;
+
+	if (srv->stop_fd >= 0 && write(srv->stop_fd, &one, sizeof(one)) < 0)
+		dt_log(LOG_ERR, "stopping the workers: %s", strerror(errno));
+	for (i = 0; i < srv->nworkers; i++) {
+		pthread_join(srv->workers[i].thread, NULL);
+		worker_free(&srv->workers[i]);
+	}
+	free(srv->workers);
+	srv->workers = NULL;
+	srv->nworkers = 0;
+}
+
+void srv_close_all(struct dt_server *srv)
+{
+	struct dt_conn *c;
+
+	pthread_mutex_lock(&srv->conns_lock);
+	while ((c = srv->conns)) {
+		srv->conns = c->next;
+		conn_free(c);
+	}
+	srv->nconns = 0;
+	pthread_mutex_unlock(&srv->conns_lock);
+}

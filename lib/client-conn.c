@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * client-conn.c - the client's connection: connect and HELLO, one exchange
+ * of requests and replies (a dirty batch pipelined with a request), and the
+ * reconnection after a loss: re-attach, resend the unacknowledged (and,
+ * after a daemon restart, the not yet fsynced) ranges, retry.
+ *
+ * Every function here runs under dt_client.lock.  Internal functions return
+ * DT_CLIENT_LOST when the socket failed; c->lost_err then holds the errno.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client-private.h"
+
+void dt_client_init_req(struct dt_client *c, struct dt_msg *m, uint16_t op)
+{
+	dt_proto_init_request(m, op, ++c->next_id);
+	if (op != DT_OP_HELLO && c->hello.version)
+		m->version = (uint8_t)c->hello.version;
+}
+
+void dt_client_conn_drop(struct dt_client *c, int err)
+{
+	if (c->sock >= 0)
+		close(c->sock);
+	c->sock = -1;
+	c->lost_err = err;
+}
+
+static int lost(struct dt_client *c, int err)
+{
+	dt_client_conn_drop(c, err);
+	return DT_CLIENT_LOST;
+}
+
+/* A reply status that means "this daemon is going away": reconnect. */
+static bool status_is_loss(int status)
+{
+	return status == -EBUSY || status == -ESHUTDOWN;
+}
+
+static int send_msg(struct dt_client *c, const struct dt_msg *m, int fd)
+{
+	size_t len;
+	ssize_t n;
+	int err;
+
+	err = dt_proto_encode(m, c->tx, DT_PROTO_MAX_MSG, &len);
+	if (err)
+		return err;
+	n = dt_proto_send(c->sock, c->tx, len, fd);
+	if (n < 0)
+		return n == -EMSGSIZE ? -EMSGSIZE : lost(c, (int)n);
+	c->cnt.sent++;
+	if (m->op < DT_PROTO_STATS_OPS)
+		c->cnt.sent_by_op[m->op]++;
+	return 0;
+}
+
+/* Receive the reply to @req into c->rx and decode it into @rep. */
+static int recv_reply(struct dt_client *c, const struct dt_msg *req, struct dt_msg *rep)
+{
+	ssize_t n;
+
+	n = dt_proto_recv(c->sock, c->rx, DT_PROTO_MAX_MSG, NULL);
+	if (n == 0)
+		return lost(c, -EPIPE);
+	if (n < 0)
+		return lost(c, n == -EMSGSIZE ? -EPROTO : (int)n);
+	/* A reply we cannot read or match: the stream is out of sync. */
+	if (dt_proto_decode(c->rx, (size_t)n, rep) || !(rep->flags & DT_PROTO_F_REPLY) ||
+	    rep->id != req->id || rep->op != req->op)
+		return lost(c, -EPROTO);
+	return 0;
+}
+
+static int connect_socket(const char *path, int *sockp)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	while (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno == EINTR)
+			continue;
+		err = -errno;
+		close(s);
+		return err;
+	}
+	*sockp = s;
+	return 0;
+}
+
+static uint32_t batch_limit(const struct dt_client *c)
+{
+	uint32_t max = c->hello.max_ranges;
+	uint32_t fit = (c->hello.max_message - DT_PROTO_HDR_SIZE - DT_PROTO_DIRTY_REQ_SIZE) /
+		       DT_PROTO_RANGE_REC_SIZE;
+
+	if (fit < max)
+		max = fit;
+	if (c->o.batch_ranges && c->o.batch_ranges < max)
+		max = c->o.batch_ranges;
+	return max ? max : 1;
+}
+
+/* Connect and say HELLO; on success c->sock and c->hello are the new ones. */
+int dt_client_conn_open(struct dt_client *c)
+{
+	struct dt_msg req, rep;
+	int err;
+
+	if (c->sock >= 0)
+		dt_client_conn_drop(c, 0);
+	err = connect_socket(c->path, &c->sock);
+	if (err) {
+		c->sock = -1;
+		c->lost_err = err;
+		return err;
+	}
+	dt_client_init_req(c, &req, DT_OP_HELLO);
+	req.hello_req.min_version = DT_PROTO_VERSION_MIN;
+	req.hello_req.max_version = DT_PROTO_VERSION;
+	err = send_msg(c, &req, -1);
+	if (!err)
+		err = recv_reply(c, &req, &rep);
+	if (err == DT_CLIENT_LOST)
+		return c->lost_err;
+	if (!err && rep.status)
+		err = rep.status;
+	if (!err && (rep.hello_rep.version < DT_PROTO_VERSION_MIN ||
+		     rep.hello_rep.version > DT_PROTO_VERSION ||
+		     rep.hello_rep.max_message < DT_PROTO_HDR_SIZE + DT_PROTO_DIRTY_REQ_SIZE +
+						 DT_PROTO_RANGE_REC_SIZE))
+		err = -EPROTO;
+	if (err) {
+		dt_client_conn_drop(c, err);
+		return err;
+	}
+	c->hello = rep.hello_rep;
+	c->batch_max = batch_limit(c);
+	c->generation++;
+	return 0;
+}
+
+/* Put the region's current id into a request about it. */
+static void set_region(struct dt_msg *m, uint32_t id)
+{
+	switch (m->op) {
+	case DT_OP_FAULT: m->fault_req.region = id; break;
+	case DT_OP_DIRTY: m->dirty_req.region = id; break;
+	case DT_OP_FSYNC: m->fsync_req.region = id; break;
+	case DT_OP_PUNCH: m->punch_req.region = id; break;
+	case DT_OP_QUERY: m->query_req.region = id; break;
+	case DT_OP_LIST: m->list_req.region = id; break;
+	case DT_OP_DUMP: m->dump_req.region = id; break;
+	default: break;
+	}
+}
+
+static void log_acked(struct dt_client_region *r, uint32_t count)
+{
+	if (dt_rset_add_set(&r->acked, &r->batch, count) || r->acked.n > DT_CLIENT_LOG_MAX)
+		dt_rset_collapse(&r->acked);
+	dt_rset_drop_first(&r->batch, count);
+}
+
+/* The outcome of a DIRTY of the first @count ranges of the batch. */
+static int dirty_done(struct dt_client *c, struct dt_client_region *r, uint32_t count, int status)
+{
+	if (status_is_loss(status))
+		return lost(c, status);
+	if (status) {
+		/* Refused for good: drop the marks, remember it for the next fsync. */
+		dt_rset_drop_first(&r->batch, count);
+		r->dirty_err = status;
+		return status;
+	}
+	log_acked(r, count);
+	return 0;
+}
+
+static void dirty_msg(struct dt_client *c, struct dt_client_region *r, struct dt_msg *m)
+{
+	dt_client_init_req(c, m, DT_OP_DIRTY);
+	m->dirty_req.region = r->id;
+	m->dirty_req.count = r->batch.n < c->batch_max ? r->batch.n : c->batch_max;
+	m->dirty_req.ranges = r->batch.r;
+}
+
+/* Send the whole batch of @r, one DIRTY at a time.  No reconnection. */
+static int send_batch_once(struct dt_client *c, struct dt_client_region *r)
+{
+	struct dt_msg req, rep;
+	int err, first = 0;
+
+	while (r->batch.n) {
+		dirty_msg(c, r, &req);
+		err = send_msg(c, &req, -1);
+		if (!err)
+			err = recv_reply(c, &req, &rep);
+		if (err)
+			return err;
+		err = dirty_done(c, r, req.dirty_req.count, rep.status);
+		if (err == DT_CLIENT_LOST)
+			return err;
+		if (err && !first)
+			first = err;
+	}
+	return first;
+}
+
+/*
+ * One try: the batch of @r (if asked, and if it fits one message) pipelined
+ * with @req (if any), then the replies in order.
+ */
+static int xact_once(struct dt_client *c, struct dt_client_region *r, bool with_batch,
+		     struct dt_msg *req, int fd, struct dt_msg *rep)
+{
+	struct dt_msg dreq, drep;
+	bool pipelined = false;
+	int err, derr = 0;
+
+	if (with_batch && r && r->batch.n > c->batch_max) {
+		err = send_batch_once(c, r);
+		if (err == DT_CLIENT_LOST || !req)
+			return err;
+	} else if (with_batch && r && r->batch.n) {
+		dirty_msg(c, r, &dreq);
+		err = send_msg(c, &dreq, -1);
+		if (err)
+			return err;
+		pipelined = true;
+	}
+	if (req) {
+		set_region(req, r ? r->id : 0);
+		err = send_msg(c, req, fd);
+		if (err == DT_CLIENT_LOST || (err && !pipelined))
+			return err;
+	}
+	if (pipelined) {
+		derr = recv_reply(c, &dreq, &drep);
+		if (derr)
+			return derr;
+		derr = dirty_done(c, r, dreq.dirty_req.count, drep.status);
+		if (derr == DT_CLIENT_LOST)
+			return derr;
+		if (err)	/* the request could not be encoded */
+			return err;
+	}
+	if (!req)
+		return derr;
+	err = recv_reply(c, req, rep);
+	if (!err && status_is_loss(rep->status))
+		err = lost(c, rep->status);
+	return err;
+}
+
+static int attach_again(struct dt_client *c, struct dt_client_region *r)
+{
+	struct dt_msg req, rep;
+	int err;
+
+	dt_client_init_req(c, &req, DT_OP_ATTACH);
+	req.attach_req.mode = r->by_fd ? DT_ATTACH_FD : DT_ATTACH_NAME;
+	if (!r->by_fd)
+		strcpy(req.attach_req.name, r->name);
+	err = send_msg(c, &req, r->by_fd ? r->fd : -1);
+	if (!err)
+		err = recv_reply(c, &req, &rep);
+	if (err)
+		return err;
+	if (status_is_loss(rep.status))
+		return lost(c, rep.status);
+	r->gone = rep.status;
+	if (!rep.status) {
+		r->id = rep.attach_rep.region;
+		r->flags = rep.attach_rep.flags;
+		r->size = rep.attach_rep.size;
+		r->access = rep.attach_rep.access;
+	}
+	return 0;
+}
+
+/* After a new connection: attach every region again and resend its ranges. */
+static int restore(struct dt_client *c, bool restarted)
+{
+	struct dt_client_region *r;
+	int err;
+
+	for (r = c->regions; r; r = r->next) {
+		err = attach_again(c, r);
+		if (err)
+			return err;
+		if (r->gone)
+			continue;
+		if (restarted && dt_rset_add_set(&r->batch, &r->acked, r->acked.n))
+			dt_rset_add(&r->batch, r->acked.r[0].offset,
+				    r->acked.r[r->acked.n - 1].offset +
+				    r->acked.r[r->acked.n - 1].length);
+		c->cnt.resent_ranges += r->batch.n;
+		err = send_batch_once(c, r);
+		if (err == DT_CLIENT_LOST)
+			return err;
+	}
+	return 0;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static unsigned next_backoff(const struct dt_client *c, unsigned backoff)
+{
+	return backoff * 2 > c->o.backoff_max_ms ? c->o.backoff_max_ms : backoff * 2;
+}
+
+/* The first connection, retried like a reconnection (DT_CLIENT_WAIT). */
+int dt_client_conn_open_wait(struct dt_client *c)
+{
+	unsigned backoff = c->o.backoff_min_ms;
+	int err = -ENOTCONN;
+
+	for (unsigned i = 0; i < c->o.retries; i++) {
+		if (i) {
+			sleep_ms(backoff);
+			backoff = next_backoff(c, backoff);
+		}
+		err = dt_client_conn_open(c);
+		if (!err || err == -ENAMETOOLONG || err == -EPROTONOSUPPORT)
+			break;
+	}
+	return err;
+}
+
+/* Connect again, with bounded retries and backoff, and restore the state. */
+static int reconnect(struct dt_client *c)
+{
+	uint32_t old_pid = c->hello.pid;
+	uint64_t old_start = c->hello.start_time_ns;
+	unsigned backoff = c->o.backoff_min_ms;
+	int err = c->lost_err ? c->lost_err : -ENOTCONN;
+
+	for (unsigned i = 0; i < c->o.retries; i++) {
+		if (i) {
+			sleep_ms(backoff);
+			backoff = next_backoff(c, backoff);
+		}
+		err = dt_client_conn_open(c);
+		if (err == -ENAMETOOLONG || err == -EPROTONOSUPPORT)
+			return err;
+		if (err)
+			continue;
+		c->cnt.reconnects++;
+		bool restarted = c->hello.pid != old_pid || c->hello.start_time_ns != old_start;
+		if (restarted)
+			c->cnt.restarts++;
+		err = restore(c, restarted);
+		if (err != DT_CLIENT_LOST)
+			return err;
+		err = c->lost_err;
+		/* Keep "restarted": the acked ranges were merged into the batch. */
+	}
+	return err;
+}
+
+/*
+ * One exchange about region @r (or none): its batch if @with_batch, then
+ * @req (if not NULL; its region id is set here, it may change after a
+ * reconnect), with @fd passed along.  On a lost connection: reconnect and
+ * replay, up to DT_CLIENT_MAX_REPLAYS times.
+ *
+ * Return: 0 with @rep the reply (its status is the daemon's; its variable
+ * part points into c->rx, valid until the next exchange); or a negative
+ * errno: the encoder's, a refused batch (when @req is NULL), a region gone
+ * after a reconnect, a connection error.
+ */
+int dt_client_xact(struct dt_client *c, struct dt_client_region *r, bool with_batch,
+		   struct dt_msg *req, int fd, struct dt_msg *rep)
+{
+	int err;
+
+	for (unsigned replay = 0;; replay++) {
+		if (c->sock < 0) {
+			if (c->closing || (c->o.flags & DT_CLIENT_NO_RECONNECT))
+				return c->lost_err ? c->lost_err : -ENOTCONN;
+			err = reconnect(c);
+			if (err)
+				return err;
+		}
+		if (r && r->gone)
+			return r->gone;
+		err = xact_once(c, r, with_batch, req, fd, rep);
+		if (err != DT_CLIENT_LOST)
+			return err;
+		if (replay == DT_CLIENT_MAX_REPLAYS || c->closing ||
+		    (c->o.flags & DT_CLIENT_NO_RECONNECT))
+			return c->lost_err;
+		c->cnt.replays++;
+	}
+}
+
+/* Send the batch of @r (reconnecting if need be). */
+int dt_client_send_batch(struct dt_client *c, struct dt_client_region *r)
+{
+	if (!r->batch.n)
+		return 0;
+	return dt_client_xact(c, r, true, NULL, -1, NULL);
+}

@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * client.c - the client of daxtrackd: the calls of daxtrack/client.h.
+ *
+ * Each call takes the handle's lock, checks what it can locally, and goes
+ * through dt_client_xact() (client-conn.c), which pipelines a region's dirty
+ * batch in front of the request where needed and survives reconnections.
+ * Mapping a region is here too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client-private.h"
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE	0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC		0x80000
+#endif
+
+void dt_client_options_init(struct dt_client_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->retries = DT_CLIENT_RETRIES;
+	o->backoff_min_ms = DT_CLIENT_BACKOFF_MIN_MS;
+	o->backoff_max_ms = DT_CLIENT_BACKOFF_MAX_MS;
+}
+
+const char *dt_client_socket_default(void)
+{
+	const char *env = getenv(DT_CLIENT_SOCKET_ENV);
+
+	return env && *env ? env : DT_PROTO_SOCKET_PATH;
+}
+
+static void client_free(struct dt_client *c)
+{
+	struct dt_client_region *r, *next;
+
+	for (r = c->regions; r; r = next) {
+		next = r->next;
+		if (r->addr)
+			munmap(r->addr, r->map_len);
+		if (r->fd >= 0)
+			close(r->fd);
+		dt_rset_free(&r->batch);
+		dt_rset_free(&r->acked);
+		free(r);
+	}
+	if (c->sock >= 0)
+		close(c->sock);
+	pthread_mutex_destroy(&c->lock);
+	free(c->tx);
+	free(c->rx);
+	free(c->path);
+	free(c);
+}
+
+int dt_client_connect_opts(const struct dt_client_options *o, struct dt_client **cp)
+{
+	struct dt_client *c;
+	int err;
+
+	*cp = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->sock = -1;
+	pthread_mutex_init(&c->lock, NULL);
+	if (o)
+		c->o = *o;
+	else
+		dt_client_options_init(&c->o);
+	if (!c->o.retries)
+		c->o.retries = DT_CLIENT_RETRIES;
+	if (!c->o.backoff_min_ms)
+		c->o.backoff_min_ms = DT_CLIENT_BACKOFF_MIN_MS;
+	if (!c->o.backoff_max_ms)
+		c->o.backoff_max_ms = DT_CLIENT_BACKOFF_MAX_MS;
+	c->path = strdup(c->o.socket ? c->o.socket : dt_client_socket_default());
+	c->o.socket = c->path;
+	c->tx = malloc(DT_PROTO_MAX_MSG);
+	c->rx = malloc(DT_PROTO_MAX_MSG);
+	if (!c->path || !c->tx || !c->rx) {
+		client_free(c);
+		return -ENOMEM;
+	}
+	if (c->o.flags & DT_CLIENT_WAIT)
+		err = dt_client_conn_open_wait(c);
+	else
+		err = dt_client_conn_open(c);
+	if (err) {
+		client_free(c);
+		return err;
+	}
+	*cp = c;
+	return 0;
+}
+
+int dt_client_connect(const char *path, struct dt_client **cp)
+{
+	struct dt_client_options o;
+
+	dt_client_options_init(&o);
+	o.socket = path;
+	return dt_client_connect_opts(&o, cp);
+}
+
+int dt_client_close(struct dt_client *c)
+{
+	struct dt_client_region *r;
+	int err = 0, e;
+
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	c->closing = true;
+	for (r = c->regions; r; r = r->next) {
+		e = dt_client_send_batch(c, r);
+		if (e && !err)
+			err = e;
+	}
+	pthread_mutex_unlock(&c->lock);
+	client_free(c);
+	return err;
+}
+
+const char *dt_client_socket(const struct dt_client *c)
+{
+	return c->path;
+}
+
+int dt_client_daemon(struct dt_client *c, struct dt_proto_hello_rep *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->hello;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+void dt_client_counters(struct dt_client *c, struct dt_client_counters *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->cnt;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* A request of the connection (no region): 0 and @rep, or an errno. */
+static int simple_xact(struct dt_client *c, struct dt_msg *req, struct dt_msg *rep)
+{
+	int err = dt_client_xact(c, NULL, false, req, -1, rep);
+
+	return err ? err : rep->status;
+}
+
+static int regions_locked(struct dt_client *c, struct dt_proto_region **out, uint32_t *count)
+{
+	struct dt_msg req, rep;
+	struct dt_proto_region *a = NULL;
+	int err;
+
+	dt_client_init_req(c, &req, DT_OP_REGIONS);
+	err = simple_xact(c, &req, &rep);
+	if (err)
+		return err;
+	if (rep.regions_rep.count) {
+		a = calloc(rep.regions_rep.count, sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < rep.regions_rep.count; i++)
+		dt_proto_region_at(&rep.regions_rep, i, &a[i]);
+	*out = a;
+	*count = rep.regions_rep.count;
+	return 0;
+}
+
+int dt_client_regions(struct dt_client *c, struct dt_proto_region **out, uint32_t *count)
+{
+	int err;
+
+	*out = NULL;
+	*count = 0;
+	pthread_mutex_lock(&c->lock);
+	err = regions_locked(c, out, count);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int dt_client_namespaces(struct dt_client *c, struct dt_proto_namespace **out, uint32_t *count,
+			 uint32_t *flags)
+{
+	struct dt_msg req, rep;
+	struct dt_proto_namespace *a = NULL;
+	int err;
+
+	*out = NULL;
+	*count = 0;
+	pthread_mutex_lock(&c->lock);
+	dt_client_init_req(c, &req, DT_OP_NAMESPACES);
+	err = simple_xact(c, &req, &rep);
+	if (!err && rep.namespaces_rep.count) {
+		a = calloc(rep.namespaces_rep.count, sizeof(*a));
+		if (!a)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		for (uint32_t i = 0; i < rep.namespaces_rep.count; i++)
+			dt_proto_namespace_at(&rep.namespaces_rep, i, &a[i]);
+		*out = a;
+		*count = rep.namespaces_rep.count;
+		if (flags)
+			*flags = rep.namespaces_rep.flags;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* Send every region's batch; the first error, after trying them all. */
+static int flush_all(struct dt_client *c)
+{
+	struct dt_client_region *r;
+	int err = 0, e;
+
+	for (r = c->regions; r; r = r->next) {
+		e = r->gone ? 0 : dt_client_send_batch(c, r);
+		if (e && !err)
+			err = e;
+	}
+	return err;
+}
+
+int dt_client_stats(struct dt_client *c, uint32_t region, struct dt_client_stats **out)
+{
+	struct dt_client_stats *s = NULL;
+	struct dt_msg req, rep;
+	int err;
+
+	*out = NULL;
+	pthread_mutex_lock(&c->lock);
+	flush_all(c);
+	dt_client_init_req(c, &req, DT_OP_STATS);
+	req.stats_req.region = region;
+	err = simple_xact(c, &req, &rep);
+	if (!err) {
+		s = calloc(1, sizeof(*s) + rep.stats_rep.count * sizeof(s->regions[0]));
+		if (!s)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		s->total = rep.stats_rep;
+		s->total.regions = NULL;
+		s->total.raw = NULL;
+		s->count = rep.stats_rep.count;
+		for (uint32_t i = 0; i < s->count; i++)
+			dt_proto_region_stats_at(&rep.stats_rep, i, &s->regions[i]);
+		*out = s;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* ATTACH @r (its name, or its fd) and fill it in from the reply. */
+static int attach_req(struct dt_client *c, struct dt_client_region *r, int fd)
+{
+	struct dt_msg req, rep;
+	int err;
+
+	dt_client_init_req(c, &req, DT_OP_ATTACH);
+	req.attach_req.mode = fd >= 0 ? DT_ATTACH_FD : DT_ATTACH_NAME;
+	if (fd < 0)
+		strcpy(req.attach_req.name, r->name);
+	err = dt_client_xact(c, NULL, false, &req, fd, &rep);
+	if (err)
+		return err;
+	if (rep.status)
+		return rep.status;
+	r->id = rep.attach_rep.region;
+	r->flags = rep.attach_rep.flags;
+	r->size = rep.attach_rep.size;
+	r->access = rep.attach_rep.access;
+	strcpy(r->name, rep.attach_rep.name);
+	return 0;
+}
+
+static int attach(struct dt_client *c, const char *name, int fd, struct dt_client_region **rp)
+{
+	struct dt_client_region *r;
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->c = c;
+	r->fd = -1;
+	if (name) {
+		strcpy(r->name, name);
+	} else {
+		r->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (r->fd < 0) {
+			free(r);
+			return -errno;
+		}
+		r->by_fd = true;
+	}
+	pthread_mutex_lock(&c->lock);
+	err = attach_req(c, r, r->fd);
+	if (!err) {
+		r->next = c->regions;
+		c->regions = r;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		if (r->fd >= 0)
+			close(r->fd);
+		free(r);
+		return err;
+	}
+	*rp = r;
+	return 0;
+}
+
+int dt_client_attach(struct dt_client *c, const char *name, struct dt_client_region **rp)
+{
+	*rp = NULL;
+	if (!name || !*name)
+		return -EINVAL;
+	if (strlen(name) >= DT_PROTO_NAME_MAX)
+		return -ENAMETOOLONG;
+	return attach(c, name, -1, rp);
+}
+
+int dt_client_attach_fd(struct dt_client *c, int fd, struct dt_client_region **rp)
+{
+	*rp = NULL;
+	if (fd < 0)
+		return -EBADF;
+	return attach(c, NULL, fd, rp);
+}
+
+int dt_client_detach(struct dt_client_region *r)
+{
+	struct dt_client *c;
+	struct dt_client_region **pp;
+	int err;
+
+	if (!r)
+		return 0;
+	c = r->c;
+	pthread_mutex_lock(&c->lock);
+	err = r->gone ? r->gone : dt_client_send_batch(c, r);
+	for (pp = &c->regions; *pp; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (r->addr)
+		munmap(r->addr, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	dt_rset_free(&r->batch);
+	dt_rset_free(&r->acked);
+	free(r);
+	return err;
+}
+
+void dt_client_region_info(struct dt_client_region *r, struct dt_client_region_info *info)
+{
+	struct dt_client *c = r->c;
+
+	memset(info, 0, sizeof(*info));
+	pthread_mutex_lock(&c->lock);
+	info->id = r->id;
+	info->flags = r->flags;
+	info->size = r->size;
+	info->writable = r->access & DT_ACCESS_WRITE;
+	info->by_fd = r->by_fd;
+	memcpy(info->name, r->name, sizeof(info->name));
+	info->addr = r->addr;
+	info->map_len = r->map_len;
+	info->map_sync = r->map_sync;
+	info->map_writable = r->map_writable;
+	info->pending = r->batch.n;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The region's path, from REGIONS. */
+static int region_path(struct dt_client *c, struct dt_client_region *r, char *path)
+{
+	struct dt_proto_region *a;
+	uint32_t n;
+	int err;
+
+	err = regions_locked(c, &a, &n);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (uint32_t i = 0; i < n; i++) {
+		if (a[i].id == r->id) {
+			memcpy(path, a[i].path, DT_PROTO_PATH_MAX);
+			err = 0;
+			break;
+		}
+	}
+	free(a);
+	return err;
+}
+
+/* Open the region's path: O_RDWR, or O_RDONLY when writing is refused. */
+static int open_region(struct dt_client *c, struct dt_client_region *r, int *fdp)
+{
+	char path[DT_PROTO_PATH_MAX];
+	int fd, err;
+
+	err = region_path(c, r, path);
+	if (err)
+		return err;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS))
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*fdp = fd;
+	return 0;
+}
+
+static int map_fd(struct dt_client_region *r, int fd)
+{
+	int mode = fcntl(fd, F_GETFL);
+	int prot = PROT_READ;
+	struct stat st;
+	void *p;
+
+	if (mode < 0)
+		return -errno;
+	if ((mode & O_ACCMODE) == O_RDWR)
+		prot |= PROT_WRITE;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < r->size)
+		return -ERANGE;
+	r->map_sync = true;
+	p = mmap(NULL, r->size, prot, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+	if (p == MAP_FAILED && (errno == EOPNOTSUPP || errno == EINVAL)) {
+		r->map_sync = false;
+		p = mmap(NULL, r->size, prot, MAP_SHARED, fd, 0);
+	}
+	if (p == MAP_FAILED)
+		return -errno;
+	r->addr = p;
+	r->map_len = r->size;
+	r->map_writable = prot & PROT_WRITE;
+	return 0;
+}
+
+/* A region attached by name, mapped O_RDWR: attach it by that fd for write rights. */
+static void upgrade(struct dt_client *c, struct dt_client_region *r, int fd)
+{
+	struct dt_client_region tmp = *r;
+
+	if (attach_req(c, &tmp, fd) || tmp.id != r->id)
+		return;
+	r->access = tmp.access;
+	r->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	r->by_fd = r->fd >= 0;
+}
+
+static int map_locked(struct dt_client *c, struct dt_client_region *r)
+{
+	int fd, err;
+
+	if (r->gone)
+		return r->gone;
+	if (r->by_fd)
+		return map_fd(r, r->fd);
+	err = open_region(c, r, &fd);
+	if (err)
+		return err;
+	err = map_fd(r, fd);
+	if (!err && r->map_writable && !(r->access & DT_ACCESS_WRITE))
+		upgrade(c, r, fd);
+	close(fd);
+	return err;
+}
+
+int dt_client_map(struct dt_client_region *r, void **addr, size_t *len)
+{
+	struct dt_client *c = r->c;
+	int err = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (!r->addr)
+		err = map_locked(c, r);
+	if (!err) {
+		*addr = r->addr;
+		*len = r->map_len;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* A request about region @r, with or without its batch in front. */
+static int region_xact(struct dt_client_region *r, bool with_batch, struct dt_msg *req,
+		       struct dt_msg *rep)
+{
+	int err = dt_client_xact(r->c, r, with_batch, req, -1, rep);
+
+	return err ? err : rep->status;
+}
+
+int dt_client_fault(struct dt_client_region *r, uint64_t offset, unsigned order, unsigned flags,
+		    struct dt_proto_fault_rep *out)
+{
+	struct dt_client *c = r->c;
+	struct dt_msg req, rep;
+	int err;
+
+	if (order > 255 || flags > 255)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	dt_client_init_req(c, &req, DT_OP_FAULT);
+	req.fault_req.order = (uint8_t)order;
+	req.fault_req.flags = (uint8_t)flags;
+	req.fault_req.offset = offset;
+	err = region_xact(r, false, &req, &rep);
+	if (!err && out)
+		*out = rep.fault_rep;
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+static uint64_t page_down(uint64_t x)
+{
+	return x & ~(DT_CLIENT_PAGE - 1);
+}
+
+/* The end of a range rounded up to a page, capped at the region's end. */
+static uint64_t page_end(const struct dt_client_region *r, uint64_t end)
+{
+	uint64_t up = end > UINT64_MAX - (DT_CLIENT_PAGE - 1) ? end
+							      : page_down(end + DT_CLIENT_PAGE - 1);
+
+	return up > r->size ? (end > r->size ? end : r->size) : up;
+}
+
+static int dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	struct dt_client *c = r->c;
+	int err;
+
+	c->cnt.dirty_calls++;
+	if (!length)
+		return -EINVAL;
+	if (r->gone)
+		return r->gone;
+	if (offset >= r->size || length > r->size - offset)
+		return -ERANGE;
+	if (!(r->access & DT_ACCESS_WRITE))
+		return -EPERM;
+	err = dt_rset_add(&r->batch, page_down(offset), page_end(r, offset + length));
+	if (err)
+		return err;
+	if (r->batch.n >= c->batch_max)
+		return dt_client_send_batch(c, r);
+	return 0;
+}
+
+int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	struct dt_client *c = r->c;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = dirty_locked(r, offset, length);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* The offset of [@addr, + @length) in the mapping of @r. */
+static int addr_offset(const struct dt_client_region *r, const void *addr, size_t length,
+		       uint64_t *offset)
+{
+	uintptr_t a = (uintptr_t)addr, base = (uintptr_t)r->addr;
+
+	if (!r->addr || a < base || a - base >= r->map_len || length > r->map_len - (a - base))
+		return -EINVAL;
+	*offset = a - base;
+	return 0;
+}
+
+int dt_client_dirty_addr(struct dt_client_region *r, const void *addr, size_t length)
+{
+	struct dt_client *c = r->c;
+	uint64_t offset;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = addr_offset(r, addr, length, &offset);
+	if (!err)
+		err = dirty_locked(r, offset, length);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int dt_client_flush_dirty(struct dt_client *c)
+{
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = flush_all(c);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* Does the batch hold a page of [offset, offset + length) (or anything, for WHOLE)? */
+static bool batch_overlaps(const struct dt_client_region *r, uint64_t offset, uint64_t length,
+			   unsigned flags)
+{
+	if (flags & DT_FSYNC_WHOLE)
+		return r->batch.n;
+	if (!length || offset > UINT64_MAX - length)
+		return false;
+	return dt_rset_overlaps(&r->batch, page_down(offset), page_end(r, offset + length));
+}
+
+static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			unsigned flags, struct dt_proto_fsync_rep *out)
+{
+	struct dt_client *c = r->c;
+	struct dt_msg req, rep;
+	int err;
+
+	dt_client_init_req(c, &req, DT_OP_FSYNC);
+	req.fsync_req.flags = flags;
+	req.fsync_req.offset = offset;
+	req.fsync_req.length = length;
+	err = region_xact(r, batch_overlaps(r, offset, length, flags), &req, &rep);
+	if (r->dirty_err) {
+		/* Marks were refused: this fsync cannot vouch for them. */
+		if (!err)
+			err = r->dirty_err;
+		r->dirty_err = 0;
+	}
+	if (err)
+		return err;
+	if (flags & DT_FSYNC_WHOLE)
+		dt_rset_clear(&r->acked);
+	else
+		dt_rset_sub(&r->acked, page_down(offset), page_end(r, offset + length));
+	if (out)
+		*out = rep.fsync_rep;
+	return 0;
+}
+
+int dt_client_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length, unsigned flags,
+		    struct dt_proto_fsync_rep *out)
+{
+	struct dt_client *c = r->c;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = fsync_locked(r, offset, length, flags, out);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			    struct dt_proto_fsync_rep *out)
+{
+	struct dt_client *c = r->c;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = dirty_locked(r, offset, length);
+	if (!err)
+		err = fsync_locked(r, offset, length, 0, out);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int dt_client_persist(struct dt_client_region *r, const void *addr, size_t length)
+{
+	struct dt_client *c = r->c;
+	uint64_t offset;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = addr_offset(r, addr, length, &offset);
+	if (!err)
+		err = dirty_locked(r, offset, length);
+	if (!err)
+		err = fsync_locked(r, offset, length, 0, NULL);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int dt_client_punch(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	struct dt_client *c = r->c;
+	struct dt_msg req, rep;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	dt_client_init_req(c, &req, DT_OP_PUNCH);
+	req.punch_req.offset = offset;
+	req.punch_req.length = length;
+	err = region_xact(r, batch_overlaps(r, offset, length, 0), &req, &rep);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int dt_client_query(struct dt_client_region *r, uint64_t offset, struct dt_proto_query_rep *out)
+{
+	struct dt_client *c = r->c;
+	struct dt_msg req, rep;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	dt_client_init_req(c, &req, DT_OP_QUERY);
+	req.query_req.offset = offset;
+	err = region_xact(r, true, &req, &rep);
+	if (!err)
+		*out = rep.query_rep;
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int dt_client_list(struct dt_client_region *r, struct dt_client_list *l,
+		   struct dt_proto_entry *entries, uint32_t max, uint32_t *count)
+{
+	struct dt_client *c = r->c;
+	struct dt_msg req, rep;
+	int err;
+
+	*count = 0;
+	if (!max || l->done)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	if (max > c->hello.max_list)
+		max = c->hello.max_list;
+	if (max > DT_PROTO_MAX_LIST)
+		max = DT_PROTO_MAX_LIST;
+	dt_client_init_req(c, &req, DT_OP_LIST);
+	req.list_req.flags = l->flags;
+	req.list_req.offset = l->offset;
+	req.list_req.length = l->length;
+	req.list_req.cursor = l->cursor;
+	req.list_req.max_count = max;
+	if (l->flags & DT_LIST_WHOLE)
+		req.list_req.offset = req.list_req.length = 0;
+	err = region_xact(r, l->cursor == 0, &req, &rep);
+	if (!err && rep.list_rep.count > max)
+		err = -EPROTO;
+	if (!err) {
+		for (uint32_t i = 0; i < rep.list_rep.count; i++)
+			dt_proto_entry_at(&rep.list_rep, i, &entries[i]);
+		*count = rep.list_rep.count;
+		l->cursor = rep.list_rep.next_cursor;
+		l->done = rep.list_rep.flags & DT_LIST_DONE;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* Fetch chunks from @*got on; -EAGAIN if a reconnect happened in between. */
+static int dump_chunks(struct dt_client_region *r, char **text, uint64_t *total)
+{
+	struct dt_client *c = r->c;
+	uint64_t gen = 0, got = 0;
+	struct dt_msg req, rep;
+	char *buf = NULL;
+	int err;
+
+	for (;;) {
+		dt_client_init_req(c, &req, DT_OP_DUMP);
+		req.dump_req.offset = got;
+		err = region_xact(r, got == 0, &req, &rep);
+		if (got && c->generation != gen) {
+			free(buf);
+			return -EAGAIN;	/* the rest would be another dump's */
+		}
+		gen = c->generation;
+		if (err)
+			break;
+		if (rep.dump_rep.offset != got || (buf && rep.dump_rep.total != *total)) {
+			err = -EBADMSG;
+			break;
+		}
+		if (!buf) {
+			*total = rep.dump_rep.total;
+			buf = malloc(*total + 1);
+			if (!buf)
+				return -ENOMEM;
+		}
+		if (rep.dump_rep.length > *total - got) {
+			err = -EBADMSG;
+			break;
+		}
+		memcpy(buf + got, rep.dump_rep.text, rep.dump_rep.length);
+		got += rep.dump_rep.length;
+		if (rep.dump_rep.flags & DT_DUMP_DONE)
+			break;
+		if (!rep.dump_rep.length) {
+			err = -EBADMSG;
+			break;
+		}
+	}
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[got] = '\0';
+	*total = got;
+	*text = buf;
+	return 0;
+}
+
+int dt_client_dump(struct dt_client_region *r, char **text, size_t *len)
+{
+	struct dt_client *c = r->c;
+	uint64_t total = 0;
+	int err;
+
+	*text = NULL;
+	pthread_mutex_lock(&c->lock);
+	for (unsigned i = 0; i <= DT_CLIENT_MAX_REPLAYS; i++) {
+		err = dump_chunks(r, text, &total);
+		if (err != -EAGAIN)
+			break;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!err && len)
+		*len = total;
+	return err;
+}

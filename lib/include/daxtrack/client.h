@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daxtrack/client.h - the client of daxtrackd.
+ *
+ * A struct dt_client is one connection to the daemon; a struct
+ * dt_client_region is one region attached through it.  Every function
+ * returns 0 (or a count) or a negative errno, never exits and never prints.
+ * There is no global state: connections are independent.
+ *
+ * Connecting: dt_client_connect() connects to the socket given, else to
+ * $DAXTRACK_SOCKET (if set and not empty), else to DT_PROTO_SOCKET_PATH, and
+ * performs the HELLO handshake.  The first connection is tried once (unless
+ * DT_CLIENT_WAIT): a daemon that is not running gives the connect(2) error at
+ * once (-ENOENT, -ECONNREFUSED, -EACCES...).
+ *
+ * Write rights: FAULT, DIRTY, FSYNC and PUNCH need them.  The daemon grants
+ * them to root, or to a connection that attached the region by an fd of that
+ * very file or device opened O_RDWR.  dt_client_attach_fd() does that;
+ * dt_client_map() of a region attached by name opens the region's path and,
+ * if it could open it O_RDWR, upgrades the attachment by fd.
+ *
+ * Dirty batching: dt_client_dirty() only records the range in the handle (at
+ * 4KiB page granularity: a range stands for every page it touches; adjacent
+ * and overlapping ranges are merged).  The batch of a region goes to the
+ * daemon as one DIRTY message when it holds the threshold number of ranges
+ * (the daemon's max_ranges from HELLO, or the smaller batch_ranges of the
+ * options), on dt_client_flush_dirty(), before any fsync of a range it
+ * overlaps (pipelined with the FSYNC: still one round trip), before a punch,
+ * query, list, stats or dump of the region (so they see the marks), and at
+ * detach and close.  A dirty() call that does not reach the threshold costs
+ * no system call.
+ *
+ * Surviving a daemon restart (unless DT_CLIENT_NO_RECONNECT): when the
+ * connection is lost (EPIPE, ECONNRESET, ENOTCONN, end of stream, or a reply
+ * of -EBUSY/-ESHUTDOWN from a daemon shutting down), the library reconnects
+ * to the same path, trying @retries times with an exponential backoff from
+ * @backoff_min_ms to @backoff_max_ms (defaults: 50 tries, 10 ms doubling to
+ * 200 ms, about 10 s in all); it redoes HELLO, re-attaches every region (by
+ * name, or by sending again the fd it keeps), and then resends
+ *   - every range not acknowledged by a DIRTY reply (a range leaves the batch
+ *     only when its DIRTY reply arrived), and
+ *   - if the daemon is another process than before (its pid or start time in
+ *     HELLO changed: a restart), every range acknowledged since the last
+ *     completed fsync covering it (the new daemon's recovery flush already
+ *     wrote back what the old one knew; re-marking is the safe contract);
+ * then it retries the interrupted request.  Guarantee: when dt_client_fsync()
+ * or dt_client_persist() returns 0, every byte passed to dt_client_dirty()
+ * (or persist) on this handle before the call and inside its range has been
+ * flushed by a daemon after it was marked, whatever restarts happened in
+ * between.  The application sees an error only when the daemon stays away
+ * (the last connect error, e.g. -ECONNREFUSED or -ENOENT) or a region is gone
+ * after the restart (the ATTACH error, e.g. -ENOENT, for that region only).
+ * A request is retried over at most DT_CLIENT_MAX_REPLAYS reconnections.
+ * The set of acknowledged-but-not-fsynced ranges is bounded: past
+ * DT_CLIENT_LOG_MAX ranges a region's set is collapsed into one covering
+ * range (more is re-marked, never less).
+ *
+ * Errors of refused dirty marks: when the daemon refuses a DIRTY batch for a
+ * reason other than a lost connection, the call that sent it returns the
+ * error and the region remembers it: its next dt_client_fsync() or
+ * dt_client_persist() returns it once (-EPERM, -ERANGE...), so an fsync never
+ * succeeds over marks that were dropped.
+ *
+ * Threads: a handle is locked inside.  One mutex per struct dt_client guards
+ * its socket, every request/reply exchange, its regions and their batches,
+ * so a handle (and its regions) may be shared by any number of threads;
+ * their calls are serialised (a long fsync delays the other threads' calls
+ * on the same handle: for parallel requests, open one handle per thread).
+ * dt_client_close() and dt_client_detach() must not race with other calls on
+ * what they free.  The client does not use RCU: its threads need not
+ * register with urcu.  Calls block (on the socket, and sleep while
+ * reconnecting); none may be called from a signal handler.
+ */
+#ifndef DAXTRACK_CLIENT_H
+#define DAXTRACK_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <daxtrack/proto.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dt_client;
+struct dt_client_region;
+
+/* The environment variable naming the daemon's socket. */
+#define DT_CLIENT_SOCKET_ENV	"DAXTRACK_SOCKET"
+
+/* Defaults of struct dt_client_options. */
+#define DT_CLIENT_RETRIES	50
+#define DT_CLIENT_BACKOFF_MIN_MS	10
+#define DT_CLIENT_BACKOFF_MAX_MS	200
+/* Reconnections one request may go through before its error is returned. */
+#define DT_CLIENT_MAX_REPLAYS	4
+/* Acknowledged, not yet fsynced ranges kept per region before collapsing. */
+#define DT_CLIENT_LOG_MAX	65536
+
+/* Flags of struct dt_client_options. */
+/* A lost connection is an error (-EPIPE...): no reconnection. */
+#define DT_CLIENT_NO_RECONNECT	(1U << 0)
+/* Retry the first connect too, like a reconnection. */
+#define DT_CLIENT_WAIT		(1U << 1)
+
+/**
+ * struct dt_client_options - How to connect.
+ * @socket: Socket path; NULL: $DAXTRACK_SOCKET if set and not empty, else
+ *	DT_PROTO_SOCKET_PATH.  Copied.
+ * @flags: DT_CLIENT_NO_RECONNECT, DT_CLIENT_WAIT.
+ * @batch_ranges: Ranges per DIRTY message; 0: the daemon's max_ranges.  Never
+ *	more than the daemon's max_ranges (nor what fits in its max_message).
+ * @retries: Connection attempts after a loss; 0: DT_CLIENT_RETRIES.
+ * @backoff_min_ms: Sleep before the second attempt; doubled after each
+ *	failure; 0: DT_CLIENT_BACKOFF_MIN_MS.  The first attempt is immediate.
+ * @backoff_max_ms: Bound of the sleep; 0: DT_CLIENT_BACKOFF_MAX_MS.
+ *
+ * Start from dt_client_options_init(): fields added later default to zero.
+ */
+struct dt_client_options {
+	const char *socket;
+	unsigned flags;
+	uint32_t batch_ranges;
+	unsigned retries;
+	unsigned backoff_min_ms;
+	unsigned backoff_max_ms;
+};
+
+/**
+ * struct dt_client_region_info - What the client knows of an attached region.
+ * @id: The daemon's id of the region (may change after a reconnect).
+ * @flags: DT_REGION_* (PMEM, EADR, PMD, DEVDAX, DEFAULT, BADBLOCKS).
+ * @size: Bytes.
+ * @writable: This connection may FAULT, DIRTY, FSYNC and PUNCH it.
+ * @by_fd: Attached by fd (dt_client_attach_fd(), or upgraded by map).
+ * @name: The region's name.
+ * @addr: The mapping made by dt_client_map(), or NULL.
+ * @map_len: Its length in bytes (the region's size), or 0.
+ * @map_sync: The mapping was made with MAP_SHARED_VALIDATE | MAP_SYNC (the
+ *	file system supports it); false: plain MAP_SHARED.
+ * @map_writable: The mapping is PROT_WRITE (the file or device was opened
+ *	O_RDWR).
+ * @pending: Ranges in the batch, not yet sent.
+ */
+struct dt_client_region_info {
+	uint32_t id;
+	uint32_t flags;
+	uint64_t size;
+	bool writable;
+	bool by_fd;
+	char name[DT_PROTO_NAME_MAX];
+	void *addr;
+	size_t map_len;
+	bool map_sync;
+	bool map_writable;
+	uint32_t pending;
+};
+
+/**
+ * struct dt_client_counters - What a handle did, for tests and tools.
+ * @sent_by_op: Messages sent, by opcode (resends included).
+ * @sent: All messages sent.
+ * @reconnects: Connections re-established after a loss.
+ * @restarts: Of those, to a different daemon process (pid or start time).
+ * @dirty_calls: dt_client_dirty() calls (persist's included).
+ * @dirty_ranges: Ranges carried by DIRTY messages (after merging).
+ * @resent_ranges: Ranges sent again after a reconnect.
+ * @replays: Requests retried after a reconnect.
+ */
+struct dt_client_counters {
+	uint64_t sent_by_op[DT_PROTO_STATS_OPS];
+	uint64_t sent;
+	uint64_t reconnects;
+	uint64_t restarts;
+	uint64_t dirty_calls;
+	uint64_t dirty_ranges;
+	uint64_t resent_ranges;
+	uint64_t replays;
+};
+
+/**
+ * struct dt_client_stats - A STATS reply.
+ * @total: The daemon-wide counters (@total.regions and @total.raw are NULL).
+ * @count: Region records in @regions.
+ * @regions: The per-region counters.
+ */
+struct dt_client_stats {
+	struct dt_proto_stats_rep total;
+	uint32_t count;
+	struct dt_proto_region_stats regions[];
+};
+
+/**
+ * struct dt_client_list - A paged walk of a region's entries.
+ * @offset: First byte of the range (ignored with DT_LIST_WHOLE).
+ * @length: Bytes of the range, >= 1 (ignored with DT_LIST_WHOLE).
+ * @flags: DT_LIST_DIRTY (only dirty entries), DT_LIST_WHOLE (the whole region).
+ * @cursor: 0 to start; updated by each dt_client_list() call.
+ * @done: Set once the last page was returned.
+ */
+struct dt_client_list {
+	uint64_t offset;
+	uint64_t length;
+	uint32_t flags;
+	uint64_t cursor;
+	bool done;
+};
+
+/**
+ * dt_client_options_init() - Fill options with the defaults.
+ * @o: The options: socket NULL, flags 0, batch_ranges 0 (the daemon's),
+ *	retries DT_CLIENT_RETRIES, backoff DT_CLIENT_BACKOFF_MIN_MS to
+ *	DT_CLIENT_BACKOFF_MAX_MS.
+ *
+ * Context: Any thread.
+ */
+void dt_client_options_init(struct dt_client_options *o);
+
+/**
+ * dt_client_socket_default() - The socket path dt_client_connect(NULL) uses.
+ *
+ * Context: Any thread (reads the environment).
+ * Return: $DAXTRACK_SOCKET if set and not empty, else DT_PROTO_SOCKET_PATH.
+ */
+const char *dt_client_socket_default(void);
+
+/**
+ * dt_client_connect() - Connect to the daemon with the default options.
+ * @path: Socket path, or NULL (see dt_client_socket_default()).
+ * @cp: Set to the new handle on success, NULL on failure.
+ *
+ * Same as dt_client_connect_opts() with options from dt_client_options_init()
+ * and @path as @socket.
+ *
+ * Context: Any thread.  Blocks for the connection and the handshake.
+ * Return: As dt_client_connect_opts().
+ */
+int dt_client_connect(const char *path, struct dt_client **cp);
+
+/**
+ * dt_client_connect_opts() - Connect to the daemon.
+ * @o: Options, or NULL for the defaults.
+ * @cp: Set to the new handle on success, NULL on failure.
+ *
+ * Connects (once, or like a reconnect with DT_CLIENT_WAIT) and performs the
+ * HELLO handshake for protocol versions DT_PROTO_VERSION_MIN..DT_PROTO_VERSION.
+ *
+ * Context: Any thread.  Allocates; blocks.
+ * Return: 0; -ENAMETOOLONG for a path that does not fit a sockaddr_un; the
+ * socket(2)/connect(2) error when the daemon cannot be reached (-ENOENT: no
+ * socket there, -ECONNREFUSED: nobody listening, -EACCES); -EPROTONOSUPPORT
+ * if no protocol version is common; -EPROTO or -EBADMSG for an answer that
+ * is not a valid HELLO reply; -EPIPE/-ECONNRESET if the daemon closed the
+ * connection; -ENOMEM.
+ */
+int dt_client_connect_opts(const struct dt_client_options *o, struct dt_client **cp);
+
+/**
+ * dt_client_close() - Send the pending dirty ranges and close the handle.
+ * @c: The handle, or NULL (nothing happens).
+ *
+ * Sends every region's batch (without reconnecting: a lost connection at
+ * this point loses those marks, and the error says so), unmaps the regions'
+ * mappings, closes their fds and the socket, and frees @c and its regions.
+ *
+ * Context: Any thread, with no other call on @c or its regions running or
+ * to come.
+ * Return: 0, or the error of sending the last batches (the handle is freed
+ * in every case).
+ */
+int dt_client_close(struct dt_client *c);
+
+/**
+ * dt_client_socket() - The socket path of a handle.
+ * @c: The handle.
+ *
+ * Context: Any thread.
+ * Return: The path it connects (and reconnects) to; owned by @c.
+ */
+const char *dt_client_socket(const struct dt_client *c);
+
+/**
+ * dt_client_daemon() - The daemon's HELLO reply.
+ * @c: The handle.
+ * @out: Filled with the reply of the latest handshake: version, limits,
+ *	pid, start time, uptime at the handshake, software version.
+ *
+ * Context: Any thread.  Takes the handle's lock.
+ * Return: 0.
+ */
+int dt_client_daemon(struct dt_client *c, struct dt_proto_hello_rep *out);
+
+/**
+ * dt_client_counters() - The handle's counters.
+ * @c: The handle.
+ * @out: Filled in.
+ *
+ * Context: Any thread.  Takes the handle's lock.
+ */
+void dt_client_counters(struct dt_client *c, struct dt_client_counters *out);
+
+/**
+ * dt_client_regions() - The daemon's regions (REGIONS).
+ * @c: The handle.
+ * @out: Set to a malloc()ed array of @count records (free() it); NULL if
+ *	there are none.
+ * @count: Set to the number of records.
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -ENOMEM; a connection error when the daemon stays away.
+ */
+int dt_client_regions(struct dt_client *c, struct dt_proto_region **out, uint32_t *count);
+
+/**
+ * dt_client_namespaces() - The daemon's view of the NVDIMM namespaces.
+ * @c: The handle.
+ * @out: Set to a malloc()ed array of @count records (free() it), or NULL.
+ * @count: Set to the number of records (0: no namespaces on the machine).
+ * @flags: If not NULL, set to the reply's DT_NS_* flags (DT_NS_NO_NDCTL: the
+ *	daemon cannot enumerate).
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -ENOMEM; a connection error when the daemon stays away.
+ */
+int dt_client_namespaces(struct dt_client *c, struct dt_proto_namespace **out, uint32_t *count,
+			 uint32_t *flags);
+
+/**
+ * dt_client_stats() - Counters of the daemon and of its regions (STATS).
+ * @c: The handle.
+ * @region: A region id (dt_client_region_info(), dt_client_regions()), or
+ *	DT_PROTO_ALL_REGIONS.
+ * @out: Set to a malloc()ed struct dt_client_stats (free() it).
+ *
+ * Sends every pending dirty batch first, so that the counters include them.
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -ENOENT for an unknown id; -ENOMEM; a connection error.
+ */
+int dt_client_stats(struct dt_client *c, uint32_t region, struct dt_client_stats **out);
+
+/**
+ * dt_client_attach() - Attach a region by name.
+ * @c: The handle.
+ * @name: The region's name (1..DT_PROTO_NAME_MAX - 1 characters).
+ * @rp: Set to the region handle (owned by @c), NULL on failure.
+ *
+ * Gives read rights (write rights too if the caller is root); dt_client_map()
+ * upgrades to write rights when it can open the region's path O_RDWR.
+ * Attaching the same region twice gives two handles with separate batches.
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -EINVAL for an empty name, -ENAMETOOLONG for a long one;
+ * -ENOENT: no such region; -ENOMEM; a connection error.
+ */
+int dt_client_attach(struct dt_client *c, const char *name, struct dt_client_region **rp);
+
+/**
+ * dt_client_attach_fd() - Attach the region whose file or device @fd is.
+ * @c: The handle.
+ * @fd: An fd of the region's file or device, opened by the application.
+ *	O_RDWR gives write rights.  The client keeps a dup of it (to map and
+ *	to re-attach after a reconnect); the caller may close @fd.
+ * @rp: Set to the region handle (owned by @c), NULL on failure.
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -EBADF for a bad @fd; -ENOENT: @fd is no region's file or
+ * device; -ENOMEM, -EMFILE; a connection error.
+ */
+int dt_client_attach_fd(struct dt_client *c, int fd, struct dt_client_region **rp);
+
+/**
+ * dt_client_detach() - Send the region's batch, unmap it and free its handle.
+ * @r: The region handle, or NULL (nothing happens).
+ *
+ * The daemon keeps the attachment (and its rights) until the connection
+ * closes; the batch is sent (reconnecting if needed) before @r is freed.
+ *
+ * Context: Any thread, with no other call on @r running or to come.  Takes
+ * the handle's lock; blocks.
+ * Return: 0, or the error of sending the batch (@r is freed in every case).
+ */
+int dt_client_detach(struct dt_client_region *r);
+
+/**
+ * dt_client_region_info() - What the client knows of a region.
+ * @r: The region handle.
+ * @info: Filled in.
+ *
+ * Context: Any thread.  Takes the handle's lock; never blocks on the daemon.
+ */
+void dt_client_region_info(struct dt_client_region *r, struct dt_client_region_info *info);
+
+/**
+ * dt_client_map() - Map the attached region into the application.
+ * @r: The region handle.
+ * @addr: Set to the start of the mapping.
+ * @len: Set to its length (the region's size).
+ *
+ * Maps the whole region, shared, at offset 0: with the attach fd for a region
+ * attached by fd, else with the region's path (from REGIONS) opened O_RDWR,
+ * or O_RDONLY if that is refused (EACCES, EPERM, EROFS: a read-only mapping).
+ * It tries MAP_SHARED_VALIDATE | MAP_SYNC first and falls back to MAP_SHARED
+ * when the file system refuses it (EOPNOTSUPP or EINVAL);
+ * dt_client_region_info() tells which (@map_sync) and whether the mapping is
+ * writable.  A region attached by name without write rights whose path
+ * opened O_RDWR is then attached again by that fd, which gives write rights
+ * (a refusal leaves the rights as they were; the mapping stands).  A second
+ * call returns the same mapping.  The mapping lives until detach or close.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: 0; the open(2) or mmap(2) error of the path; -ENAMETOOLONG; -ENOMEM;
+ * a connection error.
+ */
+int dt_client_map(struct dt_client_region *r, void **addr, size_t *len);
+
+/**
+ * dt_client_fault() - Tell the daemon about a page fault (FAULT).
+ * @r: The region handle.
+ * @offset: Any byte of the faulting page.
+ * @order: 0 (a 4KiB PTE) or DT_PROTO_PMD_ORDER (a 2MiB PMD).
+ * @flags: DT_FAULT_REQ_WRITE for a write fault.
+ * @out: If not NULL, filled with the reply (base, sector, size, order, flags).
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: 0; -EPERM without write rights; -ERANGE past the end; -EINVAL for
+ * a bad order or flag; -EIO for a bad block; a connection error.
+ */
+int dt_client_fault(struct dt_client_region *r, uint64_t offset, unsigned order, unsigned flags,
+		    struct dt_proto_fault_rep *out);
+
+/**
+ * dt_client_dirty() - Mark a byte range dirty (batched).
+ * @r: The region handle.
+ * @offset: First byte.
+ * @length: Bytes, >= 1.
+ *
+ * Adds the pages of the range to the region's batch (merging), and sends the
+ * batch as one DIRTY message if it reached the threshold.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks only when it sends.
+ * Return: 0; -EINVAL for a zero @length; -ERANGE past the region's end;
+ * -EPERM without write rights; -ENOMEM; when it sent the batch, the
+ * daemon's refusal or a connection error.
+ */
+int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length);
+
+/**
+ * dt_client_dirty_addr() - Mark dirty a range of the region's mapping.
+ * @r: The region handle, mapped by dt_client_map().
+ * @addr: First byte, inside the mapping.
+ * @length: Bytes, >= 1.
+ *
+ * dt_client_dirty() of @addr - the mapping's start.
+ *
+ * Context: As dt_client_dirty().
+ * Return: As dt_client_dirty(); -EINVAL if @r is not mapped or the range is
+ * not inside the mapping.
+ */
+int dt_client_dirty_addr(struct dt_client_region *r, const void *addr, size_t length);
+
+/**
+ * dt_client_flush_dirty() - Send every pending dirty batch of the handle now.
+ * @c: The handle.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: 0 (also with nothing to send); the first refusal or connection
+ * error (the other regions' batches are still sent).
+ */
+int dt_client_flush_dirty(struct dt_client *c);
+
+/**
+ * dt_client_fsync() - Make the dirty pages of a range persistent (FSYNC).
+ * @r: The region handle.
+ * @offset: First byte (0 with DT_FSYNC_WHOLE).
+ * @length: Bytes, >= 1 (0 with DT_FSYNC_WHOLE).
+ * @flags: DT_FSYNC_WHOLE (the whole region), DT_FSYNC_DEEP (also a deep
+ *	flush of the region).
+ * @out: If not NULL, filled with the reply (entries, bytes, flush calls and
+ *	the daemon's flush time).
+ *
+ * If the batch overlaps the range, it is sent first, pipelined with the
+ * FSYNC (one round trip).  Returns once every page marked dirty in the range
+ * (through any connection) before the request is flushed and drained;
+ * across a daemon restart as described at the top of this header.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: 0; -EPERM without write rights; -ERANGE past the end; -EINVAL for
+ * bad flags or a zero length; -EIO for a bad block or a failed flush; a
+ * remembered refusal of an earlier DIRTY batch of the region; a connection
+ * error when the daemon stays away.
+ */
+int dt_client_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length, unsigned flags,
+		    struct dt_proto_fsync_rep *out);
+
+/**
+ * dt_client_persist() - Dirty then fsync exactly a range of the mapping.
+ * @r: The region handle, mapped by dt_client_map().
+ * @addr: First byte written, inside the mapping.
+ * @length: Bytes, >= 1.
+ *
+ * dt_client_dirty_addr() then dt_client_fsync() of that range: one DIRTY and
+ * one FSYNC pipelined, one round trip (plus the batch, if it overlaps).
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: As dt_client_dirty_addr() and dt_client_fsync().
+ */
+int dt_client_persist(struct dt_client_region *r, const void *addr, size_t length);
+
+/**
+ * dt_client_persist_range() - Dirty then fsync a byte range of the region.
+ * @r: The region handle.
+ * @offset: First byte.
+ * @length: Bytes, >= 1.
+ * @out: If not NULL, the FSYNC reply.
+ *
+ * dt_client_persist() by offset; the region need not be mapped.
+ *
+ * Context: As dt_client_persist().
+ * Return: As dt_client_dirty() and dt_client_fsync().
+ */
+int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			    struct dt_proto_fsync_rep *out);
+
+/**
+ * dt_client_punch() - Forget the entries of a range (PUNCH).
+ * @r: The region handle.
+ * @offset: First byte.
+ * @length: Bytes, >= 1.
+ *
+ * Sends the region's batch first (pipelined) if it overlaps the range.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: 0; -EPERM without write rights; -ERANGE; -EINVAL; a connection
+ * error.
+ */
+int dt_client_punch(struct dt_client_region *r, uint64_t offset, uint64_t length);
+
+/**
+ * dt_client_query() - The entry covering a byte (QUERY).
+ * @r: The region handle.
+ * @offset: Any byte.
+ * @out: Filled with the reply: found, and the entry (base, sector, order,
+ *	flags: locked is DT_PROTO_ENTRY_LOCKED, tags).
+ *
+ * Sends the region's batch first (pipelined), so the reply sees its marks.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: 0 (also when no entry covers @offset: @out->found is false);
+ * -ERANGE past the end; a connection error.
+ */
+int dt_client_query(struct dt_client_region *r, uint64_t offset, struct dt_proto_query_rep *out);
+
+/**
+ * dt_client_list() - One page of the entries of a range (LIST).
+ * @r: The region handle.
+ * @l: The walk: set @offset, @length, @flags, @cursor = 0, @done = false;
+ *	each call advances @cursor and sets @done after the last page.
+ * @entries: Room for @max entries, ascending by base, disjoint.
+ * @max: 1..DT_PROTO_MAX_LIST (capped to the daemon's max_list).
+ * @count: Set to the number of entries stored (may be 0 before @done).
+ *
+ * Call until @l->done.  The first call sends the region's batch.  The walk
+ * is not a snapshot (see docs/protocol.md); it survives a reconnect.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: 0; -EINVAL for @max 0, a walk already done or bad flags; -ERANGE;
+ * a connection error.
+ */
+int dt_client_list(struct dt_client_region *r, struct dt_client_list *l,
+		   struct dt_proto_entry *entries, uint32_t max, uint32_t *count);
+
+/**
+ * dt_client_dump() - The text of the region's tree (DUMP, every chunk).
+ * @r: The region handle.
+ * @text: Set to a malloc()ed, NUL-terminated copy of the dump (free() it).
+ * @len: If not NULL, set to its length (without the NUL).
+ *
+ * Restarts from the first chunk if the connection was re-established in the
+ * middle, so the chunks always belong to one dump.
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -ENOMEM; -EBADMSG if the chunks do not fit together; a
+ * connection error.
+ */
+int dt_client_dump(struct dt_client_region *r, char **text, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DAXTRACK_CLIENT_H */

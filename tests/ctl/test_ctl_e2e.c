@@ -1,0 +1,1264 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_ctl_e2e.c - daxtrackctl end to end: starts the real daxtrackd on a
+ * private socket with two file-backed regions in a mkdtemp() directory,
+ * gives it entries (faults and dirty ranges, through the wire protocol),
+ * then runs the real daxtrackctl and checks every subcommand's human and
+ * JSON output (parsed with json-c), the exit codes, the not-running
+ * message, suffix errors and the Prometheus format.  The daemon is always
+ * killed and reaped at the end.
+ *
+ * usage: test_ctl_e2e DAXTRACKCTL DAXTRACKD
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include <daxtrack/proto.h>
+
+#include "dt_test.h"
+
+DT_TEST_DEFINE("test_ctl_e2e");
+
+#define MiB (1ULL << 20)
+#define NOBODY 65534
+
+static const char *ctl_bin, *daemon_bin;
+static char dir[64], sock[128], r1_path[128], r2_path[128];
+static pid_t daemon_pid = -1;
+
+/* ---- the daemon ---------------------------------------------------------- */
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static void set_sun(struct sockaddr_un *sun, const char *path)
+{
+	size_t n = strlen(path);
+
+	if (n >= sizeof(sun->sun_path))
+		n = sizeof(sun->sun_path) - 1;
+	memcpy(sun->sun_path, path, n);
+	sun->sun_path[n] = '\0';
+}
+
+static int conn_open(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	set_sun(&sun, path);
+	if (s < 0 || connect(s, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	return s;
+}
+
+static unsigned char msgbuf[DT_PROTO_MAX_MSG];
+static uint32_t next_id = 1;
+
+/* One request and its reply; returns the status (or a transport error). */
+static int call(int s, struct dt_msg *req, int fd, struct dt_msg *rep)
+{
+	size_t len;
+	ssize_t n;
+	int err;
+
+	req->id = next_id++;
+	err = dt_proto_encode(req, msgbuf, sizeof(msgbuf), &len);
+	if (err)
+		return err;
+	n = dt_proto_send(s, msgbuf, len, fd);
+	if (n < 0)
+		return (int)n;
+	n = dt_proto_recv(s, msgbuf, sizeof(msgbuf), NULL);
+	if (n <= 0)
+		return n ? (int)n : -ECONNRESET;
+	err = dt_proto_decode(msgbuf, (size_t)n, rep);
+	return err ? err : rep->status;
+}
+
+static int hello(int s)
+{
+	struct dt_msg req, rep;
+
+	dt_proto_init_request(&req, DT_OP_HELLO, 0);
+	req.hello_req.min_version = 1;
+	req.hello_req.max_version = 1;
+	return call(s, &req, -1, &rep);
+}
+
+static void start_daemon(void)
+{
+	char conf[1024], path[160];
+	int i, s;
+
+	snprintf(conf, sizeof(conf),
+		 "[daemon]\nstate_dir = %s/state\nsocket_mode = 0666\nlog_level = err\n"
+		 "[region \"r1\"]\npath = %s\nsize = 64M\n"
+		 "[region \"r2\"]\npath = %s\nsize = 32M\n", dir, r1_path, r2_path);
+	snprintf(path, sizeof(path), "%s/state", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/daxtrackd.conf", dir);
+	write_file(path, conf);
+	daemon_pid = fork();
+	if (daemon_pid == 0) {
+		char logp[160];
+		int fd;
+
+		snprintf(logp, sizeof(logp), "%s/daemon.log", dir);
+		fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(daemon_bin, "daxtrackd", "--foreground", "--config", path, "--socket", sock,
+		      (char *)NULL);
+		_exit(127);
+	}
+	/* Wait (up to 30 s) until it answers HELLO. */
+	for (i = 0; i < 3000; i++) {
+		s = conn_open(sock);
+		if (s >= 0 && !hello(s)) {
+			close(s);
+			return;
+		}
+		if (s >= 0)
+			close(s);
+		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
+			daemon_pid = -1;
+			break;
+		}
+		usleep(10000);
+	}
+	fprintf(stderr, "daxtrackd did not start; see %s/daemon.log\n", dir);
+	exit(1);
+}
+
+static void stop_daemon(void)
+{
+	int i, status;
+
+	if (daemon_pid <= 0)
+		return;
+	kill(daemon_pid, SIGTERM);
+	for (i = 0; i < 1000; i++) {
+		if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
+			daemon_pid = -1;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(daemon_pid, SIGKILL);
+	waitpid(daemon_pid, &status, 0);
+	daemon_pid = -1;
+}
+
+/* ---- giving the daemon entries ------------------------------------------- */
+
+static uint32_t attach_rw(int s, const char *path)
+{
+	struct dt_msg req, rep;
+	int fd = open(path, O_RDWR | O_CLOEXEC), err;
+
+	dt_proto_init_request(&req, DT_OP_ATTACH, 0);
+	req.attach_req.mode = DT_ATTACH_FD;
+	err = call(s, &req, fd, &rep);
+	close(fd);
+	dt_test_ctx("attach %s: %d", path, err);
+	CHECK_EQ(err, 0);
+	CHECK(rep.attach_rep.access & DT_ACCESS_WRITE);
+	return rep.attach_rep.region;
+}
+
+static void fault(int s, uint32_t region, uint64_t offset, unsigned order, bool write)
+{
+	struct dt_msg req, rep;
+	int err;
+
+	dt_proto_init_request(&req, DT_OP_FAULT, 0);
+	req.fault_req.region = region;
+	req.fault_req.order = (uint8_t)order;
+	req.fault_req.flags = write ? DT_FAULT_REQ_WRITE : 0;
+	req.fault_req.offset = offset;
+	err = call(s, &req, -1, &rep);
+	dt_test_ctx("fault %#llx order %u: %d", (unsigned long long)offset, order, err);
+	CHECK_EQ(err, 0);
+}
+
+static void dirty(int s, uint32_t region, uint64_t offset, uint64_t length)
+{
+	struct dt_proto_range r = { .offset = offset, .length = length };
+	struct dt_msg req, rep;
+	int err;
+
+	dt_proto_init_request(&req, DT_OP_DIRTY, 0);
+	req.dirty_req.region = region;
+	req.dirty_req.count = 1;
+	req.dirty_req.ranges = &r;
+	err = call(s, &req, -1, &rep);
+	dt_test_ctx("dirty %#llx+%llu: %d", (unsigned long long)offset,
+		    (unsigned long long)length, err);
+	CHECK_EQ(err, 0);
+}
+
+#define R2_ENTRIES 4500	/* more than one LIST page (the daemon's max_list: 4096) */
+
+/* r1: 4K at 0 (dirty), 2M at 2M (dirty), 4K at 8K (clean); r2: R2_ENTRIES pages. */
+static void populate(void)
+{
+	int s = conn_open(sock), i;
+	uint32_t r1, r2;
+
+	CHECK(s >= 0);
+	CHECK_EQ(hello(s), 0);
+	r1 = attach_rw(s, r1_path);
+	fault(s, r1, 0, 0, true);
+	fault(s, r1, 2 * MiB + 0x1234, 9, true);
+	fault(s, r1, 8192, 0, false);
+	dirty(s, r1, 0, 4096);
+	dirty(s, r1, 2 * MiB, 4096);
+	r2 = attach_rw(s, r2_path);
+	for (i = 0; i < R2_ENTRIES; i++)
+		fault(s, r2, (uint64_t)i * 4096, 0, false);
+	close(s);
+}
+
+/* ---- running daxtrackctl ------------------------------------------------- */
+
+struct run {
+	int code;		/* exit status, or 128 + signal */
+	char *out;
+	char *err;
+};
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t cap = 4096, len = 0, n;
+	char *buf = malloc(cap);
+
+	while (f && buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+	}
+	if (f)
+		fclose(f);
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* Run daxtrackctl ARGS... (NULL-terminated) as @uid (-1: ourselves), with
+ * DAXTRACK_SOCKET set to @env_socket (NULL: unset). */
+static void run_v(struct run *r, int uid, const char *env_socket, const char *const *args)
+{
+	char outp[160], errp[160];
+	const char *argv[32];
+	int n = 0, status;
+	pid_t pid;
+
+	argv[n++] = ctl_bin;
+	while (*args && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	snprintf(outp, sizeof(outp), "%s/out", dir);
+	snprintf(errp, sizeof(errp), "%s/err", dir);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		if (env_socket)
+			setenv("DAXTRACK_SOCKET", env_socket, 1);
+		else
+			unsetenv("DAXTRACK_SOCKET");
+		if (uid >= 0 && (setgid((gid_t)uid) || setuid((uid_t)uid)))
+			_exit(126);
+		execv(ctl_bin, (char *const *)argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	r->out = slurp(outp);
+	r->err = slurp(errp);
+}
+
+#define RUN(r, ...) run_v((r), -1, NULL, (const char *const[]){ __VA_ARGS__, NULL })
+/* With -s SOCKET first. */
+#define CTL(r, ...) RUN((r), "-s", sock, __VA_ARGS__)
+
+static bool has(const char *s, const char *needle)
+{
+	return s && strstr(s, needle);
+}
+
+#define CHECK_RUN(r, want_code) ({ \
+	bool _run_ok = CHECK_EQ((r)->code, (want_code)); \
+	if (!_run_ok) \
+		fprintf(stderr, "     stdout: %s\n     stderr: %s\n", (r)->out, (r)->err); \
+	_run_ok; })
+
+/* ---- JSON helpers -------------------------------------------------------- */
+
+static struct json_object *parse(const char *text)
+{
+	struct json_object *o = json_tokener_parse(text ? text : "");
+
+	if (!CHECK(o))
+		fprintf(stderr, "     not JSON: %s\n", text);
+	return o;
+}
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return NULL;
+	return v;
+}
+
+static bool is_type(struct json_object *o, const char *key, json_type t)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return false;
+	return json_object_is_type(v, t);
+}
+
+static uint64_t get_u64(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+
+	return v ? json_object_get_uint64(v) : UINT64_MAX;
+}
+
+static const char *get_str(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+static bool array_has(struct json_object *a, const char *s)
+{
+	size_t i;
+
+	if (!a || !json_object_is_type(a, json_type_array))
+		return false;
+	for (i = 0; i < json_object_array_length(a); i++)
+		if (!strcmp(json_object_get_string(json_object_array_get_idx(a, i)), s))
+			return true;
+	return false;
+}
+
+static struct json_object *find_named(struct json_object *a, const char *name)
+{
+	size_t i;
+
+	for (i = 0; a && i < json_object_array_length(a); i++) {
+		struct json_object *o = json_object_array_get_idx(a, i);
+
+		if (!strcmp(get_str(o, "name"), name))
+			return o;
+	}
+	return NULL;
+}
+
+/* ---- the subcommands ----------------------------------------------------- */
+
+static void check_region_object(struct json_object *r, const char *name, const char *path,
+				uint64_t size)
+{
+	dt_test_ctx("region object %s", name);
+	CHECK(r);
+	CHECK(!strcmp(get_str(r, "name"), name));
+	CHECK(!strcmp(get_str(r, "path"), path));
+	CHECK(!strcmp(get_str(r, "type"), "file"));
+	CHECK_EQ(get_u64(r, "size"), size);
+	CHECK(is_type(r, "pmem", json_type_boolean));
+	CHECK(is_type(r, "eadr", json_type_boolean));
+	CHECK(is_type(r, "pmd", json_type_boolean));
+	CHECK(is_type(r, "default", json_type_boolean));
+	CHECK(!json_object_get_boolean(get(r, "default")));
+	CHECK(has("pmem_flush fence msync", get_str(r, "flush")) && *get_str(r, "flush"));
+	CHECK(is_type(r, "numa_node", json_type_int));
+	CHECK_EQ(get_u64(r, "badblocks"), 0);
+}
+
+static void test_status(void)
+{
+	struct json_object *o, *r1, *t;
+	struct run r;
+
+	dt_test_ctx("status");
+	CTL(&r, "status");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "daxtrackd " DT_VERSION " (protocol 1), pid "));
+	CHECK(has(r.out, "socket "));
+	CHECK(has(r.out, sock));
+	CHECK(has(r.out, "NAME  TYPE  SIZE  PMEM  EADR  PMD  FLUSH  ENTRIES  DIRTY  DIRTY_BYTES"));
+	CHECK(has(r.out, "\nr1    file  64M"));
+	CHECK(has(r.out, "\nr2    file  32M"));
+	CHECK(has(r.out, "total: 2 regions, 96M"));
+	run_free(&r);
+
+	CTL(&r, "status", "--json");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	dt_test_ctx("status --json");
+	CHECK(!strcmp(get_str(o, "version"), DT_VERSION));
+	CHECK_EQ(get_u64(o, "protocol"), 1);
+	CHECK_EQ(get_u64(o, "pid"), daemon_pid);
+	CHECK(!strcmp(get_str(o, "socket"), sock));
+	CHECK(get_u64(o, "clients") >= 1);
+	CHECK(get_u64(o, "requests") >= 1);
+	CHECK(is_type(o, "start_time_seconds", json_type_int));
+	CHECK(get_u64(o, "start_time_seconds") <= (uint64_t)time(NULL));
+	CHECK(is_type(o, "uptime_seconds", json_type_int));
+	CHECK_EQ(json_object_array_length(get(o, "regions")), 2);
+	r1 = find_named(get(o, "regions"), "r1");
+	check_region_object(r1, "r1", r1_path, 64 * MiB);
+	dt_test_ctx("status --json r1 counters");
+	CHECK_EQ(get_u64(r1, "entries"), 3);
+	CHECK_EQ(get_u64(r1, "dirty_entries"), 2);
+	CHECK_EQ(get_u64(r1, "dirty_bytes"), 4096 + 2 * MiB);
+	t = get(o, "totals");
+	CHECK_EQ(get_u64(t, "regions"), 2);
+	CHECK_EQ(get_u64(t, "size"), 96 * MiB);
+	CHECK_EQ(get_u64(t, "entries"), 3 + R2_ENTRIES);
+	CHECK_EQ(get_u64(t, "dirty_entries"), 2);
+	CHECK(is_type(t, "fsyncs", json_type_int));
+	CHECK(is_type(t, "flushed_bytes", json_type_int));
+	json_object_put(o);
+	run_free(&r);
+}
+
+static void test_regions(void)
+{
+	struct json_object *o;
+	struct run r;
+
+	dt_test_ctx("regions");
+	CTL(&r, "regions");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "NAME  TYPE  SIZE  PMEM  EADR  PMD  FLUSH  NUMA  BADBLOCKS  PATH\n"));
+	CHECK(has(r.out, r1_path));
+	CHECK(has(r.out, "\nr2    file  32M"));
+	run_free(&r);
+
+	RUN(&r, "regions", "--json", "--socket", sock);	/* global options after the command */
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(json_object_is_type(o, json_type_array));
+	CHECK_EQ(json_object_array_length(o), 2);
+	check_region_object(find_named(o, "r1"), "r1", r1_path, 64 * MiB);
+	check_region_object(find_named(o, "r2"), "r2", r2_path, 32 * MiB);
+	json_object_put(o);
+	run_free(&r);
+}
+
+static void check_namespaces(const char *source, bool local)
+{
+	struct json_object *o, *a;
+	struct run r;
+	size_t n;
+
+	dt_test_ctx("namespaces %s", source);
+	if (local)
+		RUN(&r, "-s", "/nonexistent/sock", "--json", "namespaces", "--local");
+	else
+		CTL(&r, "--json", "namespaces");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(!strcmp(get_str(o, "source"), source));
+	CHECK(is_type(o, "ndctl", json_type_boolean));
+	a = get(o, "namespaces");
+	CHECK(a && json_object_is_type(a, json_type_array));
+	n = a ? json_object_array_length(a) : 0;
+	if (n) {
+		struct json_object *ns = json_object_array_get_idx(a, 0);
+
+		CHECK(*get_str(ns, "bus") && *get_str(ns, "dev"));
+		CHECK(is_type(ns, "size", json_type_int));
+	}
+	json_object_put(o);
+	run_free(&r);
+
+	if (local)
+		RUN(&r, "-s", "/nonexistent/sock", "namespaces", "--local");
+	else
+		CTL(&r, "namespaces");
+	CHECK_RUN(&r, 0);
+	if (n)
+		CHECK(has(r.out, "BUS  ") && has(r.out, "NAMESPACE"));
+	else
+		CHECK(has(r.out, "no NVDIMM namespaces found") || has(r.out, "without libndctl"));
+	run_free(&r);
+}
+
+static void test_namespaces(void)
+{
+	check_namespaces("daemon", false);
+	check_namespaces("local", true);
+}
+
+/* `list --json` of @args: checks the schema; returns the entries (put them). */
+static struct json_object *list_json(const char *const *args)
+{
+	const char *argv[16] = { "-s", sock, "--json", "list" };
+	struct json_object *o;
+	struct run r;
+	size_t i, n = 4, lines = 0;
+
+	while (*args)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	run_v(&r, -1, NULL, argv);
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(o && json_object_is_type(o, json_type_array));
+	n = o ? json_object_array_length(o) : 0;
+	/* one entry on each line: "[", n lines, "]" */
+	for (i = 0; r.out && r.out[i]; i++)
+		lines += r.out[i] == '\n';
+	CHECK_EQ(lines, n ? n + 2 : 1);
+	for (i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(o, i);
+
+		CHECK(is_type(e, "offset", json_type_int) && is_type(e, "size", json_type_int));
+		CHECK_EQ(get_u64(e, "size"), 4096ULL << get_u64(e, "order"));
+		CHECK(is_type(e, "flags", json_type_array) && is_type(e, "tags", json_type_array));
+		CHECK(is_type(e, "locked", json_type_boolean));
+		CHECK(is_type(e, "sector", json_type_int) || is_type(e, "sector", json_type_null));
+		if (i)
+			CHECK(get_u64(e, "offset") > get_u64(json_object_array_get_idx(o, i - 1),
+							     "offset"));
+	}
+	run_free(&r);
+	return o;
+}
+
+static void test_list(void)
+{
+	struct json_object *o, *e;
+	struct run r;
+	size_t i;
+
+	dt_test_ctx("list r1");
+	o = list_json((const char *[]){ "r1", NULL });
+	CHECK_EQ(json_object_array_length(o), 3);
+	e = json_object_array_get_idx(o, 0);
+	CHECK_EQ(get_u64(e, "offset"), 0);
+	CHECK_EQ(get_u64(e, "size"), 4096);
+	CHECK(array_has(get(e, "tags"), "dirty"));
+	e = json_object_array_get_idx(o, 1);
+	CHECK_EQ(get_u64(e, "offset"), 8192);
+	CHECK(!array_has(get(e, "tags"), "dirty"));
+	e = json_object_array_get_idx(o, 2);
+	CHECK_EQ(get_u64(e, "offset"), 2 * MiB);
+	CHECK_EQ(get_u64(e, "order"), 9);
+	CHECK(array_has(get(e, "flags"), "pmd"));
+	CHECK(array_has(get(e, "tags"), "dirty"));
+	json_object_put(o);
+
+	dt_test_ctx("list --dirty r1");
+	o = list_json((const char *[]){ "--dirty", "r1", NULL });
+	CHECK_EQ(json_object_array_length(o), 2);
+	CHECK_EQ(get_u64(json_object_array_get_idx(o, 1), "offset"), 2 * MiB);
+	json_object_put(o);
+
+	dt_test_ctx("list --range");
+	o = list_json((const char *[]){ "--range", "0x2000-2M", "r1", NULL });
+	CHECK_EQ(json_object_array_length(o), 1);
+	CHECK_EQ(get_u64(json_object_array_get_idx(o, 0), "offset"), 8192);
+	json_object_put(o);
+	o = list_json((const char *[]){ "--range", "3M+4K", "r1", NULL });	/* inside the 2M entry */
+	CHECK_EQ(json_object_array_length(o), 1);
+	CHECK_EQ(get_u64(json_object_array_get_idx(o, 0), "offset"), 2 * MiB);
+	json_object_put(o);
+	o = list_json((const char *[]){ "--range", "16M-32M", "r1", NULL });
+	CHECK_EQ(json_object_array_length(o), 0);
+	json_object_put(o);
+
+	dt_test_ctx("list r2: several LIST pages");
+	o = list_json((const char *[]){ "r2", NULL });
+	CHECK_EQ(json_object_array_length(o), R2_ENTRIES);
+	for (i = 0; i < json_object_array_length(o); i++)
+		if (!CHECK_EQ(get_u64(json_object_array_get_idx(o, i), "offset"), i * 4096))
+			break;
+	json_object_put(o);
+	o = list_json((const char *[]){ "--limit", "4200", "r2", NULL });
+	CHECK_EQ(json_object_array_length(o), 4200);
+	json_object_put(o);
+	o = list_json((const char *[]){ "--limit", "1", "--dirty", "r2", NULL });
+	CHECK_EQ(json_object_array_length(o), 0);
+	json_object_put(o);
+
+	dt_test_ctx("list r1 (human)");
+	CTL(&r, "list", "r1");
+	CHECK_RUN(&r, 0);
+	CHECK(!strncmp(r.out, "OFFSET          SIZE   SECTOR        FLAGS       TAGS           LOCKED\n",
+		       70));
+	CHECK(has(r.out, "\n0x0             4K     "));
+	CHECK(has(r.out, "\n0x200000        2M     "));
+	CHECK(has(r.out, "pmd         dirty          no\n"));
+	CHECK(has(r.out, "\n0x2000          4K     "));
+	run_free(&r);
+	CTL(&r, "list", "--dirty", "--range", "0-4M", "r1");
+	CHECK_RUN(&r, 0);
+	CHECK(!has(r.out, "0x2000 "));
+	CHECK(has(r.out, "0x200000"));
+	run_free(&r);
+
+	dt_test_ctx("list errors");
+	CTL(&r, "list", "nosuch");
+	CHECK_RUN(&r, 1);
+	CHECK(!strcmp(r.err, "daxtrackctl: region \"nosuch\": no such region\n"));
+	run_free(&r);
+	CTL(&r, "list", "--range", "1G-2G", "r1");
+	CHECK_RUN(&r, 1);
+	CHECK(has(r.err, "Numerical result out of range"));
+	run_free(&r);
+	CTL(&r, "list");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "daxtrackctl: list: missing argument"));
+	run_free(&r);
+	CTL(&r, "list", "r1", "r2");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "unexpected argument 'r2'"));
+	run_free(&r);
+	CTL(&r, "list", "--limit", "0", "r1");
+	CHECK_RUN(&r, 2);
+	run_free(&r);
+}
+
+static void test_lookup(void)
+{
+	struct json_object *o, *e;
+	struct run r;
+
+	dt_test_ctx("lookup --json");
+	CTL(&r, "--json", "lookup", "r1", "0x201234");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(!strcmp(get_str(o, "region"), "r1"));
+	CHECK_EQ(get_u64(o, "offset"), 0x201234);
+	e = get(o, "entry");
+	CHECK_EQ(get_u64(e, "offset"), 2 * MiB);
+	CHECK_EQ(get_u64(e, "size"), 2 * MiB);
+	CHECK(array_has(get(e, "flags"), "pmd"));
+	json_object_put(o);
+	run_free(&r);
+
+	CTL(&r, "--json", "lookup", "r1", "60M");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(is_type(o, "entry", json_type_null));
+	CHECK(get(o, "entry") == NULL && o && json_object_object_get_ex(o, "entry", NULL));
+	json_object_put(o);
+	run_free(&r);
+
+	dt_test_ctx("lookup (human)");
+	CTL(&r, "lookup", "r1", "8K");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "OFFSET ") && has(r.out, "\n0x2000          4K"));
+	run_free(&r);
+	CTL(&r, "lookup", "r1", "60M");
+	CHECK_RUN(&r, 0);
+	CHECK(!strcmp(r.out, "region \"r1\": 0x3c00000: no entry\n"));
+	run_free(&r);
+
+	dt_test_ctx("lookup errors");
+	CTL(&r, "lookup", "r1", "1G");
+	CHECK_RUN(&r, 1);
+	CHECK(!strcmp(r.err, "daxtrackctl: region \"r1\": lookup: Numerical result out of range\n"));
+	run_free(&r);
+	CTL(&r, "lookup", "r1");
+	CHECK_RUN(&r, 2);
+	run_free(&r);
+}
+
+static void test_stats(void)
+{
+	struct json_object *o, *d, *r1;
+	struct run r;
+
+	dt_test_ctx("stats --json");
+	CTL(&r, "stats", "--json");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	d = get(o, "daemon");
+	CHECK(get_u64(d, "requests") > 0);
+	CHECK(get_u64(d, "clients") >= 1);
+	CHECK(get_u64(get(d, "requests_by_op"), "HELLO") >= 1);
+	CHECK(get_u64(get(d, "requests_by_op"), "FAULT") >= 3 + R2_ENTRIES);
+	CHECK(is_type(get(d, "requests_by_op"), "DUMP", json_type_int));
+	CHECK(is_type(d, "bad_messages", json_type_int));
+	CHECK(is_type(d, "uptime_seconds", json_type_int));
+	CHECK_EQ(json_object_array_length(get(o, "regions")), 2);
+	r1 = find_named(get(o, "regions"), "r1");
+	CHECK_EQ(get_u64(r1, "entries"), 3);
+	CHECK_EQ(get_u64(r1, "entries_pte"), 2);
+	CHECK_EQ(get_u64(r1, "entries_pmd"), 1);
+	CHECK_EQ(get_u64(r1, "dirty_entries"), 2);
+	CHECK_EQ(get_u64(r1, "dirty_bytes"), 4096 + 2 * MiB);
+	CHECK_EQ(get_u64(r1, "faults"), 3);
+	CHECK(get_u64(r1, "tree_nodes") >= 1);
+	CHECK(is_type(r1, "lock_contended", json_type_int));
+	CHECK(is_type(r1, "towrite_entries", json_type_int));
+	json_object_put(o);
+	run_free(&r);
+
+	CTL(&r, "stats", "--json", "r2");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK_EQ(json_object_array_length(get(o, "regions")), 1);
+	CHECK_EQ(get_u64(find_named(get(o, "regions"), "r2"), "entries"), R2_ENTRIES);
+	json_object_put(o);
+	run_free(&r);
+
+	dt_test_ctx("stats (human)");
+	CTL(&r, "stats");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "daemon:\n") && has(r.out, "region \"r1\":\n"));
+	CHECK(has(r.out, "  entries         3 (2 4K, 1 2M)\n"));
+	run_free(&r);
+	CTL(&r, "stats", "nosuch");
+	CHECK_RUN(&r, 1);
+	run_free(&r);
+}
+
+/* Every line is a HELP, a TYPE or a sample of a metric TYPEd before. */
+static void check_prometheus(const char *text, int min_lines)
+{
+	regex_t help, type, sample;
+	char seen[4096] = " ", line[1024];
+	const char *p = text;
+	int lines = 0;
+
+	regcomp(&help, "^# HELP (daxtrack_[a-z_]+) [^ ].*$", REG_EXTENDED);
+	regcomp(&type, "^# TYPE (daxtrack_[a-z_]+) (gauge|counter)$", REG_EXTENDED);
+	regcomp(&sample, "^(daxtrack_[a-z_]+)(\\{[a-z_]+=\"[^\"]*\"(,[a-z_]+=\"[^\"]*\")*\\})? "
+		"[0-9]+$", REG_EXTENDED);
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		regmatch_t m[2];
+		char name[128];
+
+		CHECK(nl);	/* every line ends with a newline */
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		p += len + (nl ? 1 : 0);
+		lines++;
+		dt_test_ctx("prometheus line \"%s\"", line);
+		if (!regexec(&type, line, 2, m, 0)) {
+			snprintf(name, sizeof(name), " %.*s ", (int)(m[1].rm_eo - m[1].rm_so),
+				 line + m[1].rm_so);
+			CHECK(!strstr(seen, name));	/* one TYPE per metric */
+			strncat(seen, name + 1, sizeof(seen) - strlen(seen) - 1);
+			continue;
+		}
+		if (!regexec(&help, line, 0, NULL, 0))
+			continue;
+		if (!CHECK(!regexec(&sample, line, 2, m, 0)))
+			continue;
+		snprintf(name, sizeof(name), " %.*s ", (int)(m[1].rm_eo - m[1].rm_so),
+			 line + m[1].rm_so);
+		CHECK(strstr(seen, name));
+	}
+	CHECK(lines >= min_lines);
+	regfree(&help);
+	regfree(&type);
+	regfree(&sample);
+}
+
+static void test_prometheus(void)
+{
+	struct run r;
+
+	dt_test_ctx("stats --prometheus");
+	CTL(&r, "stats", "--prometheus");
+	CHECK_RUN(&r, 0);
+	check_prometheus(r.out, 60);
+	dt_test_ctx("stats --prometheus values");
+	CHECK(has(r.out, "\ndaxtrack_up 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_info{version=\"" DT_VERSION "\",protocol=\"1\"} 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_size_bytes{region=\"r1\"} 67108864\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_entries{region=\"r1\",size=\"2M\"} 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_entries{region=\"r1\",size=\"4K\"} 2\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_dirty_bytes{region=\"r1\"} 2101248\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_faults_total{region=\"r1\"} 3\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_pmem{region=\"r2\"} 0\n"));
+	CHECK(has(r.out, "\n# TYPE daxtrack_requests_total counter\n"));
+	CHECK(has(r.out, "\ndaxtrack_requests_total{op=\"HELLO\"} "));
+	CHECK(has(r.out, "\n# TYPE daxtrack_region_flushed_bytes_total counter\n"));
+	CHECK(has(r.out, "\n# TYPE daxtrack_region_lock_contended_total counter\n"));
+	CHECK(has(r.out, "\n# TYPE daxtrack_clients gauge\n"));
+	run_free(&r);
+
+	CTL(&r, "stats", "--prometheus", "r2");
+	CHECK_RUN(&r, 0);
+	check_prometheus(r.out, 40);
+	CHECK(!has(r.out, "region=\"r1\""));
+	CHECK(has(r.out, "region=\"r2\""));
+	run_free(&r);
+
+	CTL(&r, "stats", "--prometheus", "--json");
+	CHECK_RUN(&r, 2);
+	run_free(&r);
+}
+
+static void test_fsync(void)
+{
+	struct json_object *o;
+	struct run r;
+	char want[512];
+
+	dt_test_ctx("fsync --json --range");
+	CTL(&r, "fsync", "--json", "--range", "0-4M", "r1");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(!strcmp(get_str(o, "region"), "r1"));
+	CHECK_EQ(get_u64(o, "offset"), 0);
+	CHECK_EQ(get_u64(o, "length"), 4 * MiB);
+	CHECK(is_type(o, "deep", json_type_boolean) && !json_object_get_boolean(get(o, "deep")));
+	CHECK_EQ(get_u64(o, "entries"), 2);
+	CHECK_EQ(get_u64(o, "bytes"), 4096 + 2 * MiB);
+	CHECK(get_u64(o, "ranges") >= 1 && get_u64(o, "ranges") <= 2);
+	CHECK(is_type(o, "time_ns", json_type_int));
+	json_object_put(o);
+	run_free(&r);
+	o = list_json((const char *[]){ "--dirty", "r1", NULL });
+	CHECK_EQ(json_object_array_length(o), 0);
+	json_object_put(o);
+
+	dt_test_ctx("fsync (human), whole region");
+	CTL(&r, "fsync", "r1");
+	CHECK_RUN(&r, 0);
+	CHECK(!strncmp(r.out, "region \"r1\": flushed 0 entries (0) in 0 ranges, ", 48));
+	run_free(&r);
+
+	dt_test_ctx("fsync --deep");
+	CTL(&r, "fsync", "--deep", "--json", "r2");
+	if (r.code == 0) {
+		o = parse(r.out);
+		CHECK(json_object_get_boolean(get(o, "deep")));
+		CHECK_EQ(get_u64(o, "length"), 32 * MiB);
+		json_object_put(o);
+	} else {
+		CHECK_RUN(&r, 1);
+		CHECK(!strncmp(r.err, "daxtrackctl: region \"r2\": fsync: ", 33));
+	}
+	run_free(&r);
+
+	dt_test_ctx("fsync errors");
+	CTL(&r, "fsync", "--range", "1G+4K", "r1");
+	CHECK_RUN(&r, 1);
+	CHECK(!strcmp(r.err, "daxtrackctl: region \"r1\": fsync: Numerical result out of range\n"));
+	run_free(&r);
+	CTL(&r, "fsync", "--range", "4K-4K", "r1");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "bad range '4K-4K': empty range"));
+	run_free(&r);
+
+	if (geteuid() != 0)
+		return;
+	/* Not root: write rights only through an O_RDWR fd of the region's file. */
+	dt_test_ctx("fsync as uid %d", NOBODY);
+	chmod(r1_path, 0644);
+	run_v(&r, NOBODY, NULL, (const char *const[]){ "-s", sock, "fsync", "r1", NULL });
+	CHECK_RUN(&r, 1);
+	snprintf(want, sizeof(want), "daxtrackctl: region \"r1\": fsync: Operation not "
+		 "permitted (needs root or write access to %s)\n", r1_path);
+	CHECK(!strcmp(r.err, want));
+	run_free(&r);
+	chmod(r1_path, 0666);
+	run_v(&r, NOBODY, NULL,
+	      (const char *const[]){ "-s", sock, "fsync", "--json", "--range", "0+8K", "r1", NULL });
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK_EQ(get_u64(o, "length"), 8192);
+	json_object_put(o);
+	run_free(&r);
+	chmod(r1_path, 0644);
+}
+
+static void test_dump(void)
+{
+	struct json_object *o;
+	struct run r;
+
+	dt_test_ctx("dump");
+	CTL(&r, "dump", "r1");
+	CHECK_RUN(&r, 0);
+	CHECK(strlen(r.out) > 10);
+	CHECK(has(r.out, "tree"));
+	run_free(&r);
+	CTL(&r, "dump", "--json", "r2");	/* 4500 entries: several DUMP chunks */
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(!strcmp(get_str(o, "region"), "r2"));
+	CHECK(strlen(get_str(o, "text")) > 64 * 1024);
+	json_object_put(o);
+	run_free(&r);
+	CTL(&r, "dump", "nosuch");
+	CHECK_RUN(&r, 1);
+	run_free(&r);
+}
+
+/* Start `watch` without --count, wait for its first refresh, interrupt it. */
+static void check_watch_sigint(void)
+{
+	struct stat st = { .st_size = 0 };
+	char outp[160];
+	int i, status;
+	pid_t pid;
+
+	snprintf(outp, sizeof(outp), "%s/watch.out", dir);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		execl(ctl_bin, ctl_bin, "-s", sock, "watch", "--interval", "0.1", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 3000; i++) {	/* the handler is set before the first refresh */
+		if (!stat(outp, &st) && st.st_size > 0)
+			break;
+		usleep(10000);
+	}
+	CHECK(st.st_size > 0);
+	kill(pid, SIGINT);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), 0);
+}
+
+static void test_watch(void)
+{
+	struct json_object *o;
+	struct run r;
+	char *line, *save = NULL;
+	int n = 0;
+
+	dt_test_ctx("watch (not a terminal)");
+	CTL(&r, "watch", "--interval", "0.1", "--count", "2", "r1");
+	CHECK_RUN(&r, 0);
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		CHECK(has(line, "region \"r1\": dirty 2 entries (2052K), "));
+		CHECK(has(line, "fsyncs/s") && has(line, "faults/s"));
+		n++;
+	}
+	CHECK_EQ(n, 2);
+	CHECK(!has(r.out, "\033["));
+	run_free(&r);
+
+	dt_test_ctx("watch --json");
+	CTL(&r, "watch", "--json", "--interval", "0.1", "--count", "3");
+	CHECK_RUN(&r, 0);
+	n = 0;
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct json_object *reg;
+
+		o = parse(line);
+		CHECK(get_u64(o, "time_ms") > 1000000000000ULL);
+		CHECK(get_u64(o, "interval_ms") >= 90);
+		CHECK_EQ(json_object_array_length(get(o, "regions")), 2);
+		reg = find_named(get(o, "regions"), "r2");
+		CHECK(is_type(reg, "dirty_entries", json_type_int));
+		CHECK(is_type(reg, "dirty_bytes", json_type_int));
+		CHECK(is_type(reg, "fsyncs_per_second", json_type_double));
+		CHECK(is_type(reg, "flushed_bytes_per_second", json_type_double));
+		CHECK(is_type(reg, "faults_per_second", json_type_double));
+		json_object_put(o);
+		n++;
+	}
+	CHECK_EQ(n, 3);
+	run_free(&r);
+
+	dt_test_ctx("watch: SIGINT exits 0");
+	check_watch_sigint();
+
+	dt_test_ctx("watch errors");
+	CTL(&r, "watch", "--interval", "0.01", "--count", "1");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "bad interval '0.01': must be at least 0.1 seconds"));
+	run_free(&r);
+	CTL(&r, "watch", "--count", "x");
+	CHECK_RUN(&r, 2);
+	run_free(&r);
+}
+
+static void test_version(void)
+{
+	struct json_object *o;
+	struct run r;
+
+	dt_test_ctx("version");
+	CTL(&r, "version");
+	CHECK_RUN(&r, 0);
+	CHECK(!strcmp(r.out, "daxtrackctl " DT_VERSION "\ndaxtrackd " DT_VERSION " (protocol 1)\n"));
+	run_free(&r);
+	CTL(&r, "version", "--json");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(!strcmp(get_str(o, "daxtrackctl"), DT_VERSION));
+	CHECK(!strcmp(get_str(o, "daxtrackd"), DT_VERSION));
+	CHECK_EQ(get_u64(o, "protocol"), 1);
+	json_object_put(o);
+	run_free(&r);
+}
+
+static void test_usage(void)
+{
+	static const char *const cmds[] = { "status", "regions", "namespaces", "list", "lookup",
+					    "stats", "fsync", "dump", "watch", "version", "help",
+					    NULL };
+	char want[64];
+	struct run r;
+	int i;
+
+	for (i = 0; cmds[i]; i++) {
+		dt_test_ctx("%s --help", cmds[i]);
+		snprintf(want, sizeof(want), "usage: daxtrackctl %s", cmds[i]);
+		RUN(&r, cmds[i], "--help");
+		CHECK_RUN(&r, 0);
+		CHECK(!strncmp(r.out, want, strlen(want)));
+		CHECK(has(r.out, "--socket") && !*r.err);
+		run_free(&r);
+		RUN(&r, "help", cmds[i]);
+		CHECK_RUN(&r, 0);
+		CHECK(!strncmp(r.out, want, strlen(want)));
+		run_free(&r);
+		RUN(&r, cmds[i], "--no-such-option");
+		CHECK_RUN(&r, 2);
+		CHECK(has(r.err, "unknown option '--no-such-option'"));
+		run_free(&r);
+	}
+	dt_test_ctx("usage errors");
+	RUN(&r, "--help");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "usage: daxtrackctl") && has(r.out, "watch"));
+	run_free(&r);
+	RUN(&r, "-h");
+	CHECK_RUN(&r, 0);
+	run_free(&r);
+	RUN(&r, "help");
+	CHECK_RUN(&r, 0);
+	run_free(&r);
+	RUN(&r, "");
+	CHECK_RUN(&r, 2);
+	run_free(&r);
+	run_v(&r, -1, NULL, (const char *const[]){ NULL });
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "usage: daxtrackctl"));
+	run_free(&r);
+	RUN(&r, "frobnicate");
+	CHECK_RUN(&r, 2);
+	CHECK(!strcmp(r.err, "daxtrackctl: unknown command 'frobnicate'\n"
+			     "Try 'daxtrackctl --help'.\n"));
+	run_free(&r);
+	RUN(&r, "help", "frobnicate");
+	CHECK_RUN(&r, 2);
+	run_free(&r);
+	RUN(&r, "-x", "status");
+	CHECK_RUN(&r, 2);
+	run_free(&r);
+	RUN(&r, "status", "-s");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "needs an argument"));
+	run_free(&r);
+	CTL(&r, "status", "extra");
+	CHECK_RUN(&r, 2);
+	run_free(&r);
+
+	dt_test_ctx("suffix errors");
+	CTL(&r, "lookup", "r1", "12Q");
+	CHECK_RUN(&r, 2);
+	CHECK(!strcmp(r.err, "daxtrackctl: lookup: bad offset '12Q': unknown suffix (K, M, G "
+			     "or T)\nTry 'daxtrackctl lookup --help'.\n"));
+	run_free(&r);
+	CTL(&r, "lookup", "r1", "0xZZ");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "bad offset '0xZZ': not a number"));
+	run_free(&r);
+	CTL(&r, "lookup", "r1", "99999999999999999999");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "too large"));
+	run_free(&r);
+	CTL(&r, "list", "--range", "0-2X", "r1");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "bad range '0-2X': unknown suffix"));
+	run_free(&r);
+	CTL(&r, "fsync", "--range", "8K-4K", "r1");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "end below start"));
+	run_free(&r);
+}
+
+/* Every command that needs the daemon, against @path: the message, exit 1. */
+static void check_not_running(const char *path, const char *reason)
+{
+	static const char *const cmds[][3] = {
+		{ "status" }, { "regions" }, { "namespaces" }, { "list", "r1" },
+		{ "lookup", "r1", "0" }, { "stats" }, { "fsync", "r1" }, { "dump", "r1" },
+		{ "watch", "r1" },
+	};
+	char want[512];
+	struct json_object *o;
+	struct run r;
+	size_t i;
+
+	snprintf(want, sizeof(want), "daxtrackctl: is daxtrackd running? socket %s: %s\n", path,
+		 reason);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		dt_test_ctx("not running (%s): %s", reason, cmds[i][0]);
+		RUN(&r, "-s", path, cmds[i][0], cmds[i][1] ? cmds[i][1] : "--json",
+		    cmds[i][2] ? cmds[i][2] : "--json");
+		CHECK_RUN(&r, 1);
+		CHECK(!strcmp(r.err, want));
+		CHECK(!*r.out);
+		run_free(&r);
+	}
+	dt_test_ctx("not running (%s): stats --prometheus", reason);
+	RUN(&r, "-s", path, "stats", "--prometheus");
+	CHECK_RUN(&r, 1);
+	CHECK(!strcmp(r.err, want));
+	CHECK(!strcmp(r.out, "# HELP daxtrack_up Whether daxtrackd answered.\n"
+			     "# TYPE daxtrack_up gauge\ndaxtrack_up 0\n"));
+	check_prometheus(r.out, 3);
+	run_free(&r);
+	dt_test_ctx("not running (%s): version", reason);
+	RUN(&r, "-s", path, "version");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "daxtrackctl " DT_VERSION "\ndaxtrackd: not answering"));
+	run_free(&r);
+	RUN(&r, "-s", path, "version", "--json");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(is_type(o, "daxtrackd", json_type_null) && is_type(o, "protocol", json_type_null));
+	json_object_put(o);
+	run_free(&r);
+}
+
+static void test_not_running(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char path[160];
+	struct run r;
+	int s;
+
+	snprintf(path, sizeof(path), "%s/nosock", dir);
+	check_not_running(path, "No such file or directory");
+	/* a socket nobody listens on */
+	snprintf(path, sizeof(path), "%s/deadsock", dir);
+	s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	set_sun(&sun, path);
+	CHECK(!bind(s, (struct sockaddr *)&sun, sizeof(sun)));
+	check_not_running(path, "Connection refused");
+	close(s);
+
+	dt_test_ctx("DAXTRACK_SOCKET");
+	run_v(&r, -1, sock, (const char *const[]){ "status", NULL });
+	CHECK_RUN(&r, 0);
+	run_free(&r);
+	run_v(&r, -1, path, (const char *const[]){ "status", NULL });
+	CHECK_RUN(&r, 1);
+	CHECK(has(r.err, path));
+	run_free(&r);
+	run_v(&r, -1, path, (const char *const[]){ "-s", sock, "status", NULL });	/* -s wins */
+	CHECK_RUN(&r, 0);
+	run_free(&r);
+	run_v(&r, -1, "", (const char *const[]){ "status", NULL });
+	CHECK(has(r.err, DT_PROTO_SOCKET_PATH) || r.code == 0);
+	run_free(&r);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s DAXTRACKCTL DAXTRACKD\n", argv[0]);
+		return 2;
+	}
+	ctl_bin = argv[1];
+	daemon_bin = argv[2];
+	snprintf(dir, sizeof(dir), "/tmp/dtctl-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	chmod(dir, 0755);	/* so that the non-root checks can reach the socket */
+	snprintf(sock, sizeof(sock), "%s/daxtrackd.sock", dir);
+	snprintf(r1_path, sizeof(r1_path), "%s/r1.pool", dir);
+	snprintf(r2_path, sizeof(r2_path), "%s/r2.pool", dir);
+
+	test_usage();
+	start_daemon();
+	populate();
+	test_status();
+	test_regions();
+	test_namespaces();
+	test_list();
+	test_lookup();
+	test_stats();
+	test_prometheus();
+	test_dump();
+	test_watch();
+	test_version();
+	test_fsync();
+	test_not_running();
+	stop_daemon();
+	if (dt_test_counts.failed) {
+		char *log;
+		char p[160];
+
+		snprintf(p, sizeof(p), "%s/daemon.log", dir);
+		log = slurp(p);
+		fprintf(stderr, "daemon log:\n%s", log ? log : "");
+		free(log);
+	}
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return dt_test_done();
+}

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon_harness.h - start daxtrackd on a private socket in a temporary
+ * directory, talk to it with the protocol encoder/decoder, read its log and
+ * its flush log, and always kill and reap it at the end (atexit, and a
+ * SIGALRM watchdog), even when a check fails.
+ *
+ * The daemon's path is argv[1] (meson passes daxtrackd.full_path()).
+ */
+#ifndef DAEMON_HARNESS_H
+#define DAEMON_HARNESS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <daxtrack/proto.h>
+
+#include "dt_test.h"
+
+struct dh {
+	char dir[PATH_MAX];
+	char sock[PATH_MAX];
+	char conf[PATH_MAX];
+	char flush_log[PATH_MAX];
+	char log[PATH_MAX];
+	const char *exe;
+	pid_t pid;
+};
+
+static struct dh dh;
+
+struct dh_conn {
+	int fd;
+	uint32_t id;
+	uint8_t buf[DT_PROTO_MAX_MSG];
+	uint8_t out[DT_PROTO_MAX_MSG];
+};
+
+static inline void dh_kill(void)
+{
+	if (dh.pid > 0) {
+		kill(dh.pid, SIGKILL);
+		waitpid(dh.pid, NULL, 0);
+		dh.pid = 0;
+	}
+}
+
+static inline void dh_atexit(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	dh_kill();
+	if (dh.dir[0] && !getenv("DT_TEST_KEEP")) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dh.dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", dh.dir);
+	}
+}
+
+static inline void dh_on_alarm(int sig)
+{
+	static const char msg[] = "daemon test: watchdog expired\n";
+
+	(void)sig;
+	if (dh.pid > 0)
+		kill(dh.pid, SIGKILL);
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(2);
+}
+
+static inline void dh_path(char *buf, const char *name)
+{
+	snprintf(buf, PATH_MAX, "%s/%s", dh.dir, name);
+}
+
+/* Set up the directory; @timeout seconds for the whole test. */
+static inline void dh_init(int argc, char **argv, unsigned timeout)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PATH-OF-DAXTRACKD\n", argv[0]);
+		exit(2);
+	}
+	dh.exe = argv[1];
+	snprintf(dh.dir, sizeof(dh.dir), "/tmp/dt-srv-XXXXXX");
+	if (!mkdtemp(dh.dir)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	chmod(dh.dir, 0755);	/* an unprivileged child may reach the socket */
+	dh_path(dh.sock, "sock");
+	dh_path(dh.conf, "daxtrackd.conf");
+	dh_path(dh.flush_log, "flush.log");
+	dh_path(dh.log, "daemon.log");
+	atexit(dh_atexit);
+	signal(SIGALRM, dh_on_alarm);
+	signal(SIGPIPE, SIG_IGN);
+	alarm(timeout);
+}
+
+/* Write the configuration: [daemon] lines + the regions a (8M) and b (4M). */
+static inline void dh_config(const char *daemon_extra, const char *regions)
+{
+	FILE *f = fopen(dh.conf, "w");
+
+	if (!f) {
+		perror(dh.conf);
+		exit(2);
+	}
+	fprintf(f, "[daemon]\nstate_dir = %s/state\nsocket_mode = 0666\n%s\n", dh.dir,
+		daemon_extra ? daemon_extra : "");
+	if (regions)
+		fputs(regions, f);
+	else
+		fprintf(f, "[region \"a\"]\npath = %s/a.region\nsize = 8M\n\n"
+			   "[region \"b\"]\npath = %s/b.region\nsize = 4M\n", dh.dir, dh.dir);
+	fclose(f);
+}
+
+static inline int dh_try_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static inline void dh_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Spawn argv (NULL-terminated) with stdout/stderr appended to the log. */
+static inline pid_t dh_spawn(char *const argv[])
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(dh.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait until the socket accepts a connection; return 0, or -1 if the daemon exited. */
+static inline int dh_wait_ready(pid_t pid, int *status)
+{
+	int i, fd, st;
+
+	for (i = 0; i < 2000; i++) {
+		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) {
+			if (status)
+				*status = st;
+			return -1;
+		}
+		fd = dh_try_connect(dh.sock);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		dh_sleep_ms(5);
+	}
+	return -1;
+}
+
+/* Start the daemon with the standard options plus @extra (NULL-terminated). */
+static inline int dh_start_args(const char *const *extra)
+{
+	char *argv[32];
+	int n = 0, st = 0;
+
+	argv[n++] = (char *)dh.exe;
+	argv[n++] = "--foreground";
+	argv[n++] = "--config";
+	argv[n++] = dh.conf;
+	argv[n++] = "--socket";
+	argv[n++] = dh.sock;
+	argv[n++] = "--flush-log";
+	argv[n++] = dh.flush_log;
+	while (extra && *extra && n < 31)
+		argv[n++] = (char *)*extra++;
+	argv[n] = NULL;
+	dh.pid = dh_spawn(argv);
+	if (dh.pid < 0)
+		return -1;
+	if (dh_wait_ready(dh.pid, &st)) {
+		fprintf(stderr, "daemon did not start (status 0x%x); log:\n", st);
+		dh.pid = 0;
+		if (system("true"))
+			return -1;
+		return -1;
+	}
+	return 0;
+}
+
+static inline int dh_start(void)
+{
+	return dh_start_args(NULL);
+}
+
+/* Send @sig and reap: the exit status (or 128 + signal). */
+static inline int dh_stop(int sig)
+{
+	int st = 0;
+
+	if (dh.pid <= 0)
+		return -1;
+	kill(dh.pid, sig);
+	waitpid(dh.pid, &st, 0);
+	dh.pid = 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- files ---- */
+
+static inline char *dh_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t len = 0, cap = 4096, n;
+	char *buf = malloc(cap + 1);
+
+	if (!buf)
+		exit(2);
+	if (!f) {
+		buf[0] = '\0';
+		return buf;
+	}
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+			if (!buf)
+				exit(2);
+		}
+	}
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+static inline bool dh_log_has(const char *needle)
+{
+	char *s = dh_read_file(dh.log);
+	bool found = strstr(s, needle) != NULL;
+
+	free(s);
+	return found;
+}
+
+static inline unsigned dh_log_count(const char *needle)
+{
+	char *s = dh_read_file(dh.log), *p = s;
+	unsigned n = 0;
+
+	while ((p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	free(s);
+	return n;
+}
+
+static inline void dh_flush_clear(void)
+{
+	if (truncate(dh.flush_log, 0) && errno != ENOENT)
+		perror("truncate");
+}
+
+/* Count flush-log lines "REGION OFF LEN KIND" matching (NULL/-1 = any). */
+static inline unsigned dh_flush_count(const char *region, int64_t off, int64_t len,
+				      const char *kind)
+{
+	char *s = dh_read_file(dh.flush_log), *line, *save = NULL;
+	unsigned n = 0;
+
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[128], k[16];
+		unsigned long long o, l;
+
+		if (sscanf(line, "%127s %llu %llu %15s", name, &o, &l, k) != 4)
+			continue;
+		if ((!region || !strcmp(region, name)) && (off < 0 || (uint64_t)off == o) &&
+		    (len < 0 || (uint64_t)len == l) && (!kind || !strcmp(kind, k)))
+			n++;
+	}
+	free(s);
+	return n;
+}
+
+/* ---- protocol ---- */
+
+static inline struct dh_conn *dh_connect(void)
+{
+	struct dh_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		exit(2);
+	c->fd = dh_try_connect(dh.sock);
+	if (c->fd < 0) {
+		fprintf(stderr, "connect %s: %s\n", dh.sock, strerror(-c->fd));
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static inline void dh_close(struct dh_conn *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	free(c);
+}
+
+/* Receive one reply into c->buf and decode it; a negative errno on failure. */
+static inline int dh_recv(struct dh_conn *c, struct dt_msg *rep)
+{
+	ssize_t n = dt_proto_recv(c->fd, c->buf, sizeof(c->buf), NULL);
+
+	if (n <= 0)
+		return n ? (int)n : -ECONNRESET;
+	return dt_proto_decode(c->buf, (size_t)n, rep);
+}
+
+/* Send a request (with an fd, or -1), wait for the reply: its status, or a transport error. */
+static inline int dh_call_fd(struct dh_conn *c, struct dt_msg *req, struct dt_msg *rep, int fd)
+{
+	size_t len;
+	int ret;
+
+	req->id = ++c->id;
+	ret = dt_proto_encode(req, c->out, sizeof(c->out), &len);
+	if (ret)
+		return ret;
+	if (dt_proto_send(c->fd, c->out, len, fd) < 0)
+		return -EPIPE;
+	ret = dh_recv(c, rep);
+	if (ret)
+		return -1000 + ret;	/* transport/decoding errors are < -1000 */
+	if (rep->id != req->id || rep->op != req->op || !(rep->flags & DT_PROTO_F_REPLY))
+		return -2000;
+	return rep->status;
+}
+
+static inline int dh_call(struct dh_conn *c, struct dt_msg *req, struct dt_msg *rep)
+{
+	return dh_call_fd(c, req, rep, -1);
+}
+
+static inline int dh_hello(struct dh_conn *c, struct dt_msg *rep)
+{
+	struct dt_msg req, tmp;
+
+	dt_proto_init_request(&req, DT_OP_HELLO, 0);
+	req.hello_req.min_version = 1;
+	req.hello_req.max_version = 1;
+	return dh_call(c, &req, rep ? rep : &tmp);
+}
+
+static inline struct dh_conn *dh_open(void)
+{
+	struct dh_conn *c = dh_connect();
+
+	if (c && dh_hello(c, NULL)) {
+		dh_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+static inline int dh_attach(struct dh_conn *c, const char *name, int fd, struct dt_msg *rep)
+{
+	struct dt_msg req, tmp;
+
+	dt_proto_init_request(&req, DT_OP_ATTACH, 0);
+	req.attach_req.mode = fd >= 0 ? DT_ATTACH_FD : DT_ATTACH_NAME;
+	if (fd < 0)
+		snprintf(req.attach_req.name, sizeof(req.attach_req.name), "%s", name);
+	return dh_call_fd(c, &req, rep ? rep : &tmp, fd);
+}
+
+/* The id of a region by name (REGIONS), or 0. */
+static inline uint32_t dh_region_id(struct dh_conn *c, const char *name)
+{
+	struct dt_msg req, rep;
+	struct dt_proto_region r;
+	uint32_t i;
+
+	dt_proto_init_request(&req, DT_OP_REGIONS, 0);
+	if (dh_call(c, &req, &rep))
+		return 0;
+	for (i = 0; i < rep.regions_rep.count; i++) {
+		dt_proto_region_at(&rep.regions_rep, i, &r);
+		if (!strcmp(r.name, name))
+			return r.id;
+	}
+	return 0;
+}
+
+static inline int dh_fault(struct dh_conn *c, uint32_t region, uint64_t off, unsigned order,
+			   bool write, struct dt_msg *rep)
+{
+	struct dt_msg req, tmp;
+
+	dt_proto_init_request(&req, DT_OP_FAULT, 0);
+	req.fault_req.region = region;
+	req.fault_req.order = (uint8_t)order;
+	req.fault_req.flags = write ? DT_FAULT_REQ_WRITE : 0;
+	req.fault_req.offset = off;
+	return dh_call(c, &req, rep ? rep : &tmp);
+}
+
+static inline int dh_dirty(struct dh_conn *c, uint32_t region, const struct dt_proto_range *r,
+			   uint32_t n, struct dt_msg *rep)
+{
+	struct dt_msg req, tmp;
+
+	dt_proto_init_request(&req, DT_OP_DIRTY, 0);
+	req.dirty_req.region = region;
+	req.dirty_req.count = n;
+	req.dirty_req.ranges = r;
+	return dh_call(c, &req, rep ? rep : &tmp);
+}
+
+static inline int dh_dirty1(struct dh_conn *c, uint32_t region, uint64_t off, uint64_t len)
+{
+	struct dt_proto_range r = { .offset = off, .length = len };
+
+	return dh_dirty(c, region, &r, 1, NULL);
+}
+
+static inline int dh_fsync(struct dh_conn *c, uint32_t region, uint32_t flags, uint64_t off,
+			   uint64_t len, struct dt_msg *rep)
+{
+	struct dt_msg req, tmp;
+
+	dt_proto_init_request(&req, DT_OP_FSYNC, 0);
+	req.fsync_req.region = region;
+	req.fsync_req.flags = flags;
+	req.fsync_req.offset = off;
+	req.fsync_req.length = len;
+	return dh_call(c, &req, rep ? rep : &tmp);
+}
+
+static inline int dh_punch(struct dh_conn *c, uint32_t region, uint64_t off, uint64_t len)
+{
+	struct dt_msg req, rep;
+
+	dt_proto_init_request(&req, DT_OP_PUNCH, 0);
+	req.punch_req.region = region;
+	req.punch_req.offset = off;
+	req.punch_req.length = len;
+	return dh_call(c, &req, &rep);
+}
+
+static inline int dh_query(struct dh_conn *c, uint32_t region, uint64_t off, struct dt_msg *rep)
+{
+	struct dt_msg req;
+
+	dt_proto_init_request(&req, DT_OP_QUERY, 0);
+	req.query_req.region = region;
+	req.query_req.offset = off;
+	return dh_call(c, &req, rep);
+}
+
+/* Whether the page at @off is tagged DIRTY (QUERY); -1 on error. */
+static inline int dh_is_dirty(struct dh_conn *c, uint32_t region, uint64_t off)
+{
+	struct dt_msg rep;
+
+	if (dh_query(c, region, off, &rep))
+		return -1;
+	return rep.query_rep.found && (rep.query_rep.entry.tags & DT_PROTO_TAG_DIRTY);
+}
+
+static inline double dh_scale(void)
+{
+	const char *s = getenv("DT_TEST_SCALE");
+	double v = s ? atof(s) : 1.0;
+
+	return v > 0 ? v : 1.0;
+}
+
+#endif /* DAEMON_HARNESS_H */

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tools/daxtrackctl/entries.c - `list` (paged through LIST's cursor and
+ * printed as the pages arrive) and `lookup` (QUERY).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conn.h"
+#include "ctl.h"
+#include "json.h"
+#include "util.h"
+
+/* `list` streams: fixed widths, wide enough for 256 TiB regions. */
+#define LIST_FORMAT "%-14s  %-5s  %-12s  %-10s  %-13s  %s\n"
+
+struct list_out {
+	bool json;
+	uint64_t printed;
+};
+
+static void print_header(const struct list_out *o)
+{
+	if (o->json)
+		fputs("[", stdout);
+	else
+		printf(LIST_FORMAT, "OFFSET", "SIZE", "SECTOR", "FLAGS", "TAGS", "LOCKED");
+}
+
+static void print_footer(const struct list_out *o)
+{
+	if (o->json)
+		fputs(o->printed ? "\n]\n" : "]\n", stdout);
+}
+
+static int print_entry(struct list_out *o, const struct dt_proto_entry *e)
+{
+	char off[CTL_FMT_LEN], sz[CTL_FMT_LEN], sec[CTL_FMT_LEN], fl[CTL_FMT_LEN];
+	char tags[CTL_FMT_LEN];
+
+	if (o->json) {
+		struct json_object *j = ctl_json_entry(e);
+
+		if (!j) {
+			ctl_err("out of memory");
+			return CTL_EXIT_FAIL;
+		}
+		printf("%s\n  %s", o->printed ? "," : "",
+		       json_object_to_json_string_ext(j, JSON_C_TO_STRING_SPACED |
+							 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+		o->printed++;
+		return 0;
+	}
+	if (e->flags & (DT_PROTO_ENTRY_ZERO | DT_PROTO_ENTRY_EMPTY))
+		strcpy(sec, "-");
+	else
+		snprintf(sec, sizeof(sec), "%" PRIu64, e->sector);
+	printf(LIST_FORMAT, ctl_fmt_offset(e->base, off),
+	       ctl_fmt_size((uint64_t)DT_PROTO_PAGE_SIZE << e->order, sz), sec,
+	       ctl_fmt_names(e->flags, ctl_entry_flag_names, ctl_entry_flag_bits, fl),
+	       ctl_fmt_names(e->tags, ctl_tag_names, ctl_tag_bits, tags),
+	       ctl_yes_no(e->flags & DT_PROTO_ENTRY_LOCKED));
+	o->printed++;
+	return 0;
+}
+
+/* Walk the pages of LIST until DONE or @limit entries (0: no limit). */
+static int list_walk(struct ctl_conn *c, const struct dt_proto_attach_rep *region,
+		     uint32_t flags, uint64_t offset, uint64_t length, uint64_t limit,
+		     struct list_out *o)
+{
+	uint64_t cursor = 0;
+	struct dt_msg req, rep;
+	uint32_t i;
+	int err;
+
+	for (;;) {
+		uint32_t max = c->hello.max_list;
+
+		if (limit && limit - o->printed < max)
+			max = (uint32_t)(limit - o->printed);
+		dt_proto_init_request(&req, DT_OP_LIST, 0);
+		req.list_req.region = region->region;
+		req.list_req.flags = flags;
+		req.list_req.offset = offset;
+		req.list_req.length = length;
+		req.list_req.cursor = cursor;
+		req.list_req.max_count = max;
+		err = ctl_call(c, &req, -1, &rep);
+		if (err)
+			return ctl_region_error(region->name, "list", err);
+		for (i = 0; i < rep.list_rep.count; i++) {
+			struct dt_proto_entry e;
+
+			dt_proto_entry_at(&rep.list_rep, i, &e);
+			if (print_entry(o, &e))
+				return CTL_EXIT_FAIL;
+			if (limit && o->printed == limit)
+				return 0;
+		}
+		if (rep.list_rep.flags & DT_LIST_DONE)
+			return 0;
+		cursor = rep.list_rep.next_cursor;
+	}
+}
+
+int cmd_list(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "dirty", no_argument, NULL, 'D' },
+		{ "range", required_argument, NULL, 'R' },
+		{ "limit", required_argument, NULL, 'N' },
+		CTL_GLOBAL_OPTIONS
+	};
+	struct dt_proto_attach_rep region;
+	uint64_t offset = 0, length = 0, limit = 0;
+	uint32_t flags = DT_LIST_WHOLE;
+	struct list_out out = { .json = false };
+	struct ctl_conn c;
+	int opt, ret;
+
+	while ((opt = ctl_getopt(ctl, argc, argv, "", longopts)) >= 0) {
+		if (opt == 'D')
+			flags |= DT_LIST_DIRTY;
+		else if (opt == 'R' && ctl_arg_range(ctl, optarg, &offset, &length))
+			return CTL_EXIT_USAGE;
+		else if (opt == 'R')
+			flags &= ~DT_LIST_WHOLE;
+		else if (opt == 'N' && ctl_arg_count(ctl, "limit", optarg, &limit))
+			return CTL_EXIT_USAGE;
+	}
+	if (opt != -1)
+		return opt == CTL_OPT_HELP ? CTL_EXIT_OK : CTL_EXIT_USAGE;
+	if (ctl_operands(ctl, argc, argv, 1, 1))
+		return CTL_EXIT_USAGE;
+	if (ctl_open_region(ctl, &c, argv[optind], &region))
+		return CTL_EXIT_FAIL;
+	out.json = ctl->json;
+	print_header(&out);
+	ret = list_walk(&c, &region, flags, offset, length, limit, &out);
+	if (!ret)
+		print_footer(&out);
+	ctl_conn_close(&c);
+	return ret;
+}
+
+int cmd_lookup(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
+	struct dt_proto_attach_rep region;
+	struct dt_msg req, rep;
+	struct ctl_conn c;
+	uint64_t offset;
+	int opt, err, ret = 0;
+
+	opt = ctl_getopt(ctl, argc, argv, "", longopts);
+	if (opt != -1)
+		return opt == CTL_OPT_HELP ? CTL_EXIT_OK : CTL_EXIT_USAGE;
+	if (ctl_operands(ctl, argc, argv, 2, 2))
+		return CTL_EXIT_USAGE;
+	if (ctl_arg_size(ctl, "offset", argv[optind + 1], &offset))
+		return CTL_EXIT_USAGE;
+	if (ctl_open_region(ctl, &c, argv[optind], &region))
+		return CTL_EXIT_FAIL;
+	dt_proto_init_request(&req, DT_OP_QUERY, 0);
+	req.query_req.region = region.region;
+	req.query_req.offset = offset;
+	err = ctl_call(&c, &req, -1, &rep);
+	if (err) {
+		ret = ctl_region_error(region.name, "lookup", err);
+	} else if (ctl->json) {
+		ret = ctl_json_print(ctl_json_lookup(region.name, offset, rep.query_rep.found ?
+						     &rep.query_rep.entry : NULL), true);
+	} else if (!rep.query_rep.found) {
+		char off[CTL_FMT_LEN];
+
+		printf("region \"%s\": %s: no entry\n", region.name, ctl_fmt_offset(offset, off));
+	} else {
+		struct list_out o = { .json = false };
+
+		print_header(&o);
+		print_entry(&o, &rep.query_rep.entry);
+	}
+	ctl_conn_close(&c);
+	return ret;
+}

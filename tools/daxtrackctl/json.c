@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tools/daxtrackctl/json.c - the JSON values of daxtrackctl, built with
+ * json-c.  See json.h and daxtrackctl(8).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "conn.h"
+#include "ctl.h"
+#include "json.h"
+#include "util.h"
+
+static void add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+static void add_i64(struct json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+static void add_str(struct json_object *o, const char *key, const char *s)
+{
+	json_object_object_add(o, key, json_object_new_string(s));
+}
+
+static void add_bool(struct json_object *o, const char *key, bool b)
+{
+	json_object_object_add(o, key, json_object_new_boolean(b));
+}
+
+static void add_double(struct json_object *o, const char *key, double v)
+{
+	json_object_object_add(o, key, json_object_new_double(v));
+}
+
+static struct json_object *names_array(unsigned bits, const char *const *names,
+				       const unsigned *masks)
+{
+	struct json_object *a = json_object_new_array();
+	int i;
+
+	if (!a)
+		return NULL;
+	for (i = 0; names[i]; i++)
+		if (bits & masks[i])
+			json_object_array_add(a, json_object_new_string(names[i]));
+	return a;
+}
+
+struct json_object *ctl_json_region(const struct dt_proto_region *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "name", r->name);
+	add_str(o, "path", r->path);
+	add_str(o, "type", ctl_region_type(r->flags));
+	add_u64(o, "size", r->size);
+	add_bool(o, "pmem", r->flags & DT_REGION_PMEM);
+	add_bool(o, "eadr", r->flags & DT_REGION_EADR);
+	add_bool(o, "pmd", r->flags & DT_REGION_PMD);
+	add_str(o, "flush", ctl_flush_name(r->flush));
+	add_bool(o, "default", r->flags & DT_REGION_DEFAULT);
+	add_i64(o, "numa_node", r->numa_node);
+	add_u64(o, "badblocks", r->badblocks);
+	return o;
+}
+
+struct json_object *ctl_json_entry(const struct dt_proto_entry *e)
+{
+	struct json_object *o = json_object_new_object();
+	bool no_sector = e->flags & (DT_PROTO_ENTRY_ZERO | DT_PROTO_ENTRY_EMPTY);
+
+	if (!o)
+		return NULL;
+	add_u64(o, "offset", e->base);
+	add_u64(o, "size", (uint64_t)DT_PROTO_PAGE_SIZE << e->order);
+	add_u64(o, "order", e->order);
+	json_object_object_add(o, "sector", no_sector ? NULL : json_object_new_uint64(e->sector));
+	json_object_object_add(o, "flags", names_array(e->flags, ctl_entry_flag_names,
+							ctl_entry_flag_bits));
+	json_object_object_add(o, "tags", names_array(e->tags, ctl_tag_names, ctl_tag_bits));
+	add_bool(o, "locked", e->flags & DT_PROTO_ENTRY_LOCKED);
+	return o;
+}
+
+struct json_object *ctl_json_namespace(const struct dt_proto_namespace *ns)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "bus", ns->bus);
+	add_str(o, "region", ns->region);
+	add_str(o, "dev", ns->name);
+	add_str(o, "mode", dt_proto_ns_mode_name(ns->mode));
+	add_u64(o, "size", ns->size);
+	add_u64(o, "align", ns->align);
+	add_i64(o, "numa_node", ns->numa_node);
+	if (ns->blockdev[0])
+		add_str(o, "blockdev", ns->blockdev);
+	if (ns->chardev[0])
+		add_str(o, "chardev", ns->chardev);
+	add_u64(o, "badblock_count", ns->badblocks);
+	return o;
+}
+
+struct json_object *ctl_json_namespaces(const char *source, bool ndctl)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "source", source);
+	add_bool(o, "ndctl", ndctl);
+	json_object_object_add(o, "namespaces", json_object_new_array());
+	return o;
+}
+
+static struct json_object *status_totals(const struct dt_proto_region *regions, uint32_t n,
+					 const struct ctl_stats *stats)
+{
+	struct json_object *o = json_object_new_object();
+	uint64_t size = 0, entries = 0, dirty = 0, dirty_bytes = 0;
+	uint32_t i;
+
+	if (!o)
+		return NULL;
+	for (i = 0; i < n; i++)
+		size += regions[i].size;
+	for (i = 0; i < stats->head.count; i++) {
+		entries += stats->regions[i].entries;
+		dirty += stats->regions[i].dirty;
+		dirty_bytes += stats->regions[i].dirty_pages * DT_PROTO_PAGE_SIZE;
+	}
+	add_u64(o, "regions", n);
+	add_u64(o, "size", size);
+	add_u64(o, "entries", entries);
+	add_u64(o, "dirty_entries", dirty);
+	add_u64(o, "dirty_bytes", dirty_bytes);
+	add_u64(o, "fsyncs", stats->head.fsyncs);
+	add_u64(o, "flushed_bytes", stats->head.bytes_flushed);
+	return o;
+}
+
+struct json_object *ctl_json_status(const struct dt_proto_hello_rep *hello, const char *socket,
+				    const struct dt_proto_region *regions, uint32_t nregions,
+				    const struct ctl_stats *stats)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *a = json_object_new_array();
+	uint32_t i;
+
+	if (!o || !a) {
+		json_object_put(o);
+		json_object_put(a);
+		return NULL;
+	}
+	add_str(o, "version", hello->software);
+	add_u64(o, "protocol", hello->version);
+	add_u64(o, "pid", hello->pid);
+	add_u64(o, "start_time_seconds", hello->start_time_ns / 1000000000);
+	add_u64(o, "uptime_seconds", hello->uptime_ns / 1000000000);
+	add_str(o, "socket", socket);
+	add_u64(o, "clients", stats->head.clients);
+	add_u64(o, "clients_total", stats->head.clients_total);
+	add_u64(o, "requests", stats->head.requests);
+	add_u64(o, "errors", stats->head.errors);
+	for (i = 0; i < nregions; i++) {
+		const struct dt_proto_region_stats *rs = ctl_stats_find(stats, regions[i].id);
+		struct json_object *r = ctl_json_region(&regions[i]);
+
+		if (!r)
+			continue;
+		add_u64(r, "entries", rs ? rs->entries : 0);
+		add_u64(r, "dirty_entries", rs ? rs->dirty : 0);
+		add_u64(r, "dirty_bytes", rs ? rs->dirty_pages * DT_PROTO_PAGE_SIZE : 0);
+		json_object_array_add(a, r);
+	}
+	json_object_object_add(o, "regions", a);
+	json_object_object_add(o, "totals", status_totals(regions, nregions, stats));
+	return o;
+}
+
+static struct json_object *region_stats(const struct dt_proto_region_stats *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "name", s->name);
+	add_u64(o, "entries", s->entries);
+	add_u64(o, "entries_pte", s->entries_pte);
+	add_u64(o, "entries_pmd", s->entries_pmd);
+	add_u64(o, "dirty_entries", s->dirty);
+	add_u64(o, "dirty_bytes", s->dirty_pages * DT_PROTO_PAGE_SIZE);
+	add_u64(o, "towrite_entries", s->towrite);
+	add_u64(o, "tree_nodes", s->tree_nodes);
+	add_u64(o, "tree_bytes", s->tree_bytes);
+	add_u64(o, "tree_height", s->tree_height);
+	add_u64(o, "faults", s->faults);
+	add_u64(o, "fsyncs", s->fsyncs);
+	add_u64(o, "flushed_entries", s->flushed_entries);
+	add_u64(o, "flushed_bytes", s->flushed_bytes);
+	add_u64(o, "lock_grabs", s->grabs);
+	add_u64(o, "lock_contended", s->contended);
+	add_u64(o, "lock_wakeups", s->wakeups);
+	return o;
+}
+
+static struct json_object *daemon_stats(const struct dt_proto_stats_rep *s)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *ops = json_object_new_object();
+	unsigned op;
+
+	if (!o || !ops) {
+		json_object_put(o);
+		json_object_put(ops);
+		return NULL;
+	}
+	add_u64(o, "uptime_seconds", s->uptime_ns / 1000000000);
+	add_u64(o, "clients", s->clients);
+	add_u64(o, "clients_total", s->clients_total);
+	add_u64(o, "requests", s->requests);
+	add_u64(o, "errors", s->errors);
+	add_u64(o, "bad_messages", s->bad_messages);
+	add_u64(o, "fsyncs", s->fsyncs);
+	add_u64(o, "flushed_bytes", s->bytes_flushed);
+	for (op = DT_OP_FIRST; op <= DT_OP_LAST; op++)
+		add_u64(ops, dt_proto_op_name(op), s->requests_by_op[op]);
+	add_u64(ops, "UNKNOWN", s->requests_by_op[0]);
+	json_object_object_add(o, "requests_by_op", ops);
+	return o;
+}
+
+struct json_object *ctl_json_stats(const struct ctl_stats *stats)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *a = json_object_new_array();
+	uint32_t i;
+
+	if (!o || !a) {
+		json_object_put(o);
+		json_object_put(a);
+		return NULL;
+	}
+	json_object_object_add(o, "daemon", daemon_stats(&stats->head));
+	for (i = 0; i < stats->head.count; i++)
+		json_object_array_add(a, region_stats(&stats->regions[i]));
+	json_object_object_add(o, "regions", a);
+	return o;
+}
+
+struct json_object *ctl_json_lookup(const char *region, uint64_t offset,
+				    const struct dt_proto_entry *e)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "region", region);
+	add_u64(o, "offset", offset);
+	json_object_object_add(o, "entry", e ? ctl_json_entry(e) : NULL);
+	return o;
+}
+
+struct json_object *ctl_json_fsync(const char *region, uint64_t offset, uint64_t length,
+				   bool deep, const struct dt_proto_fsync_rep *rep)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "region", region);
+	add_u64(o, "offset", offset);
+	add_u64(o, "length", length);
+	add_bool(o, "deep", deep);
+	add_u64(o, "entries", rep->entries);
+	add_u64(o, "bytes", rep->bytes);
+	add_u64(o, "ranges", rep->ranges);
+	add_u64(o, "time_ns", rep->time_ns);
+	return o;
+}
+
+struct json_object *ctl_json_dump(const char *region, const char *text, size_t len)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "region", region);
+	json_object_object_add(o, "text", json_object_new_string_len(text, (int)len));
+	return o;
+}
+
+struct json_object *ctl_json_version(const char *version, const struct dt_proto_hello_rep *hello)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "daxtrackctl", version);
+	json_object_object_add(o, "daxtrackd", hello ? json_object_new_string(hello->software)
+						     : NULL);
+	json_object_object_add(o, "protocol", hello ? json_object_new_uint64(hello->version)
+						    : NULL);
+	return o;
+}
+
+struct json_object *ctl_json_watch(uint64_t time_ms, uint64_t interval_ms,
+				   const struct ctl_rates *rates, uint32_t count)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *a = json_object_new_array();
+	uint32_t i;
+
+	if (!o || !a) {
+		json_object_put(o);
+		json_object_put(a);
+		return NULL;
+	}
+	add_u64(o, "time_ms", time_ms);
+	add_u64(o, "interval_ms", interval_ms);
+	for (i = 0; i < count; i++) {
+		struct json_object *r = json_object_new_object();
+
+		if (!r)
+			continue;
+		add_str(r, "name", rates[i].name);
+		add_u64(r, "dirty_entries", rates[i].dirty_entries);
+		add_u64(r, "dirty_bytes", rates[i].dirty_bytes);
+		add_double(r, "fsyncs_per_second", rates[i].fsyncs_per_second);
+		add_double(r, "flushed_bytes_per_second", rates[i].flushed_bytes_per_second);
+		add_double(r, "faults_per_second", rates[i].faults_per_second);
+		json_object_array_add(a, r);
+	}
+	json_object_object_add(o, "regions", a);
+	return o;
+}
+
+int ctl_json_print(struct json_object *o, bool pretty)
+{
+	int flags = pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+			   : JSON_C_TO_STRING_PLAIN;
+
+	if (!o) {
+		ctl_err("out of memory");
+		return CTL_EXIT_FAIL;
+	}
+	puts(json_object_to_json_string_ext(o, flags | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return 0;
+}

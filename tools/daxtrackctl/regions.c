@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tools/daxtrackctl/regions.c - `regions` and `namespaces`.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "ctl.h"
+#include "json.h"
+#include "local.h"
+#include "table.h"
+#include "util.h"
+
+static char *fmt_numa(int node, char *buf)
+{
+	if (node < 0)
+		snprintf(buf, CTL_FMT_LEN, "-");
+	else
+		snprintf(buf, CTL_FMT_LEN, "%d", node);
+	return buf;
+}
+
+static int regions_json(const struct dt_proto_region *r, uint32_t n)
+{
+	struct json_object *a = json_object_new_array();
+	uint32_t i;
+
+	for (i = 0; a && i < n; i++)
+		json_object_array_add(a, ctl_json_region(&r[i]));
+	return ctl_json_print(a, true);
+}
+
+static int regions_table(const struct dt_proto_region *r, uint32_t n)
+{
+	struct ctl_table t;
+	uint32_t i;
+	int err;
+
+	if (!n) {
+		printf("no regions\n");
+		return 0;
+	}
+	ctl_table_init(&t, 10);
+	err = ctl_table_add(&t, "NAME", "TYPE", "SIZE", "PMEM", "EADR", "PMD", "FLUSH", "NUMA",
+			    "BADBLOCKS", "PATH");
+	for (i = 0; i < n && !err; i++) {
+		char sz[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN];
+
+		snprintf(bad, sizeof(bad), "%u", r[i].badblocks);
+		err = ctl_table_add(&t, r[i].name, ctl_region_type(r[i].flags),
+				    ctl_fmt_size(r[i].size, sz),
+				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
+				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
+				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
+				    ctl_flush_name(r[i].flush), fmt_numa(r[i].numa_node, numa), bad,
+				    r[i].path);
+	}
+	if (!err)
+		ctl_table_print(&t, stdout);
+	ctl_table_free(&t);
+	if (err)
+		ctl_err("out of memory");
+	return err ? CTL_EXIT_FAIL : 0;
+}
+
+int cmd_regions(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
+	struct dt_proto_region *regions = NULL;
+	struct ctl_conn c;
+	uint32_t n = 0;
+	int opt, err, ret;
+
+	opt = ctl_getopt(ctl, argc, argv, "", longopts);
+	if (opt != -1)
+		return opt == CTL_OPT_HELP ? CTL_EXIT_OK : CTL_EXIT_USAGE;
+	if (ctl_operands(ctl, argc, argv, 0, 0))
+		return CTL_EXIT_USAGE;
+	if (ctl_connect(ctl, &c))
+		return CTL_EXIT_FAIL;
+	err = ctl_regions(&c, &regions, &n);
+	ctl_conn_close(&c);
+	if (err) {
+		ctl_err("regions: %s", strerror(-err));
+		return CTL_EXIT_FAIL;
+	}
+	ret = ctl->json ? regions_json(regions, n) : regions_table(regions, n);
+	free(regions);
+	return ret;
+}
+
+/* The namespaces, from either source, in the protocol's record. */
+struct ns_list {
+	const char *source;
+	bool ndctl;
+	char note[256];
+	uint32_t count;
+	struct dt_proto_namespace *ns;
+};
+
+static unsigned mode_of(const char *name)
+{
+	unsigned m;
+
+	for (m = DT_NS_FSDAX; m <= DT_NS_SECTOR; m++)
+		if (!strcmp(dt_proto_ns_mode_name(m), name))
+			return m;
+	return DT_NS_UNKNOWN;
+}
+
+static int ns_local(struct ns_list *l)
+{
+	struct ctl_local_ns *loc;
+	uint32_t i;
+	int err;
+
+	l->source = "local";
+	l->ndctl = true;
+	err = ctl_local_namespaces(&loc, &l->count, l->note, sizeof(l->note));
+	if (err) {
+		ctl_err("namespaces: libndctl: %s", strerror(-err));
+		return CTL_EXIT_FAIL;
+	}
+	l->ns = calloc(l->count ? l->count : 1, sizeof(*l->ns));
+	if (!l->ns) {
+		free(loc);
+		ctl_err("out of memory");
+		return CTL_EXIT_FAIL;
+	}
+	for (i = 0; i < l->count; i++) {
+		struct dt_proto_namespace *ns = &l->ns[i];
+
+		memcpy(ns->bus, loc[i].bus, sizeof(ns->bus));
+		memcpy(ns->region, loc[i].region, sizeof(ns->region));
+		memcpy(ns->name, loc[i].name, sizeof(ns->name));
+		memcpy(ns->blockdev, loc[i].blockdev, sizeof(ns->blockdev));
+		memcpy(ns->chardev, loc[i].chardev, sizeof(ns->chardev));
+		ns->mode = (uint8_t)mode_of(loc[i].mode);
+		ns->numa_node = loc[i].numa_node;
+		ns->size = loc[i].size;
+		ns->align = loc[i].align;
+		ns->badblocks = loc[i].badblocks;
+	}
+	free(loc);
+	return 0;
+}
+
+static int ns_daemon(struct ctl *ctl, struct ns_list *l)
+{
+	struct dt_msg req, rep;
+	struct ctl_conn c;
+	uint32_t i;
+	int err;
+
+	l->source = "daemon";
+	if (ctl_connect(ctl, &c))
+		return CTL_EXIT_FAIL;
+	dt_proto_init_request(&req, DT_OP_NAMESPACES, 0);
+	err = ctl_call(&c, &req, -1, &rep);
+	if (err) {
+		ctl_conn_close(&c);
+		ctl_err("namespaces: %s", strerror(-err));
+		return CTL_EXIT_FAIL;
+	}
+	l->ndctl = !(rep.namespaces_rep.flags & DT_NS_NO_NDCTL);
+	l->count = rep.namespaces_rep.count;
+	snprintf(l->note, sizeof(l->note), "%s", l->ndctl ? "no NVDIMM namespaces found" :
+		 "daxtrackd was built without libndctl: no NVDIMM namespaces known");
+	l->ns = calloc(l->count ? l->count : 1, sizeof(*l->ns));
+	if (!l->ns) {
+		ctl_conn_close(&c);
+		ctl_err("out of memory");
+		return CTL_EXIT_FAIL;
+	}
+	for (i = 0; i < l->count; i++)
+		dt_proto_namespace_at(&rep.namespaces_rep, i, &l->ns[i]);
+	ctl_conn_close(&c);
+	return 0;
+}
+
+static int ns_json(const struct ns_list *l)
+{
+	struct json_object *o = ctl_json_namespaces(l->source, l->ndctl);
+	struct json_object *a;
+	uint32_t i;
+
+	if (o && json_object_object_get_ex(o, "namespaces", &a))
+		for (i = 0; i < l->count; i++)
+			json_object_array_add(a, ctl_json_namespace(&l->ns[i]));
+	return ctl_json_print(o, true);
+}
+
+static int ns_table(const struct ns_list *l)
+{
+	struct ctl_table t;
+	uint32_t i;
+	int err;
+
+	if (!l->count) {
+		printf("%s\n", l->note);
+		return 0;
+	}
+	ctl_table_init(&t, 9);
+	err = ctl_table_add(&t, "BUS", "REGION", "NAMESPACE", "MODE", "SIZE", "ALIGN", "NUMA",
+			    "DEVICE", "BADBLOCKS");
+	for (i = 0; i < l->count && !err; i++) {
+		const struct dt_proto_namespace *ns = &l->ns[i];
+		char sz[CTL_FMT_LEN], al[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN];
+		const char *dev = ns->chardev[0] ? ns->chardev : ns->blockdev;
+
+		snprintf(bad, sizeof(bad), "%" PRIu64, ns->badblocks);
+		err = ctl_table_add(&t, ns->bus, ns->region, ns->name,
+				    dt_proto_ns_mode_name(ns->mode), ctl_fmt_size(ns->size, sz),
+				    ns->align ? ctl_fmt_size(ns->align, al) : "-",
+				    fmt_numa(ns->numa_node, numa), dev[0] ? dev : "-", bad);
+	}
+	if (!err)
+		ctl_table_print(&t, stdout);
+	ctl_table_free(&t);
+	if (err)
+		ctl_err("out of memory");
+	return err ? CTL_EXIT_FAIL : 0;
+}
+
+int cmd_namespaces(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "local", no_argument, NULL, 'L' },
+		CTL_GLOBAL_OPTIONS
+	};
+	struct ns_list l = { .source = NULL };
+	bool local = false;
+	int opt, ret;
+
+	while ((opt = ctl_getopt(ctl, argc, argv, "", longopts)) == 'L')
+		local = true;
+	if (opt != -1)
+		return opt == CTL_OPT_HELP ? CTL_EXIT_OK : CTL_EXIT_USAGE;
+	if (ctl_operands(ctl, argc, argv, 0, 0))
+		return CTL_EXIT_USAGE;
+	ret = local ? ns_local(&l) : ns_daemon(ctl, &l);
+	if (!ret)
+		ret = ctl->json ? ns_json(&l) : ns_table(&l);
+	free(l.ns);
+	return ret;
+}

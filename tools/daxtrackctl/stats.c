@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tools/daxtrackctl/stats.c - `stats`: the daemon's and the regions'
+ * counters, as text, JSON or the Prometheus text exposition format (for
+ * node_exporter's textfile collector).
+ */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "ctl.h"
+#include "json.h"
+#include "util.h"
+
+static void stats_daemon_text(const struct dt_proto_stats_rep *s)
+{
+	char up[CTL_FMT_LEN], fl[CTL_FMT_LEN];
+	unsigned op;
+
+	printf("daemon:\n");
+	printf("  uptime          %s\n", ctl_fmt_uptime(s->uptime_ns / 1000000000, up));
+	printf("  clients         %u now, %" PRIu64 " since the start\n", s->clients,
+	       s->clients_total);
+	printf("  requests        %" PRIu64 " (%" PRIu64 " errors, %" PRIu64 " bad messages)\n",
+	       s->requests, s->errors, s->bad_messages);
+	printf("  fsyncs          %" PRIu64 ", %s flushed\n", s->fsyncs,
+	       ctl_fmt_size(s->bytes_flushed, fl));
+	printf("  requests by op ");
+	for (op = DT_OP_FIRST; op <= DT_OP_LAST; op++)
+		printf(" %s=%" PRIu64, dt_proto_op_name(op), s->requests_by_op[op]);
+	if (s->requests_by_op[0])
+		printf(" UNKNOWN=%" PRIu64, s->requests_by_op[0]);
+	printf("\n");
+}
+
+static void stats_region_text(const struct dt_proto_region_stats *r)
+{
+	char db[CTL_FMT_LEN], tb[CTL_FMT_LEN], fb[CTL_FMT_LEN];
+
+	printf("region \"%s\":\n", r->name);
+	printf("  entries         %" PRIu64 " (%" PRIu64 " 4K, %" PRIu64 " 2M)\n", r->entries,
+	       r->entries_pte, r->entries_pmd);
+	printf("  dirty           %" PRIu64 " entries, %s; %" PRIu64 " being flushed\n", r->dirty,
+	       ctl_fmt_size(r->dirty_pages * DT_PROTO_PAGE_SIZE, db), r->towrite);
+	printf("  tree            %" PRIu64 " nodes, %s, height %u\n", r->tree_nodes,
+	       ctl_fmt_size(r->tree_bytes, tb), r->tree_height);
+	printf("  faults          %" PRIu64 "\n", r->faults);
+	printf("  fsyncs          %" PRIu64 ", %" PRIu64 " entries, %s flushed\n", r->fsyncs,
+	       r->flushed_entries, ctl_fmt_size(r->flushed_bytes, fb));
+	printf("  entry locks     %" PRIu64 " taken, %" PRIu64 " contended, %" PRIu64
+	       " wakeups\n", r->grabs, r->contended, r->wakeups);
+}
+
+/* A label value with \, " and newline escaped, as the exposition format wants. */
+static void prom_label(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			printf("\\n");
+		else
+			putchar(*s);
+	}
+}
+
+static void prom_meta(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void prom_plain(const char *name, const char *type, const char *help, uint64_t v)
+{
+	prom_meta(name, type, help);
+	printf("%s %" PRIu64 "\n", name, v);
+}
+
+/* One metric per region: @off is the offset of a uint64_t in the record. */
+struct prom_region_metric {
+	const char *name;
+	const char *type;
+	const char *help;
+	size_t off;
+	uint64_t mult;
+};
+
+#define RS_FIELD(f) offsetof(struct dt_proto_region_stats, f)
+
+static const struct prom_region_metric region_metrics[] = {
+	{ "daxtrack_region_dirty_entries", "gauge", "Entries tagged dirty.",
+	  RS_FIELD(dirty), 1 },
+	{ "daxtrack_region_dirty_bytes", "gauge", "Bytes of the dirty entries.",
+	  RS_FIELD(dirty_pages), DT_PROTO_PAGE_SIZE },
+	{ "daxtrack_region_tree_nodes", "gauge", "Radix tree nodes.", RS_FIELD(tree_nodes), 1 },
+	{ "daxtrack_region_tree_bytes", "gauge", "Memory of the radix tree in bytes.",
+	  RS_FIELD(tree_bytes), 1 },
+	{ "daxtrack_region_faults_total", "counter", "FAULT requests served.",
+	  RS_FIELD(faults), 1 },
+	{ "daxtrack_region_fsyncs_total", "counter", "FSYNC requests served.",
+	  RS_FIELD(fsyncs), 1 },
+	{ "daxtrack_region_flushed_entries_total", "counter", "Entries flushed.",
+	  RS_FIELD(flushed_entries), 1 },
+	{ "daxtrack_region_flushed_bytes_total", "counter", "Bytes flushed.",
+	  RS_FIELD(flushed_bytes), 1 },
+	{ "daxtrack_region_lock_contended_total", "counter", "Waits for an entry lock.",
+	  RS_FIELD(contended), 1 },
+};
+
+static void prom_daemon(const struct dt_proto_hello_rep *h, const struct dt_proto_stats_rep *s)
+{
+	unsigned op;
+
+	prom_plain("daxtrack_up", "gauge", "Whether daxtrackd answered.", 1);
+	prom_meta("daxtrack_info", "gauge", "The daemon's version and protocol version.");
+	printf("daxtrack_info{version=\"");
+	prom_label(h->software);
+	printf("\",protocol=\"%u\"} 1\n", h->version);
+	prom_plain("daxtrack_uptime_seconds", "gauge", "Seconds since the daemon started.",
+		   s->uptime_ns / 1000000000);
+	prom_plain("daxtrack_clients", "gauge", "Clients connected now.", s->clients);
+	prom_plain("daxtrack_clients_total", "counter", "Connections accepted.", s->clients_total);
+	prom_meta("daxtrack_requests_total", "counter", "Requests served, by opcode.");
+	for (op = DT_OP_FIRST; op <= DT_OP_LAST; op++)
+		printf("daxtrack_requests_total{op=\"%s\"} %" PRIu64 "\n", dt_proto_op_name(op),
+		       s->requests_by_op[op]);
+	printf("daxtrack_requests_total{op=\"UNKNOWN\"} %" PRIu64 "\n", s->requests_by_op[0]);
+	prom_plain("daxtrack_request_errors_total", "counter", "Requests answered with an error.",
+		   s->errors);
+	prom_plain("daxtrack_bad_messages_total", "counter", "Packets that did not decode.",
+		   s->bad_messages);
+}
+
+static void prom_region_line(const char *metric, const char *region, const char *extra,
+			     uint64_t v)
+{
+	printf("%s{region=\"", metric);
+	prom_label(region);
+	printf("\"%s} %" PRIu64 "\n", extra, v);
+}
+
+static void prom_regions(const struct dt_proto_region *r, uint32_t n, const struct ctl_stats *st)
+{
+	const struct dt_proto_region_stats *rs;
+	size_t m;
+	uint32_t i;
+
+	prom_meta("daxtrack_region_size_bytes", "gauge", "Size of the region in bytes.");
+	for (i = 0; i < n; i++)
+		if (ctl_stats_find(st, r[i].id))
+			prom_region_line("daxtrack_region_size_bytes", r[i].name, "", r[i].size);
+	prom_meta("daxtrack_region_pmem", "gauge", "1 if the region is persistent memory.");
+	for (i = 0; i < n; i++)
+		if (ctl_stats_find(st, r[i].id))
+			prom_region_line("daxtrack_region_pmem", r[i].name, "",
+					 !!(r[i].flags & DT_REGION_PMEM));
+	prom_meta("daxtrack_region_entries", "gauge", "Tracked entries, by size.");
+	for (i = 0; i < st->head.count; i++) {
+		rs = &st->regions[i];
+		prom_region_line("daxtrack_region_entries", rs->name, ",size=\"4K\"",
+				 rs->entries_pte);
+		prom_region_line("daxtrack_region_entries", rs->name, ",size=\"2M\"",
+				 rs->entries_pmd);
+	}
+	for (m = 0; m < sizeof(region_metrics) / sizeof(region_metrics[0]); m++) {
+		const struct prom_region_metric *pm = &region_metrics[m];
+
+		prom_meta(pm->name, pm->type, pm->help);
+		for (i = 0; i < st->head.count; i++) {
+			uint64_t v;
+
+			rs = &st->regions[i];
+			memcpy(&v, (const char *)rs + pm->off, sizeof(v));
+			prom_region_line(pm->name, rs->name, "", v * pm->mult);
+		}
+	}
+}
+
+static int stats_prometheus_down(struct ctl *ctl, int err)
+{
+	prom_plain("daxtrack_up", "gauge", "Whether daxtrackd answered.", 0);
+	ctl_not_running(ctl->socket, err);
+	return CTL_EXIT_FAIL;
+}
+
+struct stats_args {
+	bool prometheus;
+	const char *region;
+};
+
+static int stats_run(struct ctl *ctl, const struct stats_args *a)
+{
+	struct dt_proto_region *regions = NULL;
+	struct dt_proto_attach_rep att;
+	struct ctl_stats st = { 0 };
+	uint32_t id = DT_PROTO_ALL_REGIONS, n = 0, i;
+	struct ctl_conn c;
+	int err, ret = 0;
+
+	err = ctl_conn_open(&c, ctl->socket);
+	if (err && a->prometheus)
+		return stats_prometheus_down(ctl, err);
+	if (err) {
+		ctl_not_running(ctl->socket, err);
+		return CTL_EXIT_FAIL;
+	}
+	if (a->region) {
+		err = ctl_attach(&c, a->region, &att);
+		if (err) {
+			ret = ctl_region_error(a->region, "attach", err);
+			goto out;
+		}
+		id = att.region;
+	}
+	err = ctl_stats(&c, id, &st);
+	if (!err && a->prometheus)
+		err = ctl_regions(&c, &regions, &n);
+	if (err) {
+		ret = CTL_EXIT_FAIL;
+		ctl_err("stats: %s", strerror(-err));
+		goto out;
+	}
+	if (a->prometheus) {
+		prom_daemon(&c.hello, &st.head);
+		prom_regions(regions, n, &st);
+	} else if (ctl->json) {
+		ret = ctl_json_print(ctl_json_stats(&st), true);
+	} else {
+		stats_daemon_text(&st.head);
+		for (i = 0; i < st.head.count; i++)
+			stats_region_text(&st.regions[i]);
+	}
+out:
+	free(regions);
+	ctl_stats_free(&st);
+	ctl_conn_close(&c);
+	return ret;
+}
+
+int cmd_stats(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "prometheus", no_argument, NULL, 'P' },
+		CTL_GLOBAL_OPTIONS
+	};
+	struct stats_args a = { .prometheus = false };
+	int opt;
+
+	while ((opt = ctl_getopt(ctl, argc, argv, "", longopts)) == 'P')
+		a.prometheus = true;
+	if (opt != -1)
+		return opt == CTL_OPT_HELP ? CTL_EXIT_OK : CTL_EXIT_USAGE;
+	if (ctl_operands(ctl, argc, argv, 0, 1))
+		return CTL_EXIT_USAGE;
+	if (optind < argc)
+		a.region = argv[optind];
+	if (a.prometheus && ctl->json)
+		return ctl_usage_error(ctl, "--prometheus and --json exclude each other");
+	return stats_run(ctl, &a);
+}

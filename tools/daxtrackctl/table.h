@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tools/daxtrackctl/table.h - the human-readable tables: a header line in
+ * capitals, columns separated by two blanks, each as wide as its widest
+ * cell (the last one not padded).  For short tables that are collected
+ * before printing; `list` streams with fixed widths instead.
+ */
+#ifndef DAXTRACKCTL_TABLE_H
+#define DAXTRACKCTL_TABLE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct ctl_table {
+	unsigned ncols;
+	size_t ncells;
+	size_t cap;
+	char **cells;
+};
+
+/* Start a table with @ncols columns; the first row added is the header. */
+void ctl_table_init(struct ctl_table *t, unsigned ncols);
+
+/**
+ * ctl_table_add() - Add a row of ncols strings (copied).
+ * @t: The table.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int ctl_table_add(struct ctl_table *t, ...);
+
+/* Print the table to @f. */
+void ctl_table_print(const struct ctl_table *t, FILE *f);
+
+/* Free the table's cells. */
+void ctl_table_free(struct ctl_table *t);
+
+#endif /* DAXTRACKCTL_TABLE_H */
