@@ -138,7 +138,7 @@ static uint8_t wire_flush(enum dt_flush_path p)
 {
 	switch (p) {
 	case DT_FLUSH_PATH_PMEM: return DT_FLUSH_PMEM;
-	case DT_FLUSH_FENCE_ONLY: return DT_FLUSH_FENCE;
+	case DT_FLUSH_PATH_FENCE: return DT_FLUSH_FENCE;
 	default: return DT_FLUSH_MSYNC;
 	}
 }

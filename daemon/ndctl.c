@@ -33,10 +33,10 @@ struct dt_ndctl_private {
 const char *dt_ns_mode_name(enum dt_ns_mode mode)
 {
 	switch (mode) {
-	case DT_NS_FSDAX: return "fsdax";
-	case DT_NS_DEVDAX: return "devdax";
-	case DT_NS_RAW: return "raw";
-	case DT_NS_SECTOR: return "sector";
+	case DT_NS_MODE_FSDAX: return "fsdax";
+	case DT_NS_MODE_DEVDAX: return "devdax";
+	case DT_NS_MODE_RAW: return "raw";
+	case DT_NS_MODE_SECTOR: return "sector";
 	default: return "unknown";
 	}
 }
@@ -44,11 +44,11 @@ const char *dt_ns_mode_name(enum dt_ns_mode mode)
 static enum dt_ns_mode ns_mode(struct ndctl_namespace *ndns)
 {
 	switch (ndctl_namespace_get_mode(ndns)) {
-	case NDCTL_NS_MODE_FSDAX: return DT_NS_FSDAX;
-	case NDCTL_NS_MODE_DEVDAX: return DT_NS_DEVDAX;
-	case NDCTL_NS_MODE_RAW: return DT_NS_RAW;
-	case NDCTL_NS_MODE_SECTOR: return DT_NS_SECTOR;
-	default: return DT_NS_UNKNOWN;
+	case NDCTL_NS_MODE_FSDAX: return DT_NS_MODE_FSDAX;
+	case NDCTL_NS_MODE_DEVDAX: return DT_NS_MODE_DEVDAX;
+	case NDCTL_NS_MODE_RAW: return DT_NS_MODE_RAW;
+	case NDCTL_NS_MODE_SECTOR: return DT_NS_MODE_SECTOR;
+	default: return DT_NS_MODE_UNKNOWN;
 	}
 }
 

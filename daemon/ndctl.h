@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum dt_ns_mode { DT_NS_FSDAX, DT_NS_DEVDAX, DT_NS_RAW, DT_NS_SECTOR, DT_NS_UNKNOWN };
+enum dt_ns_mode { DT_NS_MODE_FSDAX, DT_NS_MODE_DEVDAX, DT_NS_MODE_RAW, DT_NS_MODE_SECTOR, DT_NS_MODE_UNKNOWN };
 
 /* A bad range in bytes, relative to the start of a device or a region. */
 struct dt_badblock {

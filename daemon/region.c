@@ -57,8 +57,8 @@ static void region_err(const char *name, const char *path, char *err, size_t err
 const char *dt_region_flush_path_name(enum dt_flush_path path)
 {
 	switch (path) {
-	case DT_FLUSH_PMEM: return "pmem";
-	case DT_FLUSH_FENCE_ONLY: return "fence";
+	case DT_FLUSH_PATH_PMEM: return "pmem";
+	case DT_FLUSH_PATH_FENCE: return "fence";
 	default: return "msync";
 	}
 }
@@ -125,9 +125,9 @@ static void drain_pmem(void *arg)
 }
 
 static const struct dt_flush_ops flush_ops[] = {
-	[DT_FLUSH_PMEM] = { .flush = flush_pmem, .drain = drain_pmem },
-	[DT_FLUSH_FENCE_ONLY] = { .flush = flush_fence, .drain = drain_pmem },
-	[DT_FLUSH_MSYNC] = { .flush = flush_msync, .drain = NULL },
+	[DT_FLUSH_PATH_PMEM] = { .flush = flush_pmem, .drain = drain_pmem },
+	[DT_FLUSH_PATH_FENCE] = { .flush = flush_fence, .drain = drain_pmem },
+	[DT_FLUSH_PATH_MSYNC] = { .flush = flush_msync, .drain = NULL },
 };
 
 const struct dt_flush_ops *dt_region_flush_ops(const struct dt_region *r)
@@ -155,10 +155,10 @@ int dt_region_flush_all(struct dt_region *r)
 	count(&r->counters.full_flushes, 1);
 	note(r, DT_FLUSH_EV_ALL, 0, r->size);
 	switch (r->flush_path) {
-	case DT_FLUSH_PMEM:
+	case DT_FLUSH_PATH_PMEM:
 		pmem_persist(r->addr, r->size);
 		return 0;
-	case DT_FLUSH_FENCE_ONLY:
+	case DT_FLUSH_PATH_FENCE:
 		pmem_drain();
 		return 0;
 	default:
@@ -172,7 +172,7 @@ int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len)
 		return -ERANGE;
 	count(&r->counters.deep_flushes, 1);
 	note(r, DT_FLUSH_EV_DEEP, off, len);
-	if (r->flush_path == DT_FLUSH_MSYNC)
+	if (r->flush_path == DT_FLUSH_PATH_MSYNC)
 		return len && pmem_msync((char *)r->addr + off, len) ? -errno : 0;
 	if (r->nd && r->ns_index >= 0) {
 		int ret = dt_ndctl_deep_flush(r->nd, (unsigned)r->ns_index);
@@ -669,9 +669,9 @@ static void choose_capabilities(struct dt_region *r)
 	r->is_pmem = pmem_is_pmem(r->addr, r->size) == 1;
 	r->has_eadr = pmem_has_auto_flush() == 1;
 	if (!r->is_pmem)
-		r->flush_path = DT_FLUSH_MSYNC;
+		r->flush_path = DT_FLUSH_PATH_MSYNC;
 	else
-		r->flush_path = r->has_eadr ? DT_FLUSH_FENCE_ONLY : DT_FLUSH_PMEM;
+		r->flush_path = r->has_eadr ? DT_FLUSH_PATH_FENCE : DT_FLUSH_PATH_PMEM;
 	r->pmd_capable = aligned && (!r->devdax || r->dev_align >= PMD_SIZE_2M);
 }
 

@@ -4,12 +4,12 @@
  * can do, how it is flushed, its geometry and its dt_mapping.
  *
  * Flush paths, chosen at open:
- *   DT_FLUSH_PMEM        pmem_is_pmem() and no eADR: pmem_flush() of each
+ *   DT_FLUSH_PATH_PMEM   pmem_is_pmem() and no eADR: pmem_flush() of each
  *                        range (CLWB/CLFLUSHOPT), one pmem_drain() (SFENCE)
- *   DT_FLUSH_FENCE_ONLY  pmem_is_pmem() and pmem_has_auto_flush() == 1 (eADR:
+ *   DT_FLUSH_PATH_FENCE  pmem_is_pmem() and pmem_has_auto_flush() == 1 (eADR:
  *                        the CPU caches are in the persistence domain): no
  *                        per-range flush, one pmem_drain()
- *   DT_FLUSH_MSYNC       anything else (a file on a disk or tmpfs, or a file
+ *   DT_FLUSH_PATH_MSYNC  anything else (a file on a disk or tmpfs, or a file
  *                        system without MAP_SYNC): pmem_msync() of each range
  *
  * Geometry (the dt_sector_fn of the mapping):
@@ -45,7 +45,7 @@
 #include "config.h"
 #include "ndctl.h"
 
-enum dt_flush_path { DT_FLUSH_PMEM, DT_FLUSH_FENCE_ONLY, DT_FLUSH_MSYNC };
+enum dt_flush_path { DT_FLUSH_PATH_PMEM, DT_FLUSH_PATH_FENCE, DT_FLUSH_PATH_MSYNC };
 
 /* What the flush hook is told about. */
 enum dt_flush_event {

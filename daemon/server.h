@@ -28,28 +28,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-/*
- * ndctl.h and region.h name enumerators as daxtrack/proto.h does
- * (DT_FLUSH_PMEM, DT_FLUSH_MSYNC, DT_NS_*), with other values: seen through
- * this header, the daemon's own are DT_FLUSH_PATH_* and DT_NS_MODE_*.
- */
-#define DT_FLUSH_PMEM	DT_FLUSH_PATH_PMEM
-#define DT_FLUSH_MSYNC	DT_FLUSH_PATH_MSYNC
-#define DT_NS_FSDAX	DT_NS_MODE_FSDAX
-#define DT_NS_DEVDAX	DT_NS_MODE_DEVDAX
-#define DT_NS_RAW	DT_NS_MODE_RAW
-#define DT_NS_SECTOR	DT_NS_MODE_SECTOR
-#define DT_NS_UNKNOWN	DT_NS_MODE_UNKNOWN
 #include "config.h"
 #include "ndctl.h"
 #include "region.h"
-#undef DT_FLUSH_PMEM
-#undef DT_FLUSH_MSYNC
-#undef DT_NS_FSDAX
-#undef DT_NS_DEVDAX
-#undef DT_NS_RAW
-#undef DT_NS_SECTOR
-#undef DT_NS_UNKNOWN
 
 #include <daxtrack/proto.h>
 

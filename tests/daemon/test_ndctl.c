@@ -20,11 +20,11 @@ static void check_namespace(const struct dt_namespace *ns)
 	CHECK(!strncmp(ns->name, "namespace", 9));
 	CHECK(!strncmp(ns->region, "region", 6));
 	CHECK(ns->bus[0] != '\0');
-	CHECK(ns->mode <= DT_NS_UNKNOWN);
+	CHECK(ns->mode <= DT_NS_MODE_UNKNOWN);
 	CHECK(strcmp(dt_ns_mode_name(ns->mode), "") != 0);
-	if (ns->enabled && ns->mode == DT_NS_DEVDAX)
+	if (ns->enabled && ns->mode == DT_NS_MODE_DEVDAX)
 		CHECK(ns->is_chr && !strncmp(ns->devname, "dax", 3));
-	if (ns->enabled && ns->mode == DT_NS_FSDAX)
+	if (ns->enabled && ns->mode == DT_NS_MODE_FSDAX)
 		CHECK(!ns->is_chr && !strncmp(ns->devname, "pmem", 4));
 	for (i = 0; i < ns->nbad; i++) {
 		CHECK(ns->bad[i].len > 0);
@@ -62,11 +62,11 @@ int main(void)
 	CHECK_EQ(dt_ndctl_deep_flush(nd, nd->nns), -ENOENT);
 
 	dt_test_ctx("mode names");
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_FSDAX), "fsdax"));
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_DEVDAX), "devdax"));
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_RAW), "raw"));
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_SECTOR), "sector"));
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_UNKNOWN), "unknown"));
+	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_FSDAX), "fsdax"));
+	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_DEVDAX), "devdax"));
+	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_RAW), "raw"));
+	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_SECTOR), "sector"));
+	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_UNKNOWN), "unknown"));
 
 	dt_ndctl_free(nd);
 	dt_ndctl_free(NULL);

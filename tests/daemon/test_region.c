@@ -212,7 +212,7 @@ static void test_flush_ops(struct dt_region *r)
 	CHECK_EQ(nevents, 0);
 
 	dt_test_ctx("pmem path: flush + one drain");
-	r->flush_path = DT_FLUSH_PMEM;
+	r->flush_path = DT_FLUSH_PATH_PMEM;
 	CHECK_EQ(dt_mapping_mark_dirty(r->mapping, 7, 8), 0);
 	CHECK_EQ(dt_region_writeback(r, 7, 8, &rep), 0);
 	CHECK_EQ(nevents, 2);
@@ -221,7 +221,7 @@ static void test_flush_ops(struct dt_region *r)
 	CHECK_EQ(r->counters.drains, 1);
 
 	dt_test_ctx("fence-only path: no flush work, one drain");
-	r->flush_path = DT_FLUSH_FENCE_ONLY;
+	r->flush_path = DT_FLUSH_PATH_FENCE;
 	nevents = 0;
 	CHECK_EQ(dt_mapping_mark_dirty(r->mapping, 100, 100), 0);
 	CHECK_EQ(dt_region_writeback(r, 0, r->npages - 1, &rep), 0);
@@ -258,9 +258,9 @@ static void test_flush_ops(struct dt_region *r)
 	dt_test_ctx("flush ops table");
 	CHECK(dt_region_flush_ops(r)->flush != NULL);
 	CHECK(dt_region_flush_ops(r)->drain == NULL);
-	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_MSYNC), "msync"));
-	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_PMEM), "pmem"));
-	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_FENCE_ONLY), "fence"));
+	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_PATH_MSYNC), "msync"));
+	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_PATH_PMEM), "pmem"));
+	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_PATH_FENCE), "fence"));
 }
 
 /*
@@ -281,7 +281,7 @@ static void test_fake_namespace(struct dt_region *r)
 	nd->nns = 1;
 	nd->ns = ns;
 	snprintf(ns->name, sizeof(ns->name), "namespace9.0");
-	ns->mode = DT_NS_FSDAX;
+	ns->mode = DT_NS_MODE_FSDAX;
 	ns->devt = r->st_dev;
 	ns->enabled = true;
 	ns->bad = calloc(2, sizeof(*ns->bad));
@@ -377,7 +377,7 @@ static void test_file_region(const char *base, bool tmpfs)
 	CHECK(r->fd >= 0);
 	CHECK(r->mapping != NULL && dt_mapping_npages(r->mapping) == 2048);
 	CHECK(!r->is_pmem);			/* no persistent memory on this machine */
-	CHECK_EQ(r->flush_path, DT_FLUSH_MSYNC);
+	CHECK_EQ(r->flush_path, DT_FLUSH_PATH_MSYNC);
 	CHECK_EQ(r->pmd_capable, (uintptr_t)r->addr % (2 * MiB) == 0);
 	CHECK_EQ(r->ns_index, -1);
 	printf("test_region: %s: geometry %s, flush %s, pmd %d, is_pmem %d\n", path, r->geometry,

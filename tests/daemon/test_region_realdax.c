@@ -56,8 +56,8 @@ static void exercise(struct dt_region *r, struct dt_ndctl *nd, enum dt_ns_mode m
 
 	dt_test_ctx("%s", r->path);
 	CHECK(r->is_pmem);
-	CHECK(r->flush_path == DT_FLUSH_PMEM || r->flush_path == DT_FLUSH_FENCE_ONLY);
-	CHECK_EQ(r->flush_path == DT_FLUSH_FENCE_ONLY, r->has_eadr);
+	CHECK(r->flush_path == DT_FLUSH_PATH_PMEM || r->flush_path == DT_FLUSH_PATH_FENCE);
+	CHECK_EQ(r->flush_path == DT_FLUSH_PATH_FENCE, r->has_eadr);
 	idx = dt_region_set_namespace(r, nd);
 	describe(r);
 	CHECK(idx >= 0);
@@ -139,7 +139,7 @@ int main(void)
 	CHECK_EQ(dt_region_open(&cr, &r, err, sizeof(err)), 0);
 	if (r) {
 		CHECK(!r->devdax);
-		exercise(r, nd, DT_NS_FSDAX);
+		exercise(r, nd, DT_NS_MODE_FSDAX);
 		dt_region_close(r);
 	} else {
 		fprintf(stderr, "%s\n", err);
@@ -155,7 +155,7 @@ int main(void)
 		CHECK(r->devdax);
 		CHECK(r->dev_align >= 2 * MiB);
 		CHECK(r->pmd_capable);
-		exercise(r, nd, DT_NS_DEVDAX);
+		exercise(r, nd, DT_NS_MODE_DEVDAX);
 		dt_region_close(r);
 	} else {
 		fprintf(stderr, "%s\n", err);
