@@ -313,7 +313,7 @@ void dt_ndctl_free(struct dt_ndctl *nd)
 static dev_t whole_disk(dev_t dev)
 {
 	char path[PATH_MAX];
-	dev_t parent;
+	dev_t parent = 0;
 
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
 	if (access(path, F_OK))

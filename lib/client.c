@@ -475,7 +475,7 @@ static void upgrade(struct dt_client *c, struct dt_client_region *r, int fd)
 
 static int map_locked(struct dt_client *c, struct dt_client_region *r)
 {
-	int fd, err;
+	int fd = -1, err;
 
 	if (r->gone)
 		return r->gone;

@@ -241,7 +241,7 @@ static void check_found(struct tstate *ts, const char *what, uint64_t index, con
 			bool have_range, uint64_t base, unsigned order)
 {
 	int s = slab_of(index);
-	struct decoded d;
+	struct decoded d = { 0 };
 
 	if (s >= 0 && slabs[s].role == FROZEN) {
 		uint64_t fbase = 0;
@@ -312,7 +312,7 @@ static void reader_iterate(struct reader *rd, uint64_t first, uint64_t last, boo
 	while (tagged ? dt_tree_next_tagged(tree, &it, last, tag) : dt_tree_next(tree, &it, last)) {
 		uint64_t it_last = model_range_last(it.index, it.order);
 		int s = slab_of(it.index);
-		struct decoded d;
+		struct decoded d = { 0 };
 
 		/* Nothing twice, nothing behind: each entry reaches past the last one. */
 		if (!tcheck(ts, !ended && it.order <= DT_TREE_MAX_ORDER &&
@@ -617,7 +617,7 @@ static void writer_owned_op(struct writer *w, unsigned s)
 static void check_shared(struct writer *w, const char *what, unsigned s, uint64_t index,
 			 const void *e)
 {
-	struct decoded d;
+	struct decoded d = { 0 };
 
 	if (!e)
 		return;
@@ -787,7 +787,7 @@ static void final_check(struct writer *writers)
 	while (dt_tree_next(tree, &it, UINT64_MAX)) {
 		int s = slab_of(it.index);
 		const struct model *m = NULL;
-		struct decoded d;
+		struct decoded d = { 0 };
 
 		if (!CHECK(s >= 0))
 			continue;

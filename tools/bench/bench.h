@@ -26,6 +26,7 @@ struct bench_opts {
 /* The sections; each is one line in the table of bench.c. */
 int bench_tree(const struct bench_opts *o);
 int bench_mapping(const struct bench_opts *o);
+int bench_daemon(const struct bench_opts *o);
 
 /* Timing. */
 

@@ -1,0 +1,1067 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * bench_daemon.c - the "daemon" section of dt-bench: daxtrackd over its
+ * socket, through the client library, against floors measured in the same run.
+ *
+ * 1. memory: the daemon's VmRSS growth per GiB of region fully tracked, with
+ *    4KiB entries (every page of region "a" marked) and with 2MiB entries
+ *    (every 2MiB range of the PMD-capable region "b"), and the tree's bytes
+ *    from STATS;
+ * 2. fsync: round trip p50/p99 with 1, 64 and 4096 dirty random 4KiB pages,
+ *    timing dt_client_fsync() only (the pending DIRTY batch of the marks goes
+ *    with it, pipelined), against the floor: a bare SOCK_SEQPACKET 64-byte
+ *    round trip to another process plus pmem_flush() of the same ranges and
+ *    one pmem_drain() on the same memory;
+ * 3. dirty: DIRTY throughput in pages/s, one client sending batches of 256
+ *    single-page ranges, onto holes, dirty entries and clean entries;
+ * 4. requests: QUERY, and DIRTY+FSYNC of one page (dt_client_persist_range()),
+ *    per second with 1, 4 and 16 clients, each a thread with its own handle.
+ *
+ * The section starts its own daxtrackd ($DT_BENCH_DAXTRACKD, else the one
+ * of the build tree) on a private socket in a mkdtemp() directory (under
+ * $DT_BENCH_TMPDIR, else /dev/shm: no disk writeback adds noise) holding two 1GiB
+ * file regions, and always kills it, reaps it and removes the directory.
+ * Files there are not pmem, so the daemon would flush with msync(); unless
+ * PMEM_IS_PMEM_FORCE is already set, it runs with PMEM_IS_PMEM_FORCE=1 so
+ * that it flushes with pmem_flush()/pmem_drain() like the floor.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libpmem.h>
+
+#include <daxtrack/client.h>
+
+#include "bench.h"
+
+#ifndef DT_BENCH_DAXTRACKD
+#define DT_BENCH_DAXTRACKD "daxtrackd"	/* searched in $PATH */
+#endif
+
+#define PAGE		4096ULL
+#define REGION_BYTES	(1ULL << 30)
+#define REGION_PAGES	(REGION_BYTES / PAGE)
+#define PMD_BYTES	(2ULL << 20)
+#define NR_REGIONS	2		/* "a": 4KiB entries and the rest; "b": 2MiB entries */
+#define MAX_CLIENTS	16
+#define DIRTY_BATCH	256
+#define DAEMON_RANGES	8192		/* a 4096-page batch rides with its FSYNC */
+#define RTT_BYTES	64
+#define SEED_DAEMON	0x6461656d6f6eULL
+
+static const char *const region_name[NR_REGIONS] = { "a", "b" };
+
+struct dmn {
+	char dir[160];
+	char conf[224];
+	char sock[224];
+	char log[224];
+	char path[NR_REGIONS][224];
+	pid_t pid;
+	struct dt_client *c;			/* the main handle */
+	struct dt_client_region *r[NR_REGIONS];
+	uint32_t id[NR_REGIONS];
+	uint32_t flags[NR_REGIONS];
+	char *mem;				/* the client's mapping of "a" */
+};
+
+/* ---- the daemon's life ---- */
+
+static const char *tmp_base(void)
+{
+	const char *p = getenv("DT_BENCH_TMPDIR");
+
+	if (p && *p)
+		return p;
+	if (!access("/dev/shm", W_OK | X_OK))
+		return "/dev/shm";
+	p = getenv("TMPDIR");
+	return p && *p ? p : "/tmp";
+}
+
+static const char *daemon_path(void)
+{
+	const char *p = getenv("DT_BENCH_DAXTRACKD");
+
+	return p && *p ? p : DT_BENCH_DAXTRACKD;
+}
+
+static int dmn_setup(struct dmn *d)
+{
+	char state[200];
+	FILE *f;
+
+	snprintf(d->dir, sizeof(d->dir), "%s/dt-bench-daemon-XXXXXX", tmp_base());
+	if (!mkdtemp(d->dir)) {
+		bench_fail("mkdtemp %s: %s", d->dir, strerror(errno));
+		d->dir[0] = '\0';
+		return -1;
+	}
+	snprintf(d->conf, sizeof(d->conf), "%s/daxtrackd.conf", d->dir);
+	snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/daxtrackd.log", d->dir);
+	snprintf(state, sizeof(state), "%s/state", d->dir);
+	for (unsigned i = 0; i < NR_REGIONS; i++)
+		snprintf(d->path[i], sizeof(d->path[i]), "%s/%s.region", d->dir, region_name[i]);
+	if (mkdir(state, 0700)) {
+		bench_fail("mkdir %s: %s", state, strerror(errno));
+		return -1;
+	}
+	f = fopen(d->conf, "w");
+	if (!f) {
+		bench_fail("%s: %s", d->conf, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "[daemon]\nstate_dir = %s\nworkers = 4\nmax_ranges = %u\nlog_level = warning\n",
+		state, DAEMON_RANGES);
+	for (unsigned i = 0; i < NR_REGIONS; i++)
+		fprintf(f, "\n[region \"%s\"]\npath = %s\nsize = 1G\n", region_name[i], d->path[i]);
+	if (fclose(f)) {
+		bench_fail("%s: %s", d->conf, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void dmn_exec(const struct dmn *d)
+{
+	int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* dies with dt-bench */
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	if (!getenv("PMEM_IS_PMEM_FORCE"))
+		setenv("PMEM_IS_PMEM_FORCE", "1", 1);
+	execlp(daemon_path(), "daxtrackd", "--foreground", "--config", d->conf, "--socket",
+	       d->sock, (char *)NULL);
+	fprintf(stderr, "exec %s: %s\n", daemon_path(), strerror(errno));
+	_exit(127);
+}
+
+static bool can_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = strlen(path);
+	bool ok;
+	int s;
+
+	if (len >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, len + 1);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return false;
+	ok = !connect(s, (struct sockaddr *)&sa, sizeof(sa));
+	close(s);
+	return ok;
+}
+
+static void dmn_show_log(const struct dmn *d)
+{
+	char line[512];
+	FILE *f = fopen(d->log, "r");
+
+	if (!f)
+		return;
+	fprintf(stderr, "---- %s ----\n", d->log);
+	while (fgets(line, sizeof(line), f))
+		fputs(line, stderr);
+	fclose(f);
+}
+
+/* Starts the daemon and waits (up to 30 s) until it accepts connections. */
+static int dmn_start(struct dmn *d)
+{
+	int status;
+
+	fflush(NULL);
+	d->pid = fork();
+	if (d->pid < 0) {
+		bench_fail("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (!d->pid)
+		dmn_exec(d);
+	for (int i = 0; i < 3000; i++) {
+		if (can_connect(d->sock))
+			return 0;
+		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+			d->pid = -1;
+			bench_fail("%s exited at start-up (status 0x%x)", daemon_path(), status);
+			dmn_show_log(d);
+			return -1;
+		}
+		usleep(10000);
+	}
+	bench_fail("%s did not open %s within 30 s", daemon_path(), d->sock);
+	dmn_show_log(d);
+	return -1;
+}
+
+/* Whether the daemon still runs; a daemon that died is a functional error. */
+static bool dmn_alive(struct dmn *d)
+{
+	int status;
+
+	if (d->pid <= 0 || waitpid(d->pid, &status, WNOHANG) != d->pid)
+		return d->pid > 0;
+	d->pid = -1;
+	bench_fail("daxtrackd died during the run (status 0x%x)", status);
+	dmn_show_log(d);
+	return false;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void dmn_cleanup(struct dmn *d)
+{
+	if (d->c)
+		dt_client_close(d->c);
+	d->c = NULL;
+	if (d->pid > 0) {
+		kill(d->pid, SIGKILL);
+		while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		d->pid = -1;
+	}
+	if (d->dir[0])
+		nftw(d->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- clients ---- */
+
+/* A handle on its own connection, region @idx attached by an O_RDWR fd. */
+static int client_open(const struct dmn *d, unsigned idx, uint32_t batch, struct dt_client **cp,
+		       struct dt_client_region **rp)
+{
+	struct dt_client_options opt;
+	int fd, ret;
+
+	dt_client_options_init(&opt);
+	opt.socket = d->sock;
+	opt.flags = DT_CLIENT_NO_RECONNECT;
+	opt.batch_ranges = batch;
+	ret = dt_client_connect_opts(&opt, cp);
+	if (ret) {
+		bench_fail("connect %s: %s", d->sock, strerror(-ret));
+		return -1;
+	}
+	fd = open(d->path[idx], O_RDWR | O_CLOEXEC);
+	ret = fd < 0 ? -errno : dt_client_attach_fd(*cp, fd, rp);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		bench_fail("attach %s: %s", d->path[idx], strerror(-ret));
+		dt_client_close(*cp);
+		*cp = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int region_stats(struct dt_client *c, uint32_t id, struct dt_proto_region_stats *out)
+{
+	struct dt_client_stats *st;
+	int ret = dt_client_stats(c, id, &st);
+
+	if (!ret && st->count != 1)
+		ret = -EBADMSG;
+	if (!ret)
+		*out = st->regions[0];
+	free(st);
+	if (ret)
+		bench_fail("STATS of region %u: %s", id, strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+static const char *flush_name(uint8_t flush)
+{
+	switch (flush) {
+	case DT_FLUSH_PMEM: return "pmem_flush+pmem_drain";
+	case DT_FLUSH_FENCE: return "fence only (eADR)";
+	case DT_FLUSH_MSYNC: return "pmem_msync (not pmem)";
+	default: return "unknown";
+	}
+}
+
+static int dmn_connect(const struct bench_opts *o, struct dmn *d)
+{
+	struct dt_client_region_info info;
+	struct dt_proto_region *regs = NULL;
+	uint32_t n = 0;
+	size_t len;
+	int ret;
+
+	if (client_open(d, 0, 0, &d->c, &d->r[0]))
+		return -1;
+	ret = dt_client_attach(d->c, region_name[1], &d->r[1]);
+	if (!ret)
+		ret = dt_client_map(d->r[0], (void **)&d->mem, &len);
+	if (!ret)
+		ret = dt_client_regions(d->c, &regs, &n);
+	if (ret) {
+		bench_fail("attach/map/REGIONS: %s", strerror(-ret));
+		return -1;
+	}
+	for (unsigned i = 0; i < NR_REGIONS; i++) {
+		dt_client_region_info(d->r[i], &info);
+		d->id[i] = info.id;
+		d->flags[i] = info.flags;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bench_note(o, "region \"%s\": %" PRIu64 " MiB, flush path %s%s%s", regs[i].name,
+			   regs[i].size >> 20, flush_name(regs[i].flush),
+			   regs[i].flags & DT_REGION_PMD ? ", 2MiB entries possible" : "",
+			   regs[i].flags & DT_REGION_PMEM ? ", pmem" : "");
+	free(regs);
+	return 0;
+}
+
+/* ---- 1. memory ---- */
+
+/* A "Key:   N kB" line of /proc/PID/status, in kB; -1 if missing. */
+static long proc_status_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			kb = strtol(line + klen + 1, NULL, 10);
+	fclose(f);
+	return kb;
+}
+
+struct rss {
+	long vm, anon;		/* kB */
+};
+
+static void rss_read(pid_t pid, struct rss *r)
+{
+	r->vm = proc_status_kb(pid, "VmRSS");
+	r->anon = proc_status_kb(pid, "RssAnon");
+}
+
+/* Every page of "a" as its own range: even pages, then odd ones: 4KiB entries only. */
+static int mark_all_pages(struct dmn *d)
+{
+	int ret = 0;
+
+	for (unsigned parity = 0; parity < 2 && !ret; parity++) {
+		for (uint64_t p = parity; p < REGION_PAGES && !ret; p += 2)
+			ret = dt_client_dirty(d->r[0], p * PAGE, PAGE);
+		if (!ret)
+			ret = dt_client_flush_dirty(d->c);
+	}
+	if (ret)
+		bench_fail("marking every page of \"a\": %s", strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+static int mark_all_pmds(struct dmn *d)
+{
+	int ret = 0;
+
+	for (uint64_t off = 0; off < REGION_BYTES && !ret; off += PMD_BYTES)
+		ret = dt_client_dirty(d->r[1], off, PMD_BYTES);
+	if (!ret)
+		ret = dt_client_flush_dirty(d->c);
+	if (ret)
+		bench_fail("marking every 2MiB of \"b\": %s", strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+static int check_entries(const struct dt_proto_region_stats *s, const char *what, uint64_t pte,
+			 uint64_t pmd, uint64_t dirty_pages)
+{
+	if (s->entries_pte == pte && s->entries_pmd == pmd && s->dirty_pages == dirty_pages)
+		return 0;
+	bench_fail("%s: %" PRIu64 " PTE + %" PRIu64 " PMD entries, %" PRIu64 " dirty pages; "
+		   "expected %" PRIu64 " + %" PRIu64 ", %" PRIu64, what, s->entries_pte,
+		   s->entries_pmd, s->dirty_pages, pte, pmd, dirty_pages);
+	return -1;
+}
+
+static void memory_report(const struct bench_opts *o, const char *name,
+			  const struct rss *before, const struct rss *after,
+			  const struct dt_proto_region_stats *s)
+{
+	double gib = (double)REGION_BYTES / (1ULL << 30);
+	char row[64];
+
+	snprintf(row, sizeof(row), "memory.%s.vmrss", name);
+	bench_value(o, row, (double)(after->vm - before->vm) / 1024 / gib, "MiB/GiB",
+		    "VmRSS %ld -> %ld kB, RssAnon +%ld kB, %" PRIu64 " entries", before->vm,
+		    after->vm, after->anon - before->anon, s->entries);
+	snprintf(row, sizeof(row), "memory.%s.tree_bytes", name);
+	bench_value(o, row, (double)s->tree_bytes / (1 << 20) / gib, "MiB/GiB",
+		    "STATS: %" PRIu64 " nodes, %" PRIu64 " bytes, %.1f bytes/entry",
+		    s->tree_nodes, s->tree_bytes,
+		    s->entries ? (double)s->tree_bytes / (double)s->entries : 0);
+}
+
+static int part_memory(const struct bench_opts *o, struct dmn *d)
+{
+	struct dt_proto_region_stats s;
+	struct dt_proto_fsync_rep rep;
+	struct rss r0, r1, r2;
+	int ret;
+
+	bench_section(o, "daemon.memory");
+	bench_note(o, "daemon VmRSS growth per GiB fully tracked: all 262144 pages of \"a\" "
+		   "marked as single pages; all 512 2MiB ranges of \"b\"");
+	rss_read(d->pid, &r0);
+	if (mark_all_pages(d) || region_stats(d->c, d->id[0], &s) ||
+	    check_entries(&s, "\"a\" after marking every page", REGION_PAGES, 0, REGION_PAGES))
+		return -1;
+	rss_read(d->pid, &r1);
+	memory_report(o, "4k", &r0, &r1, &s);
+	if (!(d->flags[1] & DT_REGION_PMD)) {
+		bench_note(o, "region \"b\" is not PMD-capable here (mapping not 2MiB-aligned): "
+			   "no 2MiB figure");
+	} else {
+		if (mark_all_pmds(d) || region_stats(d->c, d->id[1], &s) ||
+		    check_entries(&s, "\"b\" after marking every 2MiB", 0, REGION_BYTES / PMD_BYTES,
+				  REGION_PAGES))
+			return -1;
+		rss_read(d->pid, &r2);
+		memory_report(o, "2m", &r1, &r2, &s);
+	}
+	/* Clean "a" for what follows; this also maps all of it in the daemon (warm). */
+	ret = dt_client_fsync(d->r[0], 0, 0, DT_FSYNC_WHOLE, &rep);
+	if (ret || rep.entries != REGION_PAGES || rep.bytes != REGION_BYTES) {
+		bench_fail("fsync of all of \"a\": %s, %" PRIu64 " entries, %" PRIu64 " bytes",
+			   strerror(-ret), rep.entries, rep.bytes);
+		return -1;
+	}
+	bench_value(o, "fsync.whole_1GiB_4k", (double)rep.time_ns / 1e6, "ms",
+		    "the daemon's flush of 262144 dirty pages, first touch of its mapping");
+	return 0;
+}
+
+/* ---- 2. fsync against its floor ---- */
+
+enum { ST_FSYNC50, ST_FSYNC99, ST_RTT50, ST_RTT99, ST_FLUSH50, ST_FLUSH99, ST_DAEMON50, NR_ST };
+
+struct fs_size {
+	unsigned pages;
+	uint64_t samples;
+	double *st[NR_ST];		/* [rep] */
+};
+
+struct fs_ctx {
+	struct dmn *d;
+	int echo;			/* socket to the echo process */
+	struct bench_rng rng;
+	uint64_t *perm;			/* the region's pages, partly shuffled per sample */
+	uint64_t *pages;		/* this sample's, sorted */
+	uint64_t *run_first, *run_len;
+	uint64_t nruns;
+	double *v[4];			/* per sample: fsync, rtt, flush, daemon flush */
+};
+
+static pid_t echo_start(int *sock)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		bench_fail("socketpair: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		bench_fail("fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (!pid) {
+		char buf[RTT_BYTES];
+		ssize_t n;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(sv[0]);
+		while ((n = recv(sv[1], buf, sizeof(buf), 0)) > 0)
+			if (send(sv[1], buf, (size_t)n, MSG_NOSIGNAL) != n)
+				break;
+		_exit(0);
+	}
+	close(sv[1]);
+	*sock = sv[0];
+	return pid;
+}
+
+static void echo_stop(pid_t pid, int sock)
+{
+	close(sock);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+static int rtt_once(int sock, double *ns)
+{
+	char buf[RTT_BYTES] = { 1 };
+	uint64_t t0 = bench_now_ns();
+
+	if (send(sock, buf, sizeof(buf), MSG_NOSIGNAL) != sizeof(buf) ||
+	    recv(sock, buf, sizeof(buf), 0) != sizeof(buf)) {
+		bench_fail("echo round trip: %s", strerror(errno));
+		return -1;
+	}
+	*ns = (double)(bench_now_ns() - t0);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* @k distinct random pages, sorted, and their runs of adjacent pages. */
+static void pick_pages(struct fs_ctx *x, unsigned k)
+{
+	for (unsigned i = 0; i < k; i++) {
+		uint64_t j = i + bench_rand_below(&x->rng, REGION_PAGES - i), t = x->perm[i];
+
+		x->perm[i] = x->perm[j];
+		x->perm[j] = t;
+	}
+	memcpy(x->pages, x->perm, k * sizeof(*x->pages));
+	qsort(x->pages, k, sizeof(*x->pages), cmp_u64);
+	x->nruns = 0;
+	for (unsigned i = 0; i < k; i++) {
+		uint64_t last = x->nruns - 1;
+
+		if (x->nruns && x->run_first[last] + x->run_len[last] == x->pages[i]) {
+			x->run_len[last]++;
+			continue;
+		}
+		x->run_first[x->nruns] = x->pages[i];
+		x->run_len[x->nruns++] = 1;
+	}
+}
+
+/* The application's stores: every cache line of every page. */
+static void dirty_memory(struct fs_ctx *x, unsigned k)
+{
+	for (unsigned i = 0; i < k; i++) {
+		char *p = x->d->mem + x->pages[i] * PAGE;
+
+		for (unsigned off = 0; off < PAGE; off += 64)
+			p[off]++;
+	}
+}
+
+static double floor_flush(struct fs_ctx *x)
+{
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t r = 0; r < x->nruns; r++)
+		pmem_flush(x->d->mem + x->run_first[r] * PAGE, x->run_len[r] * PAGE);
+	pmem_drain();
+	return (double)(bench_now_ns() - t0);
+}
+
+static int timed_fsync(struct fs_ctx *x, unsigned k, double *ns, double *daemon_ns)
+{
+	struct dt_client_region *r = x->d->r[0];
+	struct dt_proto_fsync_rep rep = { 0 };
+	uint64_t t0;
+	int ret = 0;
+
+	for (unsigned i = 0; i < k && !ret; i++)
+		ret = dt_client_dirty(r, x->pages[i] * PAGE, PAGE);
+	if (ret) {
+		bench_fail("dt_client_dirty: %s", strerror(-ret));
+		return -1;
+	}
+	t0 = bench_now_ns();
+	ret = dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, &rep);
+	*ns = (double)(bench_now_ns() - t0);
+	*daemon_ns = (double)rep.time_ns;
+	if (ret || rep.entries != k || rep.bytes != k * PAGE) {
+		bench_fail("fsync of %u dirty pages: %s, flushed %" PRIu64 " entries, %" PRIu64
+			   " bytes", k, strerror(-ret), rep.entries, rep.bytes);
+		return -1;
+	}
+	return 0;
+}
+
+/* One sample: a round trip, the floor's flush, the fsync; the same pages for both. */
+static int fs_sample(struct fs_ctx *x, unsigned k, uint64_t i)
+{
+	pick_pages(x, k);
+	if (rtt_once(x->echo, &x->v[1][i]))
+		return -1;
+	dirty_memory(x, k);
+	x->v[2][i] = floor_flush(x);
+	dirty_memory(x, k);
+	return timed_fsync(x, k, &x->v[0][i], &x->v[3][i]);
+}
+
+/* The nearest-rank percentile of sorted @v. */
+static double pct(const double *v, uint64_t n, unsigned permille)
+{
+	uint64_t rank = (n * permille + 999) / 1000;
+
+	return v[rank ? rank - 1 : 0];
+}
+
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One repetition of one size: its samples, reduced to the percentiles. */
+static int fs_rep(struct fs_ctx *x, struct fs_size *s, unsigned rep)
+{
+	uint64_t n = s->samples;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (fs_sample(x, s->pages, i))
+			return -1;
+	for (unsigned j = 0; j < 4; j++)
+		qsort(x->v[j], n, sizeof(double), cmp_double);
+	s->st[ST_FSYNC50][rep] = pct(x->v[0], n, 500);
+	s->st[ST_FSYNC99][rep] = pct(x->v[0], n, 990);
+	s->st[ST_RTT50][rep] = pct(x->v[1], n, 500);
+	s->st[ST_RTT99][rep] = pct(x->v[1], n, 990);
+	s->st[ST_FLUSH50][rep] = pct(x->v[2], n, 500);
+	s->st[ST_FLUSH99][rep] = pct(x->v[2], n, 990);
+	s->st[ST_DAEMON50][rep] = pct(x->v[3], n, 500);
+	return 0;
+}
+
+static void fs_report(const struct bench_opts *o, struct fs_size *s)
+{
+	double m[NR_ST], floor50, floor99;
+	char name[64];
+
+	for (unsigned j = 0; j < NR_ST; j++)
+		m[j] = bench_median(s->st[j], o->reps);
+	floor50 = m[ST_RTT50] + m[ST_FLUSH50];
+	floor99 = m[ST_RTT99] + m[ST_FLUSH99];
+	snprintf(name, sizeof(name), "fsync.4k_%u.p50", s->pages);
+	bench_row(o, name, m[ST_FSYNC50], "floor %.1f us = rtt %.1f + flush %.1f; daemon flush "
+		  "%.1f us; %" PRIu64 " samples", floor50 / 1000, m[ST_RTT50] / 1000,
+		  m[ST_FLUSH50] / 1000, m[ST_DAEMON50] / 1000, s->samples);
+	snprintf(name, sizeof(name), "fsync.4k_%u.p99", s->pages);
+	bench_row(o, name, m[ST_FSYNC99], "floor %.1f us = rtt %.1f + flush %.1f (p99s)",
+		  floor99 / 1000, m[ST_RTT99] / 1000, m[ST_FLUSH99] / 1000);
+	snprintf(name, sizeof(name), "fsync.4k_%u.p99/floor", s->pages);
+	bench_value(o, name, floor99 > 0 ? m[ST_FSYNC99] / floor99 : 0, "x", "no target");
+	snprintf(name, sizeof(name), "fsync.4k_%u.p50/floor", s->pages);
+	bench_target(o, name, floor50 > 0 ? m[ST_FSYNC50] / floor50 : 0, true, 1.5);
+}
+
+#define NR_FS_SIZES 3
+
+static int fs_alloc(const struct bench_opts *o, struct fs_ctx *x, struct fs_size *sizes)
+{
+	uint64_t most = 0;
+
+	x->perm = bench_alloc(REGION_PAGES, sizeof(*x->perm), "pages");
+	x->pages = bench_alloc(4096, sizeof(*x->pages), "pages");
+	x->run_first = bench_alloc(4096, sizeof(*x->run_first), "runs");
+	x->run_len = bench_alloc(4096, sizeof(*x->run_len), "runs");
+	if (!x->perm || !x->pages || !x->run_first || !x->run_len)
+		return -1;
+	for (uint64_t i = 0; i < REGION_PAGES; i++)
+		x->perm[i] = i;
+	for (unsigned k = 0; k < NR_FS_SIZES; k++) {
+		most = sizes[k].samples > most ? sizes[k].samples : most;
+		for (unsigned j = 0; j < NR_ST; j++) {
+			sizes[k].st[j] = bench_alloc(o->reps, sizeof(double), "samples");
+			if (!sizes[k].st[j])
+				return -1;
+		}
+	}
+	for (unsigned j = 0; j < 4; j++) {
+		x->v[j] = bench_alloc(most, sizeof(double), "samples");
+		if (!x->v[j])
+			return -1;
+	}
+	return 0;
+}
+
+static void fs_free(struct fs_ctx *x, struct fs_size *sizes)
+{
+	free(x->perm);
+	free(x->pages);
+	free(x->run_first);
+	free(x->run_len);
+	for (unsigned j = 0; j < 4; j++)
+		free(x->v[j]);
+	for (unsigned k = 0; k < NR_FS_SIZES; k++)
+		for (unsigned j = 0; j < NR_ST; j++)
+			free(sizes[k].st[j]);
+}
+
+static int part_fsync(const struct bench_opts *o, struct dmn *d)
+{
+	struct fs_size sizes[NR_FS_SIZES] = {
+		{ .pages = 1, .samples = bench_count(o, 2000, 50) },
+		{ .pages = 64, .samples = bench_count(o, 1000, 40) },
+		{ .pages = 4096, .samples = bench_count(o, 200, 20) },
+	};
+	struct fs_ctx x = { .d = d, .rng = { SEED_DAEMON } };
+	pid_t echo;
+	int ret = -1;
+
+	bench_section(o, "daemon.fsync");
+	bench_note(o, "random distinct 4KiB pages of \"a\", every cache line written, marked with "
+		   "dt_client_dirty(); timed: dt_client_fsync(WHOLE) only, the pending DIRTY batch "
+		   "pipelined with it (one round trip); median over %u reps of each rep's p50/p99",
+		   o->reps);
+	bench_note(o, "floor: 64-byte SOCK_SEQPACKET round trip to an echo process + pmem_flush() "
+		   "of the same ranges and one pmem_drain() on the same memory");
+	if (fs_alloc(o, &x, sizes))
+		goto out;
+	echo = echo_start(&x.echo);
+	if (echo < 0)
+		goto out;
+	ret = 0;
+	for (unsigned k = 0; k < NR_FS_SIZES && !ret; k++)	/* warm-up, untimed */
+		for (uint64_t i = 0; i < 5 && !ret; i++)
+			ret = fs_sample(&x, sizes[k].pages, i);
+	for (unsigned rep = 0; rep < o->reps && !ret; rep++)
+		for (unsigned k = 0; k < NR_FS_SIZES && !ret; k++)
+			ret = fs_rep(&x, &sizes[k], rep);
+	echo_stop(echo, x.echo);
+	for (unsigned k = 0; k < NR_FS_SIZES && !ret; k++)
+		fs_report(o, &sizes[k]);
+out:
+	fs_free(&x, sizes);
+	return ret;
+}
+
+/* ---- 3. DIRTY throughput ---- */
+
+enum dirty_state { DS_HOLE, DS_DIRTY, DS_CLEAN, NR_DS };
+
+static const char *const ds_name[NR_DS] = {
+	[DS_HOLE] = "holes", [DS_DIRTY] = "dirty", [DS_CLEAN] = "clean",
+};
+
+struct dirty_arg {
+	struct dmn *d;
+	struct dt_client *c;
+	struct dt_client_region *r;
+	enum dirty_state state;
+	uint64_t n;			/* pages: every other page from 0, a multiple of 256 */
+};
+
+static int mark_stride(struct dirty_arg *a)
+{
+	int ret = 0;
+
+	for (uint64_t i = 0; i < a->n && !ret; i++)
+		ret = dt_client_dirty(a->r, 2 * i * PAGE, PAGE);
+	if (!ret)
+		ret = dt_client_flush_dirty(a->c);
+	if (ret)
+		bench_fail("dirty %s: %s", ds_name[a->state], strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+/* Untimed: the pages in the state to measure. */
+static int dirty_prepare(struct dirty_arg *a)
+{
+	struct dt_proto_fsync_rep rep;
+	int ret;
+
+	if (a->state == DS_HOLE) {
+		ret = dt_client_punch(a->r, 0, REGION_BYTES);
+		if (ret)
+			bench_fail("punch of \"a\": %s", strerror(-ret));
+		return ret ? -1 : 0;
+	}
+	if (mark_stride(a))
+		return -1;
+	if (a->state == DS_DIRTY)
+		return 0;
+	ret = dt_client_fsync(a->r, 0, 0, DT_FSYNC_WHOLE, &rep);
+	if (ret || rep.entries != a->n) {
+		bench_fail("fsync of %" PRIu64 " pages: %s, %" PRIu64 " entries", a->n,
+			   strerror(-ret), rep.entries);
+		return -1;
+	}
+	return 0;
+}
+
+static int dirty_check(struct dirty_arg *a, uint64_t msgs)
+{
+	struct dt_proto_region_stats s;
+
+	if (region_stats(a->c, a->d->id[0], &s))
+		return -1;
+	if (msgs == a->n / DIRTY_BATCH && s.dirty_pages == a->n &&
+	    (a->state != DS_HOLE || s.entries_pte == a->n))
+		return 0;
+	bench_fail("dirty %s: %" PRIu64 " DIRTY messages, %" PRIu64 " dirty pages, %" PRIu64
+		   " entries; expected %" PRIu64 ", %" PRIu64 ", %" PRIu64, ds_name[a->state],
+		   msgs, s.dirty_pages, s.entries_pte, a->n / DIRTY_BATCH, a->n, a->n);
+	return -1;
+}
+
+static int rep_dirty(void *arg, uint64_t *ns, uint64_t *ops)
+{
+	struct dirty_arg *a = arg;
+	struct dt_client_counters c0, c1;
+	uint64_t t0;
+
+	if (dirty_prepare(a))
+		return -1;
+	dt_client_counters(a->c, &c0);
+	t0 = bench_now_ns();
+	if (mark_stride(a))
+		return -1;
+	*ns = bench_now_ns() - t0;
+	*ops = a->n;
+	dt_client_counters(a->c, &c1);
+	return dirty_check(a, c1.sent_by_op[DT_OP_DIRTY] - c0.sent_by_op[DT_OP_DIRTY]);
+}
+
+static int part_dirty(const struct bench_opts *o, struct dmn *d)
+{
+	uint64_t n = bench_count(o, REGION_PAGES / 2, 4 * DIRTY_BATCH);
+	struct dirty_arg args[NR_DS];
+	struct bench_job jobs[NR_DS];
+	struct dt_client_region *r;
+	struct dt_proto_fsync_rep rep;
+	struct dt_client *c;
+	char name[64];
+	int ret;
+
+	n = n > REGION_PAGES / 2 ? REGION_PAGES / 2 : n / DIRTY_BATCH * DIRTY_BATCH;
+	bench_section(o, "daemon.dirty");
+	bench_note(o, "one client, batch_ranges %u: dt_client_dirty() of every other page of \"a\" "
+		   "(%" PRIu64 " pages, %" PRIu64 " DIRTY messages of %u single-page ranges), "
+		   "onto holes, dirty entries, clean entries", DIRTY_BATCH, n, n / DIRTY_BATCH,
+		   DIRTY_BATCH);
+	if (client_open(d, 0, DIRTY_BATCH, &c, &r))
+		return -1;
+	for (unsigned k = 0; k < NR_DS; k++) {
+		args[k] = (struct dirty_arg){ .d = d, .c = c, .r = r, .state = k, .n = n };
+		jobs[k] = (struct bench_job){ .fn = rep_dirty, .arg = &args[k] };
+	}
+	ret = bench_measure_jobs(o, jobs, NR_DS);
+	for (unsigned k = 0; k < NR_DS && !ret; k++) {
+		snprintf(name, sizeof(name), "dirty.%s", ds_name[k]);
+		bench_value(o, name, 1e9 / jobs[k].ns_per_op, "pages/s",
+			    "[%.0f..%.0f], %.1f ns/page", 1e9 / jobs[k].max, 1e9 / jobs[k].min,
+			    jobs[k].ns_per_op);
+		snprintf(name, sizeof(name), "dirty.%s.Mpages/s", ds_name[k]);
+		bench_target(o, name, 1e3 / jobs[k].ns_per_op, false, 5);
+	}
+	/* Leave "a" clean for the next part. */
+	if (!ret && dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, &rep)) {
+		bench_fail("fsync after the dirty part failed");
+		ret = -1;
+	}
+	dt_client_close(c);
+	return ret;
+}
+
+/* ---- 4. request throughput ---- */
+
+static const unsigned nr_clients[] = { 1, 4, MAX_CLIENTS };
+#define NR_COUNTS (sizeof(nr_clients) / sizeof(nr_clients[0]))
+#define PAGES_PER_CLIENT 2048ULL
+
+struct req_arg {
+	struct dt_client_region **r;	/* one per client */
+	bool persist;			/* DIRTY+FSYNC of a page; else QUERY */
+	unsigned clients;
+	uint64_t per_client;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int go;				/* 0: wait, 1: run, -1: give up */
+	int errors;			/* atomic */
+};
+
+struct req_thread {
+	struct req_arg *a;
+	unsigned t;
+};
+
+static int req_one(struct req_arg *a, unsigned t, uint64_t i)
+{
+	uint64_t off = (t * PAGES_PER_CLIENT + i % PAGES_PER_CLIENT) * PAGE;
+	struct dt_proto_fsync_rep frep;
+	struct dt_proto_query_rep qrep;
+	int ret;
+
+	if (!a->persist)
+		return dt_client_query(a->r[t], off, &qrep);
+	ret = dt_client_persist_range(a->r[t], off, PAGE, &frep);
+	if (!ret && (frep.entries != 1 || frep.bytes != PAGE))
+		ret = -EBADMSG;
+	return ret;
+}
+
+static void *req_thread_fn(void *arg)
+{
+	struct req_thread *th = arg;
+	struct req_arg *a = th->a;
+	int go;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->go)
+		pthread_cond_wait(&a->cond, &a->lock);
+	go = a->go;
+	pthread_mutex_unlock(&a->lock);
+	for (uint64_t i = 0; go > 0 && i < a->per_client; i++) {
+		int ret = req_one(a, th->t, i);
+
+		if (ret) {
+			if (!__atomic_fetch_add(&a->errors, 1, __ATOMIC_RELAXED))
+				bench_fail("%s: %s", a->persist ? "persist" : "query",
+					   strerror(-ret));
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Lets the client threads run (@go 1) or return at once (@go -1). */
+static void req_start(struct req_arg *a, int go)
+{
+	pthread_mutex_lock(&a->lock);
+	a->go = go;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+}
+
+static int rep_requests(void *arg, uint64_t *ns, uint64_t *ops)
+{
+	struct req_arg *a = arg;
+	struct req_thread th[MAX_CLIENTS];
+	pthread_t tid[MAX_CLIENTS];
+	unsigned started;
+	uint64_t t0;
+
+	a->go = 0;
+	for (started = 0; started < a->clients; started++) {
+		th[started] = (struct req_thread){ .a = a, .t = started };
+		if (pthread_create(&tid[started], NULL, req_thread_fn, &th[started]))
+			break;
+	}
+	req_start(a, started == a->clients ? 1 : -1);
+	t0 = bench_now_ns();
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	*ns = bench_now_ns() - t0;
+	*ops = a->per_client * a->clients;
+	if (started < a->clients)
+		bench_fail("pthread_create failed");
+	return started < a->clients || __atomic_load_n(&a->errors, __ATOMIC_RELAXED) ? -1 : 0;
+}
+
+static void req_report(const struct bench_opts *o, const struct req_arg *a,
+		       const struct bench_job *j)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "requests.%s.%u_clients", a->persist ? "persist" : "query",
+		 a->clients);
+	bench_value(o, name, 1e9 / j->ns_per_op, "req/s", "[%.0f..%.0f], %" PRIu64 " requests",
+		    1e9 / j->max, 1e9 / j->min, a->per_client * a->clients);
+}
+
+static int part_requests(const struct bench_opts *o, struct dmn *d)
+{
+	uint64_t nq = bench_count(o, 16000, 320), np = bench_count(o, 8000, 160);
+	struct dt_client_region *r[MAX_CLIENTS];
+	struct dt_client *c[MAX_CLIENTS] = { NULL };
+	struct req_arg args[2 * NR_COUNTS];
+	struct bench_job jobs[2 * NR_COUNTS];
+	unsigned k, nj = 0;
+	int ret = -1;
+
+	bench_section(o, "daemon.requests");
+	bench_note(o, "each client a thread with its own handle on \"a\"; a fixed number of "
+		   "requests shared out (%" PRIu64 " QUERY, %" PRIu64 " DIRTY+FSYNC of one page "
+		   "by dt_client_persist_range()); 4 daemon workers", nq, np);
+	for (k = 0; k < MAX_CLIENTS; k++)
+		if (client_open(d, 0, 0, &c[k], &r[k]))
+			goto out;
+	for (unsigned p = 0; p < 2; p++) {
+		for (k = 0; k < NR_COUNTS; k++, nj++) {
+			args[nj] = (struct req_arg){ .r = r, .persist = p, .clients = nr_clients[k],
+						     .per_client = (p ? np : nq) / nr_clients[k] };
+			pthread_mutex_init(&args[nj].lock, NULL);
+			pthread_cond_init(&args[nj].cond, NULL);
+			jobs[nj] = (struct bench_job){ .fn = rep_requests, .arg = &args[nj] };
+		}
+	}
+	ret = bench_measure_jobs(o, jobs, nj);
+	for (k = 0; k < nj && !ret; k++)
+		req_report(o, &args[k], &jobs[k]);
+	for (k = 0; k < nj; k++) {
+		pthread_mutex_destroy(&args[k].lock);
+		pthread_cond_destroy(&args[k].cond);
+	}
+out:
+	for (k = 0; k < MAX_CLIENTS; k++)
+		dt_client_close(c[k]);
+	return ret;
+}
+
+/* ---- the section ---- */
+
+int bench_daemon(const struct bench_opts *o)
+{
+	struct dmn d = { .pid = -1 };
+	int (*const parts[])(const struct bench_opts *, struct dmn *) = {
+		part_memory, part_fsync, part_dirty, part_requests,
+	};
+	int ret = -1;
+
+	bench_section(o, "daemon");
+	if (dmn_setup(&d))
+		goto out;
+	bench_note(o, "%s on %s, 2 regions of 1GiB (files), PMEM_IS_PMEM_FORCE=%s", daemon_path(),
+		   d.sock, getenv("PMEM_IS_PMEM_FORCE") ?: "1");
+	if (dmn_start(&d) || dmn_connect(o, &d))
+		goto out;
+	ret = 0;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !ret; i++) {
+		ret = parts[i](o, &d);
+		if (!dmn_alive(&d))
+			ret = -1;
+	}
+out:
+	dmn_cleanup(&d);
+	return ret ? 1 : 0;
+}
