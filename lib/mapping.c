@@ -197,6 +197,13 @@ static void fill_fault(struct dt_fault *out, uint64_t base, unsigned order, uint
  * writeback clears DIRTY only while it holds the lock, after its flush, so
  * a flush that could clear this DIRTY starts after this call began.
  */
+/*
+ * The fault needs no lock: a read of an entry of the right kind, or a write
+ * of an unlocked real entry, tagged DIRTY in one tree operation that fails
+ * if the entry is locked meanwhile (so it is lock, tag, put in one step).
+ * Holes go through an EMPTY placeholder, so that concurrent faults of one
+ * hole wait for one sector lookup.
+ */
 static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
 		       struct dt_fault *out, unsigned flags)
 {
@@ -213,7 +220,10 @@ static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, 
 	if (order != size && (size != DT_PTE || !entry_real(v)))
 		return false;
 	if (write) {
-		if (!entry_real(v) || !dt_tree_tag_get(m->tree, base, DT_TAG_DIRTY))
+		if (!entry_real(v))
+			return false;
+		if (!dt_tree_tag_get(m->tree, base, DT_TAG_DIRTY) &&
+		    dt_tree_cmpxchg_tags(m->tree, base, e, e, 1u << DT_TAG_DIRTY, 0) != e)
 			return false;
 		flags |= DT_FAULT_DIRTY;
 	}

@@ -679,15 +679,19 @@ static void test_counters(void)
 	dt_mapping_counters(m, &c);
 	CHECK_EQ(c.grabs, 0);
 	CHECK_EQ(c.wb_visits, 0);
-	CHECK_EQ(dt_mapping_fault(m, 1, DT_PTE, true, NULL), 0);	/* 1 grab */
+	CHECK_EQ(dt_mapping_fault(m, 1, DT_PTE, true, NULL), 0);	/* hole: 1 grab */
 	CHECK_EQ(dt_mapping_fault(m, 1, DT_PTE, true, NULL), 0);	/* fast: none */
 	CHECK_EQ(dt_mapping_fault(m, 2, DT_PTE, false, NULL), 0);	/* 1 grab */
+	CHECK_EQ(dt_mapping_fault(m, 2, DT_PTE, true, NULL), 0);	/* 1 grab: ZERO */
+	CHECK_EQ(dt_mapping_writeback(m, 0, 10, &rec_ops, &r, NULL), 0);	/* 2 grabs */
+	CHECK_EQ(dt_mapping_fault(m, 1, DT_PTE, true, NULL), 0);	/* clean, fast: none */
 	dt_mapping_counters(m, &c);
-	CHECK_EQ(c.grabs, 2);
+	CHECK_EQ(c.grabs, 5);
+	CHECK(dt_mapping_page_dirty(m, 1));
 	CHECK_EQ(dt_mapping_writeback(m, 0, 10, &rec_ops, &r, NULL), 0);
 	dt_mapping_counters(m, &c);
-	CHECK_EQ(c.grabs, 3);
-	CHECK_EQ(c.wb_visits, 1);
+	CHECK_EQ(c.grabs, 6);
+	CHECK_EQ(c.wb_visits, 3);
 	CHECK_EQ(c.contended, 0);
 	CHECK_EQ(c.wakeups, 0);
 	rec_reset(&r);
