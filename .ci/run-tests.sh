@@ -12,6 +12,8 @@
 #   asan      -Db_sanitize=address,undefined, all suites
 #   tsan      -Db_sanitize=thread with clang, the concurrency suite
 #   valgrind  memcheck over the unit suite of the plain build
+#   realdax   the real-DAX programs in the dax-vm guest (.ci/realdax.sh), one
+#             boot; a VM that cannot start is a failure
 #
 # Each configuration gets its own build directory under BUILD_ROOT (default
 # ./build-ci, or $DT_BUILD_ROOT), configured with -Dwerror=true.  Every test
@@ -24,7 +26,7 @@ set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
-ALL_CONFIGS=(plain s3 s4 asan tsan valgrind)
+ALL_CONFIGS=(plain s3 s4 asan tsan valgrind realdax)
 BUILD_ROOT=${DT_BUILD_ROOT:-build-ci}
 VALGRIND_SCALE=${DT_VALGRIND_SCALE:-0.05}
 MESON_TEST=(meson test --no-rebuild --print-errorlogs --num-processes 2)
@@ -50,7 +52,7 @@ while [[ $# -gt 0 ]]; do
 		configs+=("${ALL_CONFIGS[@]}")
 		shift
 		;;
-	plain | s3 | s4 | asan | tsan | valgrind)
+	plain | s3 | s4 | asan | tsan | valgrind | realdax)
 		configs+=("$1")
 		shift
 		;;
@@ -213,6 +215,29 @@ run_config()
 			--timeout-multiplier 4 --wrapper \
 			'valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect -q'
 		;;
+	realdax)
+		# Each program run in the guest counts as one test.
+		dir=$BUILD_ROOT/plain
+		setup_and_build "$dir" -Dmap_shift=6 || { build_failed; return; }
+		local out rc
+		out=$(bash .ci/realdax.sh "$dir" 2>&1)
+		rc=$?
+		echo "$out"
+		passed=$(grep -cE '^realdax: test_[a-z_]+: [0-9]+ passed, 0 failed \(exit 0' \
+			 <<<"$out")
+		failed=$(grep -E '^realdax: test_[a-z_]+:' <<<"$out" |
+			 grep -cvE ': [0-9]+ passed, 0 failed \(exit 0')
+		failed_names=$(grep -E '^realdax: test_[a-z_]+:' <<<"$out" |
+			       grep -vE ': [0-9]+ passed, 0 failed \(exit 0' | paste -sd ';')
+		if [[ $rc -ne 0 && $failed -eq 0 ]]; then
+			failed=1
+			failed_names="(realdax.sh exit $rc)"
+		fi
+		if [[ $((passed + failed)) -eq 0 ]]; then
+			failed=1
+			failed_names="(no real-DAX program ran)"
+		fi
+		;;
 	esac
 }
 
@@ -234,7 +259,7 @@ start_all=$SECONDS
 for config in "${configs[@]}"; do
 	echo
 	dir=$BUILD_ROOT/$config
-	[[ $config != valgrind ]] || dir=$BUILD_ROOT/plain
+	[[ $config != valgrind && $config != realdax ]] || dir=$BUILD_ROOT/plain
 	echo "=== config $config ($dir) ==="
 	start=$SECONDS
 	run_config "$config"

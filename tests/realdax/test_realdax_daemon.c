@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_realdax_daemon.c - daxtrackd and the client library on real DAX, in
+ * the dax-vm (.ci/realdax.sh runs it there):
+ *
+ *   ../shared/dax-vm/run -- build/tests/realdax/test_realdax_daemon build/daemon/daxtrackd
+ *
+ * The daemon (argv[1]) serves two regions: "fsdax", a 64 MiB file created on
+ * $DAX_VM_FSDAX_DIR (ext4 -o dax), and "devdax", the device $DAX_VM_DEVDAX.
+ * Through the client library: REGIONS (pmem, pmem_flush, PMD on devdax),
+ * attach and map (MAP_SYNC on the fsdax file), NAMESPACES (both namespaces,
+ * each matched to its region), PTE and PMD faults, DIRTY + FSYNC flushing
+ * exactly the dirtied pages (the daemon's --flush-log), deep FSYNC, and
+ * persist() of real bytes read back through fresh mappings.  Then SIGTERM,
+ * exit 0.
+ *
+ * Without DAX_VM_FSDAX_DIR and DAX_VM_DEVDAX it fails (it never skips): it
+ * is not a meson test; outside the VM, run it on a host with an fsdax mount
+ * and a devdax device by setting both (and DAX_VM_FSDAX_DEV, its block device).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <daxtrack/client.h>
+
+#include "dt_test.h"
+
+DT_TEST_DEFINE("test_realdax_daemon");
+
+#define PG	4096ULL
+#define MiB	(1ULL << 20)
+#define PMD_SZ	(2 * MiB)
+#define FS_SIZE	(64 * MiB)
+
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef STATX_ATTR_DAX
+#define STATX_ATTR_DAX 0x00200000
+#endif
+
+/* The daemon under test, in a mkdtemp() directory on /tmp. */
+static struct {
+	char dir[128];
+	char conf[PATH_MAX];
+	char sock[108];
+	char flog[PATH_MAX];
+	char errlog[PATH_MAX];
+	char state[PATH_MAX];
+	char fs_path[PATH_MAX];
+	const char *devdax;
+	const char *fsdax_dev;
+	pid_t pid;
+} d = { .pid = -1 };
+
+/* The two regions: what the tests found out about them. */
+struct rg {
+	const char *name;
+	struct dt_client_region *r;
+	struct dt_proto_region rec;
+	bool have_rec;
+	char *addr;
+	size_t len;
+};
+
+static struct rg fs = { .name = "fsdax" }, dx = { .name = "devdax" };
+
+static int fmt(char *buf, size_t size, const char *f, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, f);
+	n = vsnprintf(buf, size, f, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* ---- the daemon ---- */
+
+static int setup(const char *fsdir)
+{
+	FILE *f;
+	int ret = 0;
+
+	strcpy(d.dir, "/tmp/dt-realdax-XXXXXX");
+	if (!mkdtemp(d.dir)) {
+		d.dir[0] = '\0';
+		return -errno;
+	}
+	ret |= fmt(d.conf, sizeof(d.conf), "%s/daxtrackd.conf", d.dir);
+	ret |= fmt(d.sock, sizeof(d.sock), "%s/sock", d.dir);
+	ret |= fmt(d.flog, sizeof(d.flog), "%s/flush.log", d.dir);
+	ret |= fmt(d.errlog, sizeof(d.errlog), "%s/daemon.log", d.dir);
+	ret |= fmt(d.state, sizeof(d.state), "%s/state", d.dir);
+	ret |= fmt(d.fs_path, sizeof(d.fs_path), "%s/daxtrack-realdax-%d.pool", fsdir,
+		   (int)getpid());
+	if (ret)
+		return -ENAMETOOLONG;
+	if (mkdir(d.state, 0700))
+		return -errno;
+	unlink(d.fs_path);
+	f = fopen(d.conf, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "[daemon]\nstate_dir = %s\nworkers = 2\nlog_level = info\n\n"
+		   "[region \"fsdax\"]\npath = %s\nsize = 64M\ncreate = yes\n\n"
+		   "[region \"devdax\"]\npath = %s\n", d.state, d.fs_path, d.devdax);
+	return fclose(f) ? -errno : 0;
+}
+
+static bool can_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (s < 0)
+		return false;
+	memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
+	ok = connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(s);
+	return ok;
+}
+
+/* Start the daemon; wait up to 120 s (TCG is slow) for its socket. */
+static int start(const char *daxtrackd)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int fd = open(d.errlog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+		execl(daxtrackd, "daxtrackd", "--foreground", "--config", d.conf, "--socket",
+		      d.sock, "--flush-log", d.flog, (char *)NULL);
+		_exit(127);
+	}
+	d.pid = pid;
+	for (int i = 0; i < 12000; i++) {
+		if (can_connect())
+			return 0;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			d.pid = -1;
+			return -ECHILD;
+		}
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* SIGTERM and reap: the exit status, or -1. */
+static int stop(void)
+{
+	int status;
+
+	if (d.pid <= 0)
+		return -1;
+	kill(d.pid, SIGTERM);
+	while (waitpid(d.pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			d.pid = -1;
+			return -1;
+		}
+	}
+	d.pid = -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void print_file(const char *title, const char *path)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	printf("---- %s ----\n", title);
+	while (fgets(line, sizeof(line), f))
+		fputs(line, stdout);
+	fclose(f);
+}
+
+static void cleanup(void)
+{
+	if (d.pid > 0) {
+		kill(d.pid, SIGKILL);
+		while (waitpid(d.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		d.pid = -1;
+	}
+	if (dt_test_counts.failed) {
+		print_file("daxtrackd log", d.errlog);
+		print_file("flush log", d.flog);
+	}
+	if (d.fs_path[0])
+		unlink(d.fs_path);
+	if (d.dir[0])
+		nftw(d.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- the daemon's logs ---- */
+
+static unsigned flog_lines(void)
+{
+	FILE *f = fopen(d.flog, "r");
+	unsigned n = 0;
+	int ch;
+
+	if (!f)
+		return 0;
+	while ((ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * The flush events of region @name of kind @kind after line @since: their
+ * number, and in @seen (if not NULL, @npages pages) every page they touch.
+ */
+static unsigned flog_scan(const char *name, const char *kind, unsigned since, bool *seen,
+			  uint64_t npages)
+{
+	unsigned long long off, len;
+	char rname[80], ekind[16], line[256];
+	unsigned lineno = 0, n = 0;
+	FILE *f = fopen(d.flog, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (lineno++ < since)
+			continue;
+		if (sscanf(line, "%79s %llu %llu %15s", rname, &off, &len, ekind) != 4 ||
+		    strcmp(rname, name) || strcmp(ekind, kind))
+			continue;
+		n++;
+		for (uint64_t p = off / PG; seen && len && p <= (off + len - 1) / PG; p++)
+			if (p < npages)
+				seen[p] = true;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Whether the "range" flushes of @name since @since touched exactly the
+ * pages listed in @pages (@n of them), among the @npages of the region.
+ */
+static bool flushed_exactly(const char *name, uint64_t npages, unsigned since,
+			    const uint64_t *pages, unsigned n)
+{
+	bool *seen = calloc(npages, sizeof(*seen)), ok = true;
+	unsigned i;
+
+	if (!seen)
+		return false;
+	flog_scan(name, "range", since, seen, npages);
+	for (i = 0; i < n; i++) {
+		if (pages[i] < npages && !seen[pages[i]]) {
+			fprintf(stderr, "     %s: page %llu not flushed\n", name,
+				(unsigned long long)pages[i]);
+			ok = false;
+		}
+		if (pages[i] < npages)
+			seen[pages[i]] = false;
+	}
+	for (uint64_t p = 0; p < npages; p++) {
+		if (seen[p]) {
+			fprintf(stderr, "     %s: page %llu flushed, never dirtied\n", name,
+				(unsigned long long)p);
+			ok = false;
+		}
+	}
+	free(seen);
+	return ok;
+}
+
+/* The daemon's log line about region @name, in @line; false if none. */
+static bool log_region_line(const char *name, char *line, size_t size)
+{
+	char key[PATH_MAX + 96];
+	FILE *f = fopen(d.errlog, "r");
+	bool found = false;
+
+	if (!f || fmt(key, sizeof(key), "region \"%s\": %s: ", name,
+		      !strcmp(name, "fsdax") ? d.fs_path : d.devdax)) {
+		if (f)
+			fclose(f);
+		return false;
+	}
+	while (!found && fgets(line, (int)size, f))
+		found = strstr(line, key) && strstr(line, ", flush ");
+	fclose(f);
+	if (found)
+		line[strcspn(line, "\n")] = '\0';
+	return found;
+}
+
+static bool log_has(const char *text)
+{
+	char line[1024];
+	FILE *f = fopen(d.errlog, "r");
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, text) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* ---- the tests ---- */
+
+static struct dt_client *connect_client(void)
+{
+	struct dt_client_options o;
+	struct dt_client *c = NULL;
+
+	dt_client_options_init(&o);
+	o.socket = d.sock;
+	o.flags = DT_CLIENT_NO_RECONNECT;
+	CHECK_EQ(dt_client_connect_opts(&o, &c), 0);
+	return c;
+}
+
+static void check_regions(struct dt_client *c)
+{
+	struct dt_proto_region *recs = NULL;
+	uint32_t n = 0, i;
+
+	dt_test_ctx("REGIONS");
+	if (!CHECK_EQ(dt_client_regions(c, &recs, &n), 0))
+		return;
+	CHECK_EQ(n, 2);
+	for (i = 0; i < n; i++) {
+		struct rg *g = !strcmp(recs[i].name, "fsdax") ? &fs :
+			       !strcmp(recs[i].name, "devdax") ? &dx : NULL;
+
+		printf("REGIONS: %s: %s size %llu flags 0x%x flush %u numa %d bad %u\n",
+		       recs[i].name, recs[i].path, (unsigned long long)recs[i].size,
+		       recs[i].flags, recs[i].flush, recs[i].numa_node, recs[i].badblocks);
+		if (!CHECK(g != NULL))
+			continue;
+		g->rec = recs[i];
+		g->have_rec = true;
+	}
+	free(recs);
+	CHECK(fs.have_rec);
+	CHECK(dx.have_rec);
+	for (i = 0; i < 2; i++) {
+		struct rg *g = i ? &dx : &fs;
+
+		dt_test_ctx("REGIONS %s", g->name);
+		if (!g->have_rec)
+			continue;
+		CHECK(g->rec.flags & DT_REGION_PMEM);
+		CHECK(g->rec.flush != DT_FLUSH_MSYNC);
+		/* pmem_flush, or only a fence on an eADR platform (never msync). */
+		if (g->rec.flags & DT_REGION_EADR)
+			CHECK_EQ(g->rec.flush, DT_FLUSH_FENCE);
+		else
+			CHECK_EQ(g->rec.flush, DT_FLUSH_PMEM);
+		CHECK(!(g->rec.flags & DT_REGION_DEFAULT));
+		CHECK(!(g->rec.flags & DT_REGION_BADBLOCKS));
+		CHECK_EQ(g->rec.badblocks, 0);
+	}
+	dt_test_ctx("REGIONS fsdax");
+	CHECK_EQ(fs.rec.size, FS_SIZE);
+	CHECK(!(fs.rec.flags & DT_REGION_DEVDAX));
+	CHECK(!strcmp(fs.rec.path, d.fs_path));
+	dt_test_ctx("REGIONS devdax");
+	CHECK(dx.rec.flags & DT_REGION_DEVDAX);
+	CHECK(dx.rec.flags & DT_REGION_PMD);
+	CHECK(dx.rec.size >= 16 * MiB);
+	CHECK_EQ(dx.rec.size % PMD_SZ, 0);
+	CHECK(!strcmp(dx.rec.path, d.devdax));
+}
+
+static void attach_map(struct dt_client *c, struct rg *g)
+{
+	struct dt_client_region_info info;
+	void *addr = NULL;
+	size_t len = 0;
+
+	dt_test_ctx("attach/map %s", g->name);
+	if (!CHECK_EQ(dt_client_attach(c, g->name, &g->r), 0))
+		return;
+	if (!CHECK_EQ(dt_client_map(g->r, &addr, &len), 0))
+		return;
+	g->addr = addr;
+	g->len = len;
+	dt_client_region_info(g->r, &info);
+	printf("map %s: %zu bytes at %p, MAP_SYNC %s, writable %s, write rights %s\n", g->name,
+	       len, addr, info.map_sync ? "yes" : "no", info.map_writable ? "yes" : "no",
+	       info.writable ? "yes" : "no");
+	CHECK_EQ(len, g->rec.size);
+	CHECK(info.map_writable);
+	CHECK(info.writable);
+	CHECK(info.flags & DT_REGION_PMEM);
+	if (g == &fs)
+		CHECK(info.map_sync);
+}
+
+/* The fsdax file is on a DAX mount: statx says so, MAP_SYNC works on it. */
+static void check_fsdax_file(void)
+{
+	struct statx stx;
+	void *p;
+	int fd;
+
+	dt_test_ctx("fsdax file");
+	CHECK_EQ(statx(AT_FDCWD, d.fs_path, 0, STATX_BASIC_STATS, &stx), 0);
+	CHECK(stx.stx_attributes_mask & STATX_ATTR_DAX);
+	CHECK(stx.stx_attributes & STATX_ATTR_DAX);
+	CHECK_EQ(stx.stx_size, FS_SIZE);
+	fd = open(d.fs_path, O_RDWR | O_CLOEXEC);
+	if (!CHECK(fd >= 0))
+		return;
+	p = mmap(NULL, PMD_SZ, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+	CHECK(p != MAP_FAILED);
+	if (p != MAP_FAILED)
+		munmap(p, PMD_SZ);
+	close(fd);
+}
+
+static const struct dt_proto_namespace *find_ns(const struct dt_proto_namespace *ns, uint32_t n,
+						 unsigned mode, const char *dev)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const char *name = mode == DT_NS_DEVDAX ? ns[i].chardev : ns[i].blockdev;
+
+		if (ns[i].mode == mode && (!dev || !strcmp(name, dev)))
+			return &ns[i];
+	}
+	return NULL;
+}
+
+/*
+ * NAMESPACES lists both namespaces.  The protocol has no field for the
+ * namespace a region was matched to: the daemon's start-up line for each
+ * region ("region "NAME": PATH: ..., namespace namespaceX.Y") says it, and
+ * REGIONS' numa_node is the matched namespace's.
+ */
+static void check_namespace_match(const struct rg *g, const struct dt_proto_namespace *ns)
+{
+	char line[1024], want[96];
+	size_t ll, wl;
+
+	dt_test_ctx("namespace match %s", g->name);
+	if (!CHECK(log_region_line(g->name, line, sizeof(line))))
+		return;
+	printf("daemon: %s\n", strstr(line, "region \""));
+	if (!ns)
+		return;
+	CHECK(!fmt(want, sizeof(want), ", namespace %s", ns->name));
+	ll = strlen(line);
+	wl = strlen(want);
+	CHECK(ll >= wl && !strcmp(line + ll - wl, want));
+	CHECK_EQ((int64_t)g->rec.numa_node, (int64_t)ns->numa_node);
+}
+
+static void check_namespaces(struct dt_client *c)
+{
+	const struct dt_proto_namespace *nfs, *ndx;
+	struct dt_proto_namespace *ns = NULL;
+	uint32_t n = 0, flags = 0, i;
+
+	dt_test_ctx("NAMESPACES");
+	if (!CHECK_EQ(dt_client_namespaces(c, &ns, &n, &flags), 0))
+		return;
+	CHECK(!(flags & DT_NS_NO_NDCTL));
+	CHECK(n >= 2);
+	for (i = 0; i < n; i++)
+		printf("NAMESPACES: %s %s %s mode %u blockdev %s chardev %s size %llu align %llu "
+		       "numa %d bad %llu\n", ns[i].bus, ns[i].region, ns[i].name, ns[i].mode,
+		       ns[i].blockdev[0] ? ns[i].blockdev : "-",
+		       ns[i].chardev[0] ? ns[i].chardev : "-", (unsigned long long)ns[i].size,
+		       (unsigned long long)ns[i].align, ns[i].numa_node,
+		       (unsigned long long)ns[i].badblocks);
+	nfs = find_ns(ns, n, DT_NS_FSDAX, d.fsdax_dev ? base_name(d.fsdax_dev) : NULL);
+	ndx = find_ns(ns, n, DT_NS_DEVDAX, base_name(d.devdax));
+	dt_test_ctx("NAMESPACES fsdax");
+	if (CHECK(nfs != NULL)) {
+		CHECK(nfs->blockdev[0] != '\0');
+		CHECK(nfs->size >= FS_SIZE);
+		CHECK_EQ(nfs->badblocks, 0);
+	}
+	dt_test_ctx("NAMESPACES devdax");
+	if (CHECK(ndx != NULL)) {
+		CHECK(ndx->align >= PMD_SZ);
+		CHECK(ndx->size >= dx.rec.size);
+		CHECK_EQ(ndx->badblocks, 0);
+	}
+	check_namespace_match(&fs, nfs);
+	check_namespace_match(&dx, ndx);
+	free(ns);
+}
+
+/* A 4KiB write fault on each region gives an order-0 entry. */
+static void check_pte_fault(struct rg *g, uint64_t off)
+{
+	struct dt_proto_fault_rep f;
+	struct dt_proto_query_rep q;
+
+	dt_test_ctx("PTE fault %s", g->name);
+	if (!CHECK_EQ(dt_client_fault(g->r, off + 123, 0, DT_FAULT_REQ_WRITE, &f), 0))
+		return;
+	CHECK_EQ(f.base, off);
+	CHECK_EQ(f.order, 0);
+	CHECK_EQ(f.size, PG);
+	CHECK(!(f.entry_flags & DT_PROTO_ENTRY_PMD));
+	CHECK_EQ(dt_client_query(g->r, off, &q), 0);
+	CHECK(q.found);
+	CHECK_EQ(q.entry.base, off);
+	CHECK_EQ(q.entry.order, 0);
+	CHECK_EQ(q.entry.sector, f.sector);
+	/* Leave nothing dirty for the exact-flush checks. */
+	CHECK_EQ(dt_client_fsync(g->r, 0, 0, DT_FSYNC_WHOLE, NULL), 0);
+}
+
+static bool region_stats(struct dt_client *c, const struct rg *g, struct dt_proto_region_stats *s)
+{
+	struct dt_client_stats *st = NULL;
+	bool ok;
+
+	if (!CHECK_EQ(dt_client_stats(c, g->rec.id, &st), 0))
+		return false;
+	ok = CHECK_EQ(st->count, 1);
+	if (ok)
+		*s = st->regions[0];
+	free(st);
+	return ok;
+}
+
+/* A PMD fault at a 2MiB boundary of the devdax region: an order-9 entry, 512 pages. */
+static void check_pmd_fault(struct dt_client *c)
+{
+	const uint64_t base = 3 * PMD_SZ;
+	struct dt_proto_region_stats s0 = { 0 }, s1 = { 0 };
+	struct dt_proto_fault_rep f;
+	struct dt_proto_fsync_rep fr;
+	struct dt_proto_query_rep q;
+	const struct dt_proto_range want = { base, PMD_SZ };
+	uint64_t covered = 0, stray = 0;
+	unsigned mark, n;
+	bool *seen;
+
+	dt_test_ctx("PMD fault devdax");
+	if (!dx.r || !region_stats(c, &dx, &s0))
+		return;
+	if (!CHECK_EQ(dt_client_fault(dx.r, base + 12345, DT_PROTO_PMD_ORDER, DT_FAULT_REQ_WRITE,
+				      &f), 0))
+		return;
+	printf("PMD fault devdax at %llu: base %llu order %u size %llu sector %llu flags 0x%x "
+	       "entry 0x%x\n", (unsigned long long)(base + 12345), (unsigned long long)f.base,
+	       f.order, (unsigned long long)f.size, (unsigned long long)f.sector, f.fault_flags,
+	       f.entry_flags);
+	CHECK_EQ(f.base, base);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.size, PMD_SZ);
+	CHECK_EQ(f.size / PG, 512);
+	CHECK(!(f.fault_flags & DT_PROTO_FAULT_FALLBACK));
+	CHECK(f.entry_flags & DT_PROTO_ENTRY_PMD);
+	CHECK_EQ(dt_client_query(dx.r, base + PMD_SZ - 1, &q), 0);
+	CHECK(q.found);
+	CHECK_EQ(q.entry.base, base);
+	CHECK_EQ(q.entry.order, 9);
+	CHECK(q.entry.flags & DT_PROTO_ENTRY_PMD);
+	CHECK_EQ(dt_client_query(dx.r, base + PMD_SZ, &q), 0);
+	CHECK(!q.found);
+
+	/* One dirty byte inside dirties the whole entry: 512 pages, one 2 MiB flush. */
+	CHECK_EQ(dt_client_dirty(dx.r, base + MiB, 1), 0);
+	if (region_stats(c, &dx, &s1)) {
+		CHECK_EQ(s1.entries_pmd, s0.entries_pmd + 1);
+		CHECK_EQ(s1.dirty, 1);
+		CHECK_EQ(s1.dirty_pages, 512);
+	}
+	mark = flog_lines();
+	CHECK_EQ(dt_client_fsync(dx.r, base + MiB, 1, 0, &fr), 0);
+	CHECK_EQ(fr.entries, 1);
+	CHECK_EQ(fr.bytes, PMD_SZ);
+	CHECK_EQ(fr.ranges, 1);
+	seen = calloc(dx.rec.size / PG, sizeof(*seen));
+	if (!CHECK(seen != NULL))
+		return;
+	n = flog_scan("devdax", "range", mark, seen, dx.rec.size / PG);
+	CHECK_EQ(n, 1);
+	for (uint64_t p = 0; p < dx.rec.size / PG; p++) {
+		bool in = p >= want.offset / PG && p < (want.offset + want.length) / PG;
+
+		covered += seen[p] && in;
+		stray += seen[p] && !in;
+	}
+	CHECK_EQ(covered, 512);
+	CHECK_EQ(stray, 0);
+	free(seen);
+	CHECK_EQ(flog_scan("devdax", "drain", mark, NULL, 0), 1);
+	CHECK_EQ(flog_scan("devdax", "full", mark, NULL, 0), 0);
+	if (region_stats(c, &dx, &s1))
+		CHECK_EQ(s1.dirty, 0);
+}
+
+/*
+ * DIRTY then FSYNC: the daemon flushes exactly the dirtied pages (pages 3,
+ * 7-8 and 20 in the first 2 MiB, as 4KiB entries), no other.
+ */
+static void check_exact_flush(struct rg *g)
+{
+	static const uint64_t pages[] = { 3, 7, 8, 20 };
+	struct dt_proto_fsync_rep fr;
+	unsigned mark, n;
+
+	dt_test_ctx("DIRTY+FSYNC %s", g->name);
+	if (!g->r)
+		return;
+	mark = flog_lines();
+	CHECK_EQ(dt_client_dirty(g->r, 3 * PG + 10, 100), 0);
+	CHECK_EQ(dt_client_dirty(g->r, 7 * PG, 2 * PG), 0);
+	CHECK_EQ(dt_client_dirty(g->r, 20 * PG + 4095, 1), 0);
+	CHECK_EQ(dt_client_fsync(g->r, 0, 0, DT_FSYNC_WHOLE, &fr), 0);
+	CHECK_EQ(fr.entries, 4);
+	CHECK_EQ(fr.bytes, 4 * PG);
+	CHECK_EQ(fr.ranges, 3);
+	n = flog_scan(g->name, "range", mark, NULL, 0);
+	CHECK_EQ(n, 3);
+	CHECK(flushed_exactly(g->name, g->rec.size / PG, mark, pages, 4));
+	CHECK_EQ(flog_scan(g->name, "drain", mark, NULL, 0), 1);
+	CHECK_EQ(flog_scan(g->name, "full", mark, NULL, 0), 0);
+	/* Nothing is left: a second fsync flushes nothing. */
+	mark = flog_lines();
+	CHECK_EQ(dt_client_fsync(g->r, 0, 0, DT_FSYNC_WHOLE, &fr), 0);
+	CHECK_EQ(fr.entries, 0);
+	CHECK_EQ(flog_scan(g->name, "range", mark, NULL, 0), 0);
+}
+
+/* Deep FSYNC through the region: the writeback, then a deep flush. */
+static void check_deep_fsync(struct rg *g, uint64_t off)
+{
+	struct dt_proto_fsync_rep fr;
+	unsigned mark;
+
+	dt_test_ctx("deep FSYNC %s", g->name);
+	if (!g->r)
+		return;
+	mark = flog_lines();
+	memset(g->addr + off, 0x5a, 2 * PG);
+	CHECK_EQ(dt_client_dirty(g->r, off, 2 * PG), 0);
+	CHECK_EQ(dt_client_fsync(g->r, off, 2 * PG, DT_FSYNC_DEEP, &fr), 0);
+	CHECK_EQ(fr.entries, 2);
+	CHECK_EQ(fr.bytes, 2 * PG);
+	CHECK_EQ(flog_scan(g->name, "range", mark, NULL, 0), 1);
+	CHECK_EQ(flog_scan(g->name, "deep", mark, NULL, 0), 1);
+	CHECK_EQ(dt_client_fsync(g->r, 0, 0, DT_FSYNC_WHOLE | DT_FSYNC_DEEP, &fr), 0);
+	CHECK_EQ(flog_scan(g->name, "deep", mark, NULL, 0), 2);
+}
+
+static void fill(char *buf, size_t len, unsigned seed)
+{
+	uint32_t x = seed * 2654435761U + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245U + 12345U;
+		buf[i] = (char)(x >> 16);
+	}
+}
+
+/*
+ * persist() of real bytes, read back through a fresh mapping of the file or
+ * device (and, for the file, with pread) and through a second client.
+ */
+static void check_persist(struct rg *g, uint64_t off, unsigned seed)
+{
+	const size_t len = 3 * PG + 1000, maplen = 8 * PMD_SZ;
+	struct dt_client *c2;
+	struct dt_client_region *r2 = NULL;
+	char *want = malloc(len), *buf = malloc(len);
+	uint64_t first = off / PG, last = (off + len - 1) / PG;
+	uint64_t pages[8];
+	unsigned mark, n = 0;
+	void *p, *a2 = NULL;
+	size_t l2 = 0;
+	int fd, flags;
+
+	dt_test_ctx("persist %s", g->name);
+	if (!CHECK(want && buf) || !g->r || !CHECK(off + len <= maplen))
+		goto out;
+	fill(want, len, seed);
+	mark = flog_lines();
+	memcpy(g->addr + off, want, len);
+	CHECK_EQ(dt_client_persist(g->r, g->addr + off, len), 0);
+	for (uint64_t pg = first; pg <= last && n < 8; pg++)
+		pages[n++] = pg;
+	CHECK(flushed_exactly(g->name, g->rec.size / PG, mark, pages, n));
+
+	fd = open(g == &fs ? d.fs_path : d.devdax, O_RDWR | O_CLOEXEC);
+	if (!CHECK(fd >= 0))
+		goto out;
+	flags = g == &fs ? MAP_SHARED_VALIDATE | MAP_SYNC : MAP_SHARED;
+	p = mmap(NULL, maplen, PROT_READ, flags, fd, 0);
+	if (CHECK(p != MAP_FAILED)) {
+		CHECK(p != (void *)g->addr);
+		CHECK(!memcmp((char *)p + off, want, len));
+		munmap(p, maplen);
+	}
+	if (g == &fs) {
+		memset(buf, 0, len);
+		CHECK_EQ(pread(fd, buf, len, (off_t)off), len);
+		CHECK(!memcmp(buf, want, len));
+	}
+	close(fd);
+
+	c2 = connect_client();
+	if (c2 && CHECK_EQ(dt_client_attach(c2, g->name, &r2), 0) &&
+	    CHECK_EQ(dt_client_map(r2, &a2, &l2), 0)) {
+		CHECK(a2 != (void *)g->addr);
+		CHECK_EQ(l2, g->len);
+		CHECK(!memcmp((char *)a2 + off, want, len));
+	}
+	if (c2)
+		CHECK_EQ(dt_client_close(c2), 0);
+out:
+	free(want);
+	free(buf);
+}
+
+static void run(struct dt_client *c)
+{
+	check_regions(c);
+	attach_map(c, &fs);
+	attach_map(c, &dx);
+	check_fsdax_file();
+	check_namespaces(c);
+	if (!fs.addr || !dx.addr)
+		return;
+	check_pte_fault(&fs, 5 * PG);
+	check_pte_fault(&dx, 5 * PG);
+	check_pmd_fault(c);
+	check_exact_flush(&fs);
+	check_exact_flush(&dx);
+	check_deep_fsync(&fs, 40 * PG);
+	check_deep_fsync(&dx, 40 * PG);
+	check_persist(&fs, 100 * PG + 123, 1);
+	check_persist(&dx, 5 * PMD_SZ + 777, 2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *fsdir = getenv("DAX_VM_FSDAX_DIR");
+	struct dt_client *c = NULL;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	d.devdax = getenv("DAX_VM_DEVDAX");
+	d.fsdax_dev = getenv("DAX_VM_FSDAX_DEV");
+	dt_test_ctx("environment");
+	if (!CHECK(argc == 2)) {
+		fprintf(stderr, "usage: %s DAXTRACKD\n", argv[0]);
+		return dt_test_done();
+	}
+	if (!CHECK(fsdir && *fsdir && d.devdax && *d.devdax)) {
+		fprintf(stderr, "test_realdax_daemon: needs DAX_VM_FSDAX_DIR (an fsdax mount) and "
+			"DAX_VM_DEVDAX (a devdax device): run it in the dax-vm (.ci/realdax.sh)\n");
+		return dt_test_done();
+	}
+	ret = setup(fsdir);
+	if (!CHECK_EQ(ret, 0)) {
+		fprintf(stderr, "setup: %s\n", strerror(-ret));
+		goto out;
+	}
+	ret = start(argv[1]);
+	dt_test_ctx("start daxtrackd");
+	if (!CHECK_EQ(ret, 0)) {
+		fprintf(stderr, "starting %s: %s\n", argv[1], strerror(-ret));
+		goto out;
+	}
+	c = connect_client();
+	if (c)
+		run(c);
+	dt_test_ctx("close");
+	if (c)
+		CHECK_EQ(dt_client_close(c), 0);
+	dt_test_ctx("SIGTERM");
+	CHECK_EQ(stop(), 0);
+	CHECK(log_has("stopped"));
+out:
+	cleanup();
+	return dt_test_done();
+}
