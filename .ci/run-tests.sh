@@ -12,6 +12,8 @@
 #   asan      -Db_sanitize=address,undefined, all suites
 #   tsan      -Db_sanitize=thread with clang, the concurrency suite
 #   valgrind  memcheck over the unit suite of the plain build
+#   fuzz      the libFuzzer targets: corpus replay, then $DT_FUZZ_SECONDS
+#             (default 60) each (.ci/fuzz.sh)
 #   realdax   the real-DAX programs in the dax-vm guest (.ci/realdax.sh), one
 #             boot; a VM that cannot start is a failure
 #
@@ -26,7 +28,7 @@ set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
-ALL_CONFIGS=(plain s3 s4 asan tsan valgrind realdax)
+ALL_CONFIGS=(plain s3 s4 asan tsan valgrind fuzz realdax)
 BUILD_ROOT=${DT_BUILD_ROOT:-build-ci}
 VALGRIND_SCALE=${DT_VALGRIND_SCALE:-0.05}
 MESON_TEST=(meson test --no-rebuild --print-errorlogs --num-processes 2)
@@ -52,7 +54,7 @@ while [[ $# -gt 0 ]]; do
 		configs+=("${ALL_CONFIGS[@]}")
 		shift
 		;;
-	plain | s3 | s4 | asan | tsan | valgrind | realdax)
+	plain | s3 | s4 | asan | tsan | valgrind | fuzz | realdax)
 		configs+=("$1")
 		shift
 		;;
@@ -214,6 +216,24 @@ run_config()
 			run_suite "$config" "$dir" "testlog-$config" --suite unit \
 			--timeout-multiplier 4 --wrapper \
 			'valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect -q'
+		;;
+	fuzz)
+		# Each fuzz target counts as one test.
+		local out rc
+		out=$(bash .ci/fuzz.sh "$dir" 2>&1)
+		rc=$?
+		echo "$out"
+		passed=$(grep -cE '^fuzz [a-z_]+: ok' <<<"$out")
+		failed=$(grep -cE '^fuzz [a-z_]+: FAILED' <<<"$out")
+		failed_names=$(grep -E '^fuzz [a-z_]+: FAILED' <<<"$out" | paste -sd ';')
+		if [[ $rc -ne 0 && $failed -eq 0 ]]; then
+			failed=1
+			failed_names="(fuzz.sh exit $rc)"
+		fi
+		if [[ $((passed + failed)) -eq 0 ]]; then
+			failed=1
+			failed_names="(no fuzzer ran)"
+		fi
 		;;
 	realdax)
 		# Each program run in the guest counts as one test.
