@@ -29,6 +29,7 @@
 #include <daxtrack/tree.h>
 #include "tree-private.h"
 #include "model.h"
+#include "model_compare.h"
 
 /* Soft bound on the live entries (splits are cut down to stay under it). */
 #define MAX_ENTRIES	4096
@@ -301,31 +302,14 @@ static uint64_t pick_last(struct fz *f, uint64_t first)
 
 /* ---- whole-state comparisons ---- */
 
+static void __attribute__((noreturn)) fz_mismatch(void *arg, const char *msg)
+{
+	fail(arg, "%s", msg);
+}
+
 static void check_stats(struct fz *f)
 {
-	struct dt_tree_stats ts;
-	struct model_stats ms;
-
-	dt_tree_stats(f->t, &ts);
-	model_stats(f->m, &ms);
-	expect_u64(f, "stats.entries", ts.entries, ms.entries);
-	for (unsigned o = 0; o <= DT_TREE_MAX_ORDER; o++)
-		if (ts.entries_by_order[o] != ms.entries_by_order[o])
-			fail(f, "stats.entries_by_order[%u]: tree %" PRIu64 ", model %" PRIu64, o,
-			     ts.entries_by_order[o], ms.entries_by_order[o]);
-	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
-		if (ts.tagged[tag] != ms.tagged[tag])
-			fail(f, "stats.tagged[%u]: tree %" PRIu64 ", model %" PRIu64, tag,
-			     ts.tagged[tag], ms.tagged[tag]);
-		if (dt_tree_tagged(f->t, tag) != (ms.tagged[tag] != 0))
-			fail(f, "dt_tree_tagged(%u) is %d with %" PRIu64 " tagged", tag,
-			     dt_tree_tagged(f->t, tag), ms.tagged[tag]);
-	}
-	if (dt_tree_empty(f->t) != (ms.entries == 0))
-		fail(f, "dt_tree_empty() is %d with %" PRIu64 " entries", dt_tree_empty(f->t),
-		     ms.entries);
-	if (!ts.entries && (ts.nodes || ts.height))
-		fail(f, "no entries but %" PRIu64 " nodes, height %u", ts.nodes, ts.height);
+	model_compare_stats(f->t, f->m, fz_mismatch, f);
 	if (dt_tree_check(f->t, stderr)) {
 		dt_tree_dump(f->t, stderr);
 		fail(f, "dt_tree_check() failed");
@@ -336,62 +320,15 @@ static void check_stats(struct fz *f)
 static void compare_iteration(struct fz *f, uint64_t first, uint64_t last, bool tagged,
 			      unsigned tag)
 {
-	struct dt_iter it;
-	struct model_iter mi;
-	uint64_t n = 0;
-
-	dt_iter_init(&it, first);
-	model_iter_init(&mi, first);
-	for (;; n++) {
-		bool got = tagged ? dt_tree_next_tagged(f->t, &it, last, tag) :
-				    dt_tree_next(f->t, &it, last);
-		bool want = tagged ? model_next_tagged(f->m, &mi, last, tag) :
-				     model_next(f->m, &mi, last);
-
-		if (got != want)
-			fail(f, "iteration [%#" PRIx64 ", %#" PRIx64 "] tagged %d tag %u step %"
-			     PRIu64 ": tree %s (%#" PRIx64 " order %u), model %s (%#" PRIx64
-			     " order %u)", first, last, tagged, tag, n, got ? "entry" : "end",
-			     got ? it.index : 0, got ? it.order : 0, want ? "entry" : "end",
-			     want ? mi.index : 0, want ? mi.order : 0);
-		if (!got)
-			return;
-		if (it.index != mi.index || it.order != mi.order || it.entry != mi.entry)
-			fail(f, "iteration [%#" PRIx64 ", %#" PRIx64 "] step %" PRIu64
-			     ": tree %#" PRIx64 " order %u %p, model %#" PRIx64 " order %u %p",
-			     first, last, n, it.index, it.order, it.entry, mi.index, mi.order,
-			     mi.entry);
-	}
+	model_compare_iteration(f->t, f->m, first, last, tagged, tag, fz_mismatch, f);
 }
 
 /* Every entry, its range and its tags. */
 static void check_full(struct fz *f)
 {
-	size_t i = 0, n = model_count(f->m);
-	struct dt_iter it;
-
 	if (model_check(f->m, stderr))
 		fail(f, "the model is inconsistent (a bug of the harness)");
-	dt_iter_init(&it, 0);
-	while (dt_tree_next(f->t, &it, UINT64_MAX)) {
-		const struct model_range *r = i < n ? model_at(f->m, i) : NULL;
-		unsigned tags = 0;
-
-		if (!r)
-			fail(f, "the tree has more than the model's %zu entries", n);
-		if (it.index != r->base || it.order != r->order || it.entry != r->entry)
-			fail(f, "entry %zu: tree %#" PRIx64 " order %u %p, model %#" PRIx64
-			     " order %u %p", i, it.index, it.order, it.entry, r->base, r->order,
-			     r->entry);
-		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
-			tags |= (unsigned)dt_tree_tag_get(f->t, r->base, tag) << tag;
-		if (tags != r->tags)
-			fail(f, "entry %#" PRIx64 " order %u: tags tree %#x, model %#x", r->base,
-			     r->order, tags, r->tags);
-		i++;
-	}
-	if (i != n)
-		fail(f, "the tree has %zu entries, the model %zu", i, n);
+	model_compare_entries(f->t, f->m, fz_mismatch, f);
 	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
 		compare_iteration(f, 0, UINT64_MAX, true, tag);
 }

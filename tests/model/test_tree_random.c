@@ -33,6 +33,7 @@
 #include "tree-private.h"
 #include "dt_test.h"
 #include "model.h"
+#include "model_compare.h"
 
 DT_TEST_DEFINE("test_tree_random");
 
@@ -405,68 +406,21 @@ static uint64_t pick_last(struct run *r, uint64_t first)
 
 /* Comparisons of whole states. */
 
+static void __attribute__((noreturn)) run_mismatch(void *arg, const char *msg)
+{
+	fail(arg, "%s", msg);
+}
+
 static void check_stats(struct run *r)
 {
-	struct dt_tree_stats ts;
-	struct model_stats ms;
-
-	dt_tree_stats(r->t, &ts);
-	model_stats(r->m, &ms);
-	expect_u64(r, "stats.entries", ts.entries, ms.entries);
-	if (memcmp(ts.entries_by_order, ms.entries_by_order, sizeof(ms.entries_by_order))) {
-		for (unsigned o = 0; o <= DT_TREE_MAX_ORDER; o++)
-			if (ts.entries_by_order[o] != ms.entries_by_order[o])
-				fail(r, "stats.entries_by_order[%u]: tree %" PRIu64 ", model %"
-				     PRIu64, o, ts.entries_by_order[o], ms.entries_by_order[o]);
-	}
-	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
-		if (ts.tagged[tag] != ms.tagged[tag])
-			fail(r, "stats.tagged[%u]: tree %" PRIu64 ", model %" PRIu64, tag,
-			     ts.tagged[tag], ms.tagged[tag]);
-		if (dt_tree_tagged(r->t, tag) != (ms.tagged[tag] != 0))
-			fail(r, "dt_tree_tagged(t, %u) is %d, model has %" PRIu64 " tagged", tag,
-			     dt_tree_tagged(r->t, tag), ms.tagged[tag]);
-	}
-	if (dt_tree_empty(r->t) != (ms.entries == 0))
-		fail(r, "dt_tree_empty() is %d with %" PRIu64 " entries", dt_tree_empty(r->t),
-		     ms.entries);
-	/* Deleting frees the nodes left empty: an empty tree has none. */
-	if (!ts.entries && (ts.nodes || ts.height))
-		fail(r, "no entries but %" PRIu64 " nodes, height %u", ts.nodes, ts.height);
+	model_compare_stats(r->t, r->m, run_mismatch, r);
 }
 
 /* Compare dt_tree_next{,_tagged}() over [first, last] with the model. */
 static void compare_iteration(struct run *r, uint64_t first, uint64_t last, bool tagged,
 			      unsigned tag)
 {
-	struct dt_iter it;
-	struct model_iter mi;
-	uint64_t n = 0;
-
-	dt_iter_init(&it, first);
-	model_iter_init(&mi, first);
-	for (;;) {
-		bool got = tagged ? dt_tree_next_tagged(r->t, &it, last, tag) :
-				    dt_tree_next(r->t, &it, last);
-		bool want = tagged ? model_next_tagged(r->m, &mi, last, tag) :
-				     model_next(r->m, &mi, last);
-
-		if (got != want)
-			fail(r, "iteration [%#" PRIx64 ", %#" PRIx64 "] tagged %d tag %u, step %"
-			     PRIu64 ": tree %s (index %#" PRIx64 " order %u), model %s (index %#"
-			     PRIx64 " order %u)", first, last, tagged, tag, n,
-			     got ? "returned an entry" : "ended", got ? it.index : 0,
-			     got ? it.order : 0, want ? "returned an entry" : "ended",
-			     want ? mi.index : 0, want ? mi.order : 0);
-		if (!got)
-			return;
-		if (it.index != mi.index || it.order != mi.order || it.entry != mi.entry)
-			fail(r, "iteration [%#" PRIx64 ", %#" PRIx64 "] step %" PRIu64
-			     ": tree index %#" PRIx64 " order %u entry %p, model index %#" PRIx64
-			     " order %u entry %p", first, last, n, it.index, it.order, it.entry,
-			     mi.index, mi.order, mi.entry);
-		n++;
-	}
+	model_compare_iteration(r->t, r->m, first, last, tagged, tag, run_mismatch, r);
 }
 
 static void check_full(struct run *r)
