@@ -125,8 +125,11 @@ static void drain_pmem(void *arg)
 }
 
 static const struct dt_flush_ops flush_ops[] = {
-	[DT_FLUSH_PATH_PMEM] = { .flush = flush_pmem, .drain = drain_pmem },
-	[DT_FLUSH_PATH_FENCE] = { .flush = flush_fence, .drain = drain_pmem },
+	/* clwb and nothing never block: the writeback flushes as it locks (docs/mapping.md). */
+	[DT_FLUSH_PATH_PMEM] = { .flush = flush_pmem, .drain = drain_pmem,
+				 .flags = DT_FLUSH_NONBLOCKING },
+	[DT_FLUSH_PATH_FENCE] = { .flush = flush_fence, .drain = drain_pmem,
+				  .flags = DT_FLUSH_NONBLOCKING },
 	[DT_FLUSH_PATH_MSYNC] = { .flush = flush_msync, .drain = NULL },
 };
 

@@ -837,6 +837,28 @@ bool dt_tree_tagged(const struct dt_tree *t, unsigned tag)
  */
 typedef bool (*locked_visit_fn)(struct dt_tree *t, const struct walk *w, void *arg);
 
+/* Children a gang walk prefetches ahead of the one it enters. */
+#define WALK_PREFETCH 2
+
+/*
+ * Entering child @i of @n: start loading the heads (tags, used bitmap) of
+ * the next candidate children, which the walk reaches after this one.  A
+ * walk over sparse entries is a chain of dependent cache misses otherwise.
+ */
+static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag)
+{
+	for (unsigned k = 0; k < WALK_PREFETCH; k++) {
+		void *slot;
+
+		i = next_candidate(n, i + 1, tag);
+		if (i >= MAP_SIZE)
+			return;
+		slot = slot_load(n, i);
+		if (slot_is_node(slot))
+			__builtin_prefetch(slot_to_node(slot), 1);
+	}
+}
+
 /*
  * Under t->lock: the entry after @w, with @tag (any for a negative @tag).
  * Parent links are stable under the lock, so the search goes on along the
@@ -860,6 +882,7 @@ static bool locked_next_entry(int tag, struct walk *w)
 		}
 		slot = slot_load(n, i);
 		if (slot_is_node(slot)) {
+			prefetch_next_children(n, i, tag);
 			n = slot_to_node(slot);
 			i = 0;
 			continue;
@@ -948,9 +971,10 @@ static bool update_visit(struct dt_tree *t, const struct walk *w, void *arg)
 {
 	struct update *u = arg;
 	unsigned old_tags = slot_tag_mask(w->node, w->off), tags = old_tags;
+	struct dt_slot_ref ref = { .node = w->node, .off = w->off };
 	void *entry = w->entry;
 
-	if (!u->fn(u->arg, w->base, w->order, &entry, &tags))
+	if (!u->fn(u->arg, w->base, w->order, &entry, &tags, &ref))
 		return false;
 	if (entry != w->entry && entry_storable(entry))
 		slot_store(w->node, w->off, entry);
@@ -969,6 +993,42 @@ uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last
 		return 0;
 	tree_lock(t);
 	*done = locked_for_each(t, first, last, (int)tag, update_visit, &u);
+	tree_unlock(t);
+	return u.visited;
+}
+
+/* How many refs ahead dt_tree_update_refs() prefetches: their loads are independent. */
+#define REFS_PREFETCH 8
+
+static void prefetch_ref(const struct dt_slot_ref *ref)
+{
+	const struct dt_node *n = ref->node;
+
+	__builtin_prefetch(&n->tags[0], 1);
+	__builtin_prefetch(&n->slots[ref->off], 1);
+}
+
+uint64_t dt_tree_update_refs(struct dt_tree *t, const struct dt_slot_ref *refs, uint64_t n,
+			     dt_tree_update_fn fn, void *arg)
+{
+	struct update u = { .fn = fn, .arg = arg };
+	uint64_t i;
+
+	tree_lock(t);
+	for (i = 0; i < n && i < REFS_PREFETCH; i++)
+		prefetch_ref(&refs[i]);
+	for (i = 0; i < n; i++) {
+		struct dt_node *node = refs[i].node;
+		unsigned off = refs[i].off;
+		struct walk w = { .node = node, .off = off, .entry = slot_load(node, off) };
+
+		if (i + REFS_PREFETCH < n)
+			prefetch_ref(&refs[i + REFS_PREFETCH]);
+		w.base = slot_base(node, off);
+		w.order = group_order(node, group_size(node, off));
+		if (!update_visit(t, &w, &u))
+			break;
+	}
 	tree_unlock(t);
 	return u.visited;
 }

@@ -45,8 +45,37 @@ struct wb_batch {
 	unsigned next;		/* the unlock pass's place in ent[] */
 	bool blocked;		/* the lock pass met an entry locked by another */
 	uint64_t blocked_base;	/* its first index */
+	bool early;		/* DT_FLUSH_NONBLOCKING: flush as the entries are locked */
+	uint64_t run_first;	/* early: the run of adjacent entries not yet flushed */
+	uint64_t run_end;	/* the index after it; == run_first: none */
 	struct locked_entry ent[WB_BATCH_MAX];
+	struct dt_slot_ref ref[WB_BATCH_MAX];	/* where each is, for the unlock pass */
 };
+
+static void issue_flush(struct wb_batch *b, uint64_t first, uint64_t end)
+{
+	b->ops->flush(b->arg, first << DT_PAGE_SHIFT, (end - first) << DT_PAGE_SHIFT);
+	b->rep->bytes += (end - first) << DT_PAGE_SHIFT;
+	b->rep->ranges++;
+}
+
+/* Early flushing: issue the pending run (under the tree's mutex or not). */
+static void flush_run(struct wb_batch *b)
+{
+	if (b->run_end != b->run_first)
+		issue_flush(b, b->run_first, b->run_end);
+	b->run_first = b->run_end;
+}
+
+/* Early flushing: an entry just locked joins the run or starts the next one. */
+static void extend_run(struct wb_batch *b, uint64_t base, unsigned order)
+{
+	if (b->run_end != base)
+		flush_run(b);
+	if (b->run_end == b->run_first)
+		b->run_first = base;
+	b->run_end = base + (1ULL << order);
+}
 
 /* One ops->flush per run of adjacent entries of the batch. */
 static void batch_issue_flushes(struct wb_batch *b)
@@ -58,42 +87,38 @@ static void batch_issue_flushes(struct wb_batch *b)
 
 		for (i++; i < b->n && b->ent[i].base == end; i++)
 			end = entry_last(&b->ent[i]) + 1;
-		b->ops->flush(b->arg, start << DT_PAGE_SHIFT, (end - start) << DT_PAGE_SHIFT);
-		b->rep->bytes += (end - start) << DT_PAGE_SHIFT;
-		b->rep->ranges++;
+		issue_flush(b, start, end);
 	}
 }
 
-/* Gang-unlock visitor: our entries lose their lock, DIRTY and TOWRITE. */
-static bool unlock_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
+/* Unlock visitor, by refs: our entries lose their lock, DIRTY and TOWRITE. */
+static bool unlock_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
+			 const struct dt_slot_ref *ref)
 {
 	struct wb_batch *b = arg;
 
-	if (b->next == b->n)
-		return false;
-	if (base != b->ent[b->next].base)
-		return true;	/* tagged by another writeback; not ours */
-	*entry = entry_to_tree(b->ent[b->next].v);
+	*entry = entry_to_tree(b->ent[b->next++].v);
 	*tags &= ~WB_CLEAN_TAGS;
-	b->next++;
 	return true;
 }
 
-/* Flush the batch, then unlock and mark clean all of it in one tree call. */
+/*
+ * Flush the batch, then unlock and mark clean all of it in one tree call
+ * that goes straight to each entry's slot: nothing else changes, deletes or
+ * moves a locked entry, so the refs the lock pass kept are good.
+ */
 static void batch_flush(struct dt_mapping *m, struct wb_batch *b)
 {
-	uint64_t pos, last;
 	unsigned i;
-	bool done;
 
 	if (!b->n)
 		return;
-	batch_issue_flushes(b);
-	pos = b->ent[0].base;
-	last = entry_last(&b->ent[b->n - 1]);
+	if (b->early)
+		flush_run(b);
+	else
+		batch_issue_flushes(b);
 	b->next = 0;
-	/* Nothing else changes a locked entry: every one of ours is found. */
-	dt_tree_update_tagged(m->tree, &pos, last, DT_TAG_TOWRITE, unlock_visit, b, &done);
+	dt_tree_update_refs(m->tree, b->ref, b->n, unlock_visit, b);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (i = 0; i < b->n; i++)
 		wake_entry_waiters_fenced(m, b->ent[i].base, b->ent[i].order, false);
@@ -103,7 +128,8 @@ static void batch_flush(struct dt_mapping *m, struct wb_batch *b)
 
 /* Gang-lock visitor: lock TOWRITE entries into the batch until it is full
  * or an entry is locked by someone else (the caller then waits for it). */
-static bool lock_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
+static bool lock_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
+		       const struct dt_slot_ref *ref)
 {
 	struct wb_batch *b = arg;
 	uint64_t v = entry_from_tree(*entry);
@@ -124,7 +150,10 @@ static bool lock_visit(void *arg, uint64_t base, unsigned order, void **entry, u
 	b->ent[b->n].base = base;
 	b->ent[b->n].order = order;
 	b->ent[b->n].v = v;
+	b->ref[b->n] = *ref;
 	b->n++;
+	if (b->early)
+		extend_run(b, base, order);
 	return true;
 }
 
@@ -143,8 +172,13 @@ static void take_waited_entry(struct dt_mapping *m, struct wb_batch *b,
 		unlock_entry_clear_tags(m, le, WB_CLEAN_TAGS, false);
 		return;
 	}
-	b->ent[b->n++] = *le;
-	batch_flush(m, b);
+	/* The batch is empty here: flush the entry alone, then clean and unlock it. */
+	b->ent[0] = *le;
+	b->n = 1;
+	batch_issue_flushes(b);
+	b->n = 0;
+	unlock_entry_clear_tags(m, le, WB_CLEAN_TAGS, false);
+	b->rep->entries++;
 }
 
 /*
@@ -161,22 +195,22 @@ struct tag_pass {
 	bool locking;
 };
 
-static bool tag_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
+static bool tag_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
+		      const struct dt_slot_ref *ref)
 {
 	struct tag_pass *p = arg;
 
 	if (p->tagged == WB_TAG_BATCH)
 		return false;
 	p->tagged++;
-	*tags |= 1u << DT_TAG_TOWRITE;
-	if (!p->locking)
-		return true;
-	if (!lock_visit(p->b, base, order, entry, tags)) {
-		p->locking = false;
+	if (p->locking && lock_visit(p->b, base, order, entry, tags, ref)) {
+		/* Ours now and flushed by the first batch: no TOWRITE to set and clear. */
+		p->locked++;
+		p->lock_end = base + (1ULL << order);
 		return true;
 	}
-	p->locked++;
-	p->lock_end = base + (1ULL << order);
+	p->locking = false;
+	*tags |= 1u << DT_TAG_TOWRITE;
 	return true;
 }
 
@@ -251,6 +285,8 @@ int dt_mapping_writeback(struct dt_mapping *m, uint64_t first, uint64_t last,
 	b.rep = &local;
 	b.n = 0;
 	b.blocked = false;
+	b.early = ops->flags & DT_FLUSH_NONBLOCKING;
+	b.run_first = b.run_end = 0;
 	done = tag_towrite(m, first, last, &b, &pos);
 	flush_towrite(m, pos, last, &b, done);
 	if (local.ranges && ops->drain)

@@ -526,7 +526,8 @@ static void op_range(struct fz *f)
  * The visitor of dt_tree_update_tagged(): each visit reads one byte that
  * says stop, or which of the entry and the tags to change.
  */
-static bool visit_fn(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
+static bool visit_fn(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
+		     const struct dt_slot_ref *ref)
 {
 	struct visitor *vs = arg;
 	struct fz *f = vs->f;

@@ -85,6 +85,12 @@ static inline void rec_drain(void *arg)
 }
 
 static const struct dt_flush_ops rec_ops = { .flush = rec_flush, .drain = rec_drain };
+/* The same, flushing as the entries are locked (rec_flush never blocks). */
+static const struct dt_flush_ops rec_ops_nb = {
+	.flush = rec_flush,
+	.drain = rec_drain,
+	.flags = DT_FLUSH_NONBLOCKING,
+};
 
 static inline void rec_reset(struct rec *r)
 {

@@ -35,7 +35,7 @@ static struct dt_mapping *new_map(uint64_t npages)
 }
 
 /* A writeback of [first, last] with one dirty PMD at 512 flushes exactly it. */
-static void flush_pmd_once(uint64_t first, uint64_t last)
+static void flush_pmd_once_ops(uint64_t first, uint64_t last, const struct dt_flush_ops *ops)
 {
 	struct dt_mapping *m = new_map(4096);
 	struct dt_writeback_report rep;
@@ -44,7 +44,7 @@ static void flush_pmd_once(uint64_t first, uint64_t last)
 	dt_test_ctx("bug_flush_part_of_pmd: range %" PRIu64 "-%" PRIu64, first, last);
 	CHECK_EQ(dt_mapping_mark_dirty(m, 512, 1023), 0);
 	CHECK_EQ(count_entries(m, 9), 1);
-	CHECK_EQ(dt_mapping_writeback(m, first, last, &rec_ops, &r, &rep), 0);
+	CHECK_EQ(dt_mapping_writeback(m, first, last, ops, &r, &rep), 0);
 	CHECK_EQ(r.n, 1);
 	if (r.n == 1) {
 		CHECK_EQ(r.off[0], 512 * PAGE);
@@ -58,6 +58,12 @@ static void flush_pmd_once(uint64_t first, uint64_t last)
 	CHECK_EQ(count_tagged(m, DT_TAG_TOWRITE), 0);
 	rec_reset(&r);
 	dt_mapping_free(m);
+}
+
+static void flush_pmd_once(uint64_t first, uint64_t last)
+{
+	flush_pmd_once_ops(first, last, &rec_ops);
+	flush_pmd_once_ops(first, last, &rec_ops_nb);
 }
 
 static void bug_flush_part_of_pmd(void)
@@ -89,7 +95,8 @@ static void restart_hook(struct rec *r, uint64_t off, uint64_t len)
 		s->errors++;
 }
 
-static void writeback_visits_once(uint64_t n, uint64_t dirty_ahead)
+/* @nb: flush under the tree's mutex (DT_FLUSH_NONBLOCKING; not with dirty_ahead). */
+static void writeback_visits_once(uint64_t n, uint64_t dirty_ahead, bool nb)
 {
 	uint64_t npages = 2 * n + 16, i;
 	struct restart_state s = { .dirty_ahead = dirty_ahead, .last = npages - 1 };
@@ -98,8 +105,8 @@ static void writeback_visits_once(uint64_t n, uint64_t dirty_ahead)
 	struct dt_writeback_report rep;
 	bool ascending = true;
 
-	dt_test_ctx("bug_writeback_restart: %" PRIu64 " entries, dirty ahead %" PRIu64, n,
-		    dirty_ahead);
+	dt_test_ctx("bug_writeback_restart: %" PRIu64 " entries, dirty ahead %" PRIu64 "%s", n,
+		    dirty_ahead, nb ? ", nonblocking flush" : "");
 	s.m = m;
 	s.r.hook = restart_hook;
 	s.r.hook_arg = &s;
@@ -107,7 +114,8 @@ static void writeback_visits_once(uint64_t n, uint64_t dirty_ahead)
 	for (i = 0; i < n; i++)
 		CHECK_EQ(dt_mapping_fault(m, 2 * i, DT_PTE, true, NULL), 0);
 	dt_mapping_counters(m, &c0);
-	CHECK_EQ(dt_mapping_writeback(m, 0, npages - 1, &rec_ops, &s.r, &rep), 0);
+	CHECK_EQ(dt_mapping_writeback(m, 0, npages - 1, nb ? &rec_ops_nb : &rec_ops, &s.r, &rep),
+		 0);
 	dt_mapping_counters(m, &c1);
 	/* Each TOWRITE entry visited once: no rescans from the start. */
 	CHECK_EQ(c1.wb_visits - c0.wb_visits, n);
@@ -144,11 +152,14 @@ static void bug_writeback_restart(void)
 
 	if (big < 5000)
 		big = 5000;	/* more than one TOWRITE tagging batch (4096) */
-	writeback_visits_once(1, 0);
-	writeback_visits_once(100, 0);
-	writeback_visits_once(big, 0);
-	writeback_visits_once(100, 3);
-	writeback_visits_once(big, 1);
+	writeback_visits_once(1, 0, false);
+	writeback_visits_once(100, 0, false);
+	writeback_visits_once(big, 0, false);
+	writeback_visits_once(1, 0, true);
+	writeback_visits_once(100, 0, true);
+	writeback_visits_once(big, 0, true);
+	writeback_visits_once(100, 3, false);
+	writeback_visits_once(big, 1, false);
 }
 
 /* A second writeback of a range restarted inside an entry never repeats a flush. */

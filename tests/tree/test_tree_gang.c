@@ -10,18 +10,21 @@ DT_TEST_DEFINE("test_tree_gang");
 struct collect {
 	uint64_t base[4096];
 	unsigned order[4096];
+	struct dt_slot_ref ref[4096];
 	unsigned n, stop_at;
 	unsigned set, clear;	/* tag masks to apply */
 	bool bump;		/* replace each value v by v + 1 */
 };
 
-static bool collect_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
+static bool collect_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
+			  const struct dt_slot_ref *ref)
 {
 	struct collect *c = arg;
 
 	if (c->n == c->stop_at)
 		return false;
 	c->base[c->n] = base;
+	c->ref[c->n] = *ref;
 	c->order[c->n++] = order;
 	*tags = (*tags | c->set) & ~c->clear;
 	if (c->bump)
@@ -129,6 +132,51 @@ static void check_clear_while_visiting(struct dt_tree *t)
 	TREE_OK(t);
 }
 
+/* dt_tree_update_refs() revisits, by their refs, what update_tagged collected. */
+static void check_refs(struct dt_tree *t, uint64_t far)
+{
+	static struct collect c, again;
+	uint64_t pos = 0, tagged1 = tree_stats(t).tagged[1];
+	unsigned i, flipped = 0;
+	bool done;
+
+	memset(&c, 0, sizeof(c));
+	c.stop_at = 4096;
+	dt_tree_update_tagged(t, &pos, UINT64_MAX, 0, collect_visit, &c, &done);
+	CHECK(c.n > 100);
+	/* Changes of the shape elsewhere (growth, new nodes) keep the refs good. */
+	CHECK_EQ(dt_tree_insert(t, far, 0, dt_value(far)), 0);
+	for (i = 0; i < 64; i++)
+		dt_tree_insert(t, far - 64 * 1024 + 1000 * i, 0, dt_value(i));
+	memset(&again, 0, sizeof(again));
+	again.stop_at = c.n / 2;
+	again.bump = true;
+	again.clear = 1u << 1;
+	again.set = 1u << 2;
+	CHECK_EQ(dt_tree_update_refs(t, c.ref, c.n, collect_visit, &again), c.n / 2);
+	CHECK_EQ(again.n, c.n / 2);
+	for (i = 0; i < again.n; i++) {
+		uint64_t base;
+		unsigned order;
+		void *e = dt_tree_lookup_order(t, c.base[i], &base, &order);
+
+		CHECK_EQ(again.base[i], c.base[i]);
+		CHECK_EQ(again.order[i], c.order[i]);
+		CHECK_EQ(base, c.base[i]);
+		CHECK(e && dt_to_value(e) >= base + 1);
+		CHECK(dt_tree_tag_get(t, base, 2));
+		CHECK(!dt_tree_tag_get(t, base, 1));
+		flipped++;
+	}
+	/* The rest was not touched. */
+	for (; i < c.n; i++)
+		CHECK(!dt_tree_tag_get(t, c.base[i], 2));
+	CHECK(tree_stats(t).tagged[1] <= tagged1);
+	CHECK(flipped > 0);
+	CHECK_EQ(dt_tree_update_refs(t, c.ref, 0, collect_visit, &again), 0);
+	TREE_OK(t);
+}
+
 static void check_cmpxchg_tags(void)
 {
 	struct dt_tree *t = new_tree();
@@ -172,6 +220,9 @@ int main(void)
 		check_same_as_iteration(t, where[2] + 5, UINT64_MAX - 3);
 		check_resume_and_change(t, 100, where[1] + (1u << 19));
 		check_clear_while_visiting(t);
+		dt_tree_free(t);
+		t = build(&seed, where);
+		check_refs(t, where[1] + (UINT64_C(1) << 40) + round);
 		dt_tree_free(t);
 	}
 	check_cmpxchg_tags();

@@ -95,11 +95,23 @@ typedef int (*dt_sector_fn)(void *arg, uint64_t pgoff, unsigned order, uint64_t 
  *	   that range.
  * @drain: Wait for the flushes to complete (e.g. pmem_drain()); called once
  *	   at the end of a writeback that flushed anything.  May be NULL.
+ * @flags: DT_FLUSH_* bits; 0 for none.
+ *
+ * DT_FLUSH_NONBLOCKING: @flush only issues cache-line write-backs (clwb,
+ * clflushopt: pmem_flush() on pmem, nothing on eADR): it never sleeps, never
+ * makes a system call and never calls the mapping.  The writeback may then
+ * call it with the tree's mutex held, as it locks each entry, so that the
+ * search for the next entry runs while the write-backs of the previous ones
+ * are in flight.  Never set it for pmem_msync() or anything that can block:
+ * every writer of the mapping would wait for it.
  */
 struct dt_flush_ops {
 	void (*flush)(void *arg, uint64_t offset, uint64_t len);
 	void (*drain)(void *arg);
+	unsigned flags;
 };
+
+#define DT_FLUSH_NONBLOCKING	(1u << 0)
 
 /**
  * dt_mapping_new() - Create the mapping of a region.

@@ -288,19 +288,35 @@ uint64_t dt_tree_tag_range_if_tagged_from(struct dt_tree *t, uint64_t *first, ui
 					  uint64_t max_entries, bool *done);
 
 /**
+ * struct dt_slot_ref - Where an entry is stored, to change it again without a walk.
+ * @node: Opaque.
+ * @off: Opaque.
+ *
+ * Given to the visitors of dt_tree_update_tagged().  It stays valid while the entry
+ * is neither deleted nor replaced by a split, a join or an entry of another
+ * order; the caller guarantees that by its own means (the mapping layer: the
+ * entry's lock bit, which every such change waits for).
+ */
+struct dt_slot_ref {
+	void *node;
+	unsigned off;
+};
+
+/**
  * typedef dt_tree_update_fn - A visitor of dt_tree_update_tagged().
  * @arg: The caller's argument.
  * @base: The entry's first index.
  * @order: Its order.
  * @entry: In: the entry.  Out: its new value (same range; must be storable).
  * @tags: In: its tags as a mask (1 << tag).  Out: the tags it should have.
+ * @ref: Where it is stored, for a later dt_tree_update_refs().
  *
  * Runs under the tree's mutex: it must not call the tree, block or sleep.
  * Return: true to apply the changes and go on; false to stop before this
  * entry, leaving it untouched.
  */
 typedef bool (*dt_tree_update_fn)(void *arg, uint64_t base, unsigned order, void **entry,
-				  unsigned *tags);
+				  unsigned *tags, const struct dt_slot_ref *ref);
 
 /**
  * dt_tree_update_tagged() - Visit and change the entries that have a tag.
@@ -323,6 +339,26 @@ typedef bool (*dt_tree_update_fn)(void *arg, uint64_t base, unsigned order, void
  */
 uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last, unsigned tag,
 			       dt_tree_update_fn fn, void *arg, bool *done);
+
+/**
+ * dt_tree_update_refs() - Visit and change entries by their refs.
+ * @t: The tree.
+ * @refs: The entries, each valid as struct dt_slot_ref says.
+ * @n: How many.
+ * @fn: Called for each, in the order of @refs, with the entry's base,
+ *	order, value and tags, as in dt_tree_update_tagged().
+ * @arg: Passed to @fn.
+ *
+ * The second half of a gang update: entries found by
+ * dt_tree_update_tagged() are changed again in one mutex hold with no
+ * walk from the root and no search along the nodes.  The mapping layer
+ * unlocks and cleans a writeback's batch with it.
+ *
+ * Context: Takes the tree's mutex for the whole call.
+ * Return: The number of entries @fn accepted; it stops at the first refusal.
+ */
+uint64_t dt_tree_update_refs(struct dt_tree *t, const struct dt_slot_ref *refs, uint64_t n,
+			     dt_tree_update_fn fn, void *arg);
 
 /**
  * dt_tree_split() - Split an entry into smaller ones.
