@@ -322,6 +322,30 @@ void dt_mapping_put(struct dt_mapping *m, uint64_t pgoff)
 	release_entry(m, &le, false);
 }
 
+/*
+ * mark_dirty of a hole: a real entry, tagged DIRTY, in one tree operation.
+ * No fault waits on a hole, so no placeholder is needed to make them wait
+ * for the sector lookup, which runs with no entry at all.  Return: 0 when
+ * the entry went in; -EEXIST when something is there (or came meanwhile),
+ * for the caller's full fault; or the sector callback's error.
+ */
+static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
+{
+	unsigned order = size == DT_PMD ? DT_PMD_ORDER : 0;
+	uint64_t sector = 0;
+	int ret;
+
+	if (dt_tree_lookup(m->tree, pgoff))
+		return -EEXIST;
+	ret = m->sector(m->sector_arg, pgoff, order, &sector);
+	if (!ret && sector > DT_ENTRY_MAX_SECTOR)
+		ret = -EOVERFLOW;
+	if (ret)
+		return ret > 0 ? -EIO : ret;
+	return dt_tree_insert_tagged(m->tree, pgoff, order, entry_to_tree(entry_make(sector, order, 0)),
+				     1u << DT_TAG_DIRTY);
+}
+
 int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 {
 	int ret = check_range(m, first, last);
@@ -335,6 +359,15 @@ int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 
 		if (!(p & PMD_MASK) && last - p >= PMD_MASK && pmd_fits(m, p))
 			size = DT_PMD;
+		ret = mark_hole(m, p, size);
+		if (!ret) {
+			p += size == DT_PMD ? PMD_PAGES : 1;
+			if (p > last)
+				return 0;
+			continue;
+		}
+		if (ret != -EEXIST)
+			return ret;
 		ret = do_fault(m, p, size, true, &f);
 		if (ret)
 			return ret;

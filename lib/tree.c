@@ -696,6 +696,27 @@ static void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off,
 	}
 }
 
+int dt_tree_insert_tagged(struct dt_tree *t, uint64_t index, unsigned order, void *entry,
+			  unsigned tags)
+{
+	uint64_t base = order_base(index, order);
+	struct dt_node *n;
+	unsigned off;
+	int ret;
+
+	if (order > DT_TREE_MAX_ORDER || !entry_storable(entry) ||
+	    tags >= (1u << DT_TREE_MAX_TAGS))
+		return -EINVAL;
+	tree_lock(t);
+	ret = tree_insert_locked(t, base, order, entry);
+	if (!ret && tags) {
+		n = locked_find(t, base, &off);
+		slot_change_tags(t, n, off, tags, 0);
+	}
+	tree_unlock(t);
+	return ret;
+}
+
 static void *tree_exchange(struct dt_tree *t, uint64_t index, bool compare, void *old,
 			   void *entry, unsigned set_tags, unsigned clear_tags)
 {

@@ -205,6 +205,30 @@ static void check_cmpxchg_tags(void)
 	dt_tree_free(t);
 }
 
+static void check_insert_tagged(void)
+{
+	struct dt_tree *t = new_tree();
+
+	CHECK_EQ(dt_tree_insert_tagged(t, 700, 9, dt_value(1), (1u << 0) | (1u << 2)), 0);
+	CHECK(dt_tree_tag_get(t, 512, 0));
+	CHECK(!dt_tree_tag_get(t, 1023, 1));
+	CHECK(dt_tree_tag_get(t, 1023, 2));
+	CHECK_EQ(tree_stats(t).tagged[0], 1);
+	CHECK_EQ(tree_stats(t).tagged[2], 1);
+	CHECK_EQ(dt_tree_insert_tagged(t, 600, 0, dt_value(2), 1u << 1), -EEXIST);
+	CHECK_EQ(dt_tree_insert_tagged(t, 5, 0, dt_value(2), 1u << DT_TREE_MAX_TAGS), -EINVAL);
+	CHECK(dt_tree_lookup(t, 5) == NULL);
+	CHECK_EQ(dt_tree_insert_tagged(t, 5, 0, dt_value(2), 0), 0);
+	CHECK(!dt_tree_tag_get(t, 5, 0));
+	CHECK_EQ(tree_stats(t).tagged[1], 0);
+	/* Far away: the tree grows under the tagged entries, tags stay consistent. */
+	CHECK_EQ(dt_tree_insert_tagged(t, UINT64_C(1) << 40, 3, dt_value(3), 1u << 1), 0);
+	CHECK(dt_tree_tag_get(t, (UINT64_C(1) << 40) + 7, 1));
+	CHECK(dt_tree_tag_get(t, 512, 0));
+	TREE_OK(t);
+	dt_tree_free(t);
+}
+
 int main(void)
 {
 	uint64_t seed = test_seed(0x6a6e67);
@@ -226,6 +250,7 @@ int main(void)
 		dt_tree_free(t);
 	}
 	check_cmpxchg_tags();
+	check_insert_tagged();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }

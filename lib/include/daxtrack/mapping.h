@@ -80,7 +80,10 @@ struct dt_mapping;
  *
  * Called without any lock of the mapping held, with the run's EMPTY or ZERO
  * entry locked, when a write fault or dt_mapping_mark_dirty() needs a real
- * entry.  It must not call back into the mapping for that run.
+ * entry; or, when dt_mapping_mark_dirty() meets a hole, with nothing at the
+ * run yet (the entry goes in after, DIRTY; if another came meanwhile, the
+ * answer is dropped and the ordinary fault path runs).  It must not call
+ * back into the mapping for that run.
  *
  * Return: 0, or a negative errno that the fault returns.
  */

@@ -125,6 +125,23 @@ void dt_tree_free(struct dt_tree *t);
 int dt_tree_insert(struct dt_tree *t, uint64_t index, unsigned order, void *entry);
 
 /**
+ * dt_tree_insert_tagged() - dt_tree_insert() with tags, in one operation.
+ * @t: The tree.
+ * @index: As for dt_tree_insert().
+ * @order: 0..64.
+ * @entry: The entry to store.
+ * @tags: The tags it gets, a mask (1 << tag).
+ *
+ * Writers see the entry and its tags appear at once; a lock-free reader may
+ * see the entry an instant before its tags.
+ *
+ * Context: Takes the tree's mutex.  Allocates.
+ * Return: As dt_tree_insert(); also -EINVAL for a tag >= DT_TREE_MAX_TAGS.
+ */
+int dt_tree_insert_tagged(struct dt_tree *t, uint64_t index, unsigned order, void *entry,
+			  unsigned tags);
+
+/**
  * dt_tree_lookup() - Find the entry covering an index.
  * @t: The tree.
  * @index: Any index inside the entry's range.
