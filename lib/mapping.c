@@ -231,18 +231,26 @@ static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, 
 	return true;
 }
 
+/* The geometry's sector of the run at @base: 0 or a negative errno. */
+static int lookup_sector(struct dt_mapping *m, uint64_t base, unsigned order, uint64_t *sector)
+{
+	int ret = m->sector(m->sector_arg, base, order, sector);
+
+	if (!ret && *sector > DT_ENTRY_MAX_SECTOR)
+		ret = -EOVERFLOW;
+	return ret > 0 ? -EIO : ret;
+}
+
 /* Give a locked EMPTY or ZERO entry what the fault needs; tag it for a write. */
 static int fill_entry(struct dt_mapping *m, struct locked_entry *le, bool write,
 		      unsigned *flags, bool *changed)
 {
 	if (write && !entry_real(le->v)) {
 		uint64_t sector = 0;
-		int ret = m->sector(m->sector_arg, le->base, le->order, &sector);
+		int ret = lookup_sector(m, le->base, le->order, &sector);
 
-		if (!ret && sector > DT_ENTRY_MAX_SECTOR)
-			ret = -EOVERFLOW;
 		if (ret)
-			return ret > 0 ? -EIO : ret;
+			return ret;
 		replace_locked(m, le, entry_make(sector, le->order, 0));
 		*flags |= DT_FAULT_NEW;
 		*changed = true;
@@ -337,11 +345,9 @@ static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
 
 	if (dt_tree_lookup(m->tree, pgoff))
 		return -EEXIST;
-	ret = m->sector(m->sector_arg, pgoff, order, &sector);
-	if (!ret && sector > DT_ENTRY_MAX_SECTOR)
-		ret = -EOVERFLOW;
+	ret = lookup_sector(m, pgoff, order, &sector);
 	if (ret)
-		return ret > 0 ? -EIO : ret;
+		return ret;
 	return dt_tree_insert_tagged(m->tree, pgoff, order, entry_to_tree(entry_make(sector, order, 0)),
 				     1u << DT_TAG_DIRTY);
 }

@@ -46,7 +46,7 @@ struct wb_batch {
 	bool blocked;		/* the lock pass met an entry locked by another */
 	uint64_t blocked_base;	/* its first index */
 	bool early;		/* DT_FLUSH_NONBLOCKING: flush as the entries are locked */
-	uint64_t run_first;	/* early: the run of adjacent entries not yet flushed */
+	uint64_t run_first;	/* the run of adjacent entries not yet flushed */
 	uint64_t run_end;	/* the index after it; == run_first: none */
 	struct locked_entry ent[WB_BATCH_MAX];
 	struct dt_slot_ref ref[WB_BATCH_MAX];	/* where each is, for the unlock pass */
@@ -59,7 +59,7 @@ static void issue_flush(struct wb_batch *b, uint64_t first, uint64_t end)
 	b->rep->ranges++;
 }
 
-/* Early flushing: issue the pending run (under the tree's mutex or not). */
+/* Issue the pending run of adjacent entries, if any. */
 static void flush_run(struct wb_batch *b)
 {
 	if (b->run_end != b->run_first)
@@ -67,7 +67,7 @@ static void flush_run(struct wb_batch *b)
 	b->run_first = b->run_end;
 }
 
-/* Early flushing: an entry just locked joins the run or starts the next one. */
+/* An entry joins the pending run, or flushes it and starts the next one. */
 static void extend_run(struct wb_batch *b, uint64_t base, unsigned order)
 {
 	if (b->run_end != base)
@@ -80,15 +80,9 @@ static void extend_run(struct wb_batch *b, uint64_t base, unsigned order)
 /* One ops->flush per run of adjacent entries of the batch. */
 static void batch_issue_flushes(struct wb_batch *b)
 {
-	unsigned i = 0;
-
-	while (i < b->n) {
-		uint64_t start = b->ent[i].base, end = entry_last(&b->ent[i]) + 1;
-
-		for (i++; i < b->n && b->ent[i].base == end; i++)
-			end = entry_last(&b->ent[i]) + 1;
-		issue_flush(b, start, end);
-	}
+	for (unsigned i = 0; i < b->n; i++)
+		extend_run(b, b->ent[i].base, b->ent[i].order);
+	flush_run(b);
 }
 
 /* Unlock visitor, by refs: our entries lose their lock, DIRTY and TOWRITE. */
@@ -114,7 +108,7 @@ static void batch_flush(struct dt_mapping *m, struct wb_batch *b)
 	if (!b->n)
 		return;
 	if (b->early)
-		flush_run(b);
+		flush_run(b);	/* the rest was issued as the entries were locked */
 	else
 		batch_issue_flushes(b);
 	b->next = 0;
@@ -173,10 +167,7 @@ static void take_waited_entry(struct dt_mapping *m, struct wb_batch *b,
 		return;
 	}
 	/* The batch is empty here: flush the entry alone, then clean and unlock it. */
-	b->ent[0] = *le;
-	b->n = 1;
-	batch_issue_flushes(b);
-	b->n = 0;
+	issue_flush(b, le->base, entry_last(le) + 1);
 	unlock_entry_clear_tags(m, le, WB_CLEAN_TAGS, false);
 	b->rep->entries++;
 }
