@@ -10,6 +10,8 @@
 #include <daxtrack/mapping.h>
 #include <daxtrack/tree.h>
 
+#include <urcu/urcu-memb.h>
+
 #include "dispatch-internal.h"
 
 /* ---- QUERY, LIST, DUMP ---- */
@@ -183,6 +185,7 @@ static void region_stats(const struct srv_region *sr, struct dt_proto_region_sta
 {
 	struct dt_tree *t = dt_mapping_tree(sr->r->mapping);
 	struct dt_mapping_counters mc;
+	struct dt_region_ns_info ni;
 	struct dt_tree_stats ts;
 	struct dt_iter it;
 
@@ -206,6 +209,10 @@ static void region_stats(const struct srv_region *sr, struct dt_proto_region_sta
 	o->grabs = mc.grabs;
 	o->contended = mc.contended;
 	o->wakeups = mc.wakeups;
+	dt_region_ns_info(sr->r, &ni);
+	o->badblocks = ni.nbad;
+	o->bad_bytes = ni.bad_bytes;
+	o->bad_hits = __atomic_load_n(&sr->r->counters.bad_hits, __ATOMIC_RELAXED);
 	dt_iter_init(&it, 0);
 	while (dt_tree_next_tagged(t, &it, sr->r->npages - 1, DT_TAG_DIRTY))
 		o->dirty_pages += 1ULL << it.order;
@@ -247,7 +254,7 @@ int do_stats(struct req *q)
 	return 0;
 }
 
-static uint8_t wire_ns_mode(enum dt_ns_mode m)
+uint8_t dt_wire_ns_mode(enum dt_ns_mode m)
 {
 	switch (m) {
 	case DT_NS_MODE_FSDAX: return DT_NS_FSDAX;
@@ -258,11 +265,16 @@ static uint8_t wire_ns_mode(enum dt_ns_mode m)
 	}
 }
 
+/* An RCU reader of srv->nd: a SIGHUP rescan replaces the scan (main.c). */
 int do_namespaces(struct req *q)
 {
-	const struct dt_ndctl *nd = q->srv->nd;
+	const struct dt_ndctl *nd;
 	struct dt_proto_namespace *o = q->w->ns;
-	unsigned i, j, n = nd ? nd->nns : 0;
+	unsigned i, j, n;
+
+	urcu_memb_read_lock();
+	nd = rcu_dereference(q->srv->nd);
+	n = nd ? nd->nns : 0;
 
 	if (n > DT_PROTO_MAX_NAMESPACES)
 		n = DT_PROTO_MAX_NAMESPACES;
@@ -277,7 +289,7 @@ int do_namespaces(struct req *q)
 			copy_str(o[i].chardev, sizeof(o[i].chardev), ns->devname);
 		else
 			copy_str(o[i].blockdev, sizeof(o[i].blockdev), ns->devname);
-		o[i].mode = wire_ns_mode(ns->mode);
+		o[i].mode = dt_wire_ns_mode(ns->mode);
 		o[i].numa_node = ns->numa_node;
 		o[i].size = ns->size;
 		o[i].align = ns->align;
@@ -285,6 +297,7 @@ int do_namespaces(struct req *q)
 			o[i].badblocks += ns->bad[j].len / 512;
 	}
 	q->rep.namespaces_rep.flags = nd ? 0 : DT_NS_NO_NDCTL;
+	urcu_memb_read_unlock();
 	q->rep.namespaces_rep.count = n;
 	q->rep.namespaces_rep.namespaces = o;
 	return 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <daxtrack/mapping.h>
 #include <daxtrack/tree.h>
@@ -65,14 +66,18 @@ static int deny(struct req *q, const struct srv_region *sr)
 	return -EPERM;
 }
 
-static int bad_block(struct req *q, const struct srv_region *sr, uint64_t off, uint64_t len)
+/* A request touching the bad range @b: -EIO, logged naming both ranges. */
+static int bad_block(struct req *q, const struct srv_region *sr, uint64_t off, uint64_t len,
+		     const struct dt_badblock *b)
 {
 	struct dt_conn *c = q->c;
 
 	dt_log(c->eio_logged ? LOG_DEBUG : LOG_WARNING,
-	       "client %llu (uid %u, pid %d): %s on region \"%s\" at %llu+%llu: touches a bad block",
-	       cid(c), (unsigned)c->cred.uid, (int)c->cred.pid, dt_proto_op_name(q->m->op),
-	       sr->r->name, (unsigned long long)off, (unsigned long long)len);
+	       "client %llu (uid %u, pid %d): %s on region \"%s\" at %llu+%llu: touches the bad "
+	       "block range %llu+%llu: %s", cid(c), (unsigned)c->cred.uid, (int)c->cred.pid,
+	       dt_proto_op_name(q->m->op), sr->r->name, (unsigned long long)off,
+	       (unsigned long long)len, (unsigned long long)b->offset, (unsigned long long)b->len,
+	       strerror(EIO));
 	c->eio_logged = true;
 	return -EIO;
 }
@@ -118,6 +123,7 @@ static uint32_t region_flags(const struct srv_region *sr)
 {
 	const struct dt_region *r = sr->r;
 	uint32_t f = 0;
+	unsigned nbad = __atomic_load_n(&r->nbad, __ATOMIC_RELAXED);
 
 	if (r->is_pmem)
 		f |= DT_REGION_PMEM;
@@ -129,7 +135,7 @@ static uint32_t region_flags(const struct srv_region *sr)
 		f |= DT_REGION_DEVDAX;
 	if (sr->is_default)
 		f |= DT_REGION_DEFAULT;
-	if (r->nbad)
+	if (nbad)
 		f |= DT_REGION_BADBLOCKS;
 	return f;
 }
@@ -143,6 +149,47 @@ static uint8_t wire_flush(enum dt_flush_path p)
 	}
 }
 
+static uint8_t wire_match(enum dt_region_match m)
+{
+	switch (m) {
+	case DT_REGION_MATCH_NONE: return DT_NS_MATCH_NONE;
+	case DT_REGION_MATCH_NO_NAMESPACES: return DT_NS_MATCH_NO_NAMESPACES;
+	case DT_REGION_MATCH_DAX: return DT_NS_MATCH_DAX;
+	case DT_REGION_MATCH_BLOCK: return DT_NS_MATCH_BLOCK;
+	default: return DT_NS_MATCH_PARTITION;
+	}
+}
+
+/* One region record: the namespace view is copied once, consistently. */
+static void fill_region(struct srv_region *sr, struct dt_proto_region *o)
+{
+	struct dt_region *r = sr->r;
+	struct dt_region_ns_info ni;
+
+	dt_region_ns_info(r, &ni);
+	memset(o, 0, sizeof(*o));
+	o->id = sr->id;
+	o->flags = region_flags(sr) & ~DT_REGION_BADBLOCKS;
+	if (ni.nbad)
+		o->flags |= DT_REGION_BADBLOCKS;
+	o->size = r->size;
+	o->flush = wire_flush(r->flush_path);
+	o->badblocks = ni.nbad;
+	o->bad_bytes = ni.bad_bytes;
+	o->numa_node = ni.ns.numa_node;
+	copy_str(o->name, sizeof(o->name), r->name);
+	copy_str(o->path, sizeof(o->path), r->path);
+	o->ns_match = wire_match(ni.match);
+	o->dev_major = major(ni.dev);
+	o->dev_minor = minor(ni.dev);
+	if (o->ns_match < DT_NS_MATCH_DAX)
+		return;
+	o->ns_mode = dt_wire_ns_mode(ni.ns.mode);
+	copy_str(o->ns_name, sizeof(o->ns_name), ni.ns.name);
+	copy_str(o->ns_region, sizeof(o->ns_region), ni.ns.region);
+	copy_str(o->ns_device, sizeof(o->ns_device), ni.ns.devname);
+}
+
 static int do_regions(struct req *q)
 {
 	struct srv_region *list[DT_PROTO_MAX_REGIONS];
@@ -151,18 +198,7 @@ static int do_regions(struct req *q)
 
 	n = srv_region_snapshot(q->srv, list);
 	for (i = 0; i < n; i++) {
-		const struct dt_region *r = list[i]->r;
-
-		memset(&out[i], 0, sizeof(out[i]));
-		out[i].id = list[i]->id;
-		out[i].flags = region_flags(list[i]);
-		out[i].size = r->size;
-		out[i].flush = wire_flush(r->flush_path);
-		out[i].badblocks = r->nbad;
-		out[i].numa_node = r->nd && r->ns_index >= 0 ? r->nd->ns[r->ns_index].numa_node
-							     : -1;
-		copy_str(out[i].name, sizeof(out[i].name), r->name);
-		copy_str(out[i].path, sizeof(out[i].path), r->path);
+		fill_region(list[i], &out[i]);
 		srv_region_put(q->srv, list[i]);
 	}
 	q->rep.regions_rep.count = n;
@@ -269,8 +305,9 @@ static uint8_t fault_entry_flags(const struct dt_fault *f)
 	return e;
 }
 
-static int fault_bad(struct dt_region *r, uint64_t off, unsigned order, uint64_t *boff,
-		     uint64_t *blen)
+/* Whether the page (or 2MiB run) of a fault touches a bad block. */
+static bool fault_bad(struct dt_region *r, uint64_t off, unsigned order, uint64_t *boff,
+		      uint64_t *blen, struct dt_badblock *hit)
 {
 	uint64_t size = PAGE_SIZE_4K << order;
 
@@ -278,7 +315,7 @@ static int fault_bad(struct dt_region *r, uint64_t off, unsigned order, uint64_t
 	*blen = size;
 	if (*boff + *blen > r->size)
 		*blen = r->size - *boff;
-	return dt_region_range_bad(r, *boff, *blen);
+	return dt_region_find_bad(r, *boff, *blen, hit);
 }
 
 static int do_fault(struct req *q)
@@ -287,6 +324,7 @@ static int do_fault(struct req *q)
 	struct dt_proto_fault_rep *r = &q->rep.fault_rep;
 	struct srv_region *sr;
 	struct dt_fault out;
+	struct dt_badblock hit;
 	uint64_t boff, blen;
 	int ret;
 
@@ -297,8 +335,8 @@ static int do_fault(struct req *q)
 		ret = -ERANGE;
 		goto out;
 	}
-	if (fault_bad(sr->r, f->offset, f->order, &boff, &blen)) {
-		ret = bad_block(q, sr, boff, blen);
+	if (fault_bad(sr->r, f->offset, f->order, &boff, &blen, &hit)) {
+		ret = bad_block(q, sr, boff, blen, &hit);
 		goto out;
 	}
 	ret = dt_mapping_fault(sr->r->mapping, f->offset / PAGE_SIZE_4K,
@@ -359,6 +397,7 @@ static int do_fsync(struct req *q)
 	struct dt_writeback_report rep = { 0 };
 	uint64_t first, last, off, len, t0;
 	struct srv_region *sr;
+	struct dt_badblock hit;
 	int ret;
 
 	ret = dt_req_region(q, f->region, true, &sr);
@@ -369,8 +408,8 @@ static int do_fsync(struct req *q)
 	ret = byte_range(sr->r, off, len, &first, &last);
 	if (ret)
 		goto out;
-	if (dt_region_range_bad(sr->r, off, len)) {
-		ret = bad_block(q, sr, off, len);
+	if (dt_region_find_bad(sr->r, off, len, &hit)) {
+		ret = bad_block(q, sr, off, len, &hit);
 		goto out;
 	}
 	t0 = srv_now_ns();

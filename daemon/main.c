@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/timerfd.h>
 
 #include <urcu/urcu-memb.h>
@@ -30,6 +31,16 @@
 #include "config.h"
 #include "log.h"
 #include "state.h"
+
+/* A --inject-badblock (testing): a bad range of a region, in bytes. */
+struct injected_bad {
+	char region[DT_CONFIG_NAME_MAX + 1];
+	uint64_t offset;
+	uint64_t len;
+};
+
+#define MAX_INJECTED	64
+#define MAX_RETIRED	16
 
 struct daemon {
 	const char *config_path;	/* NULL: the default path */
@@ -47,6 +58,10 @@ struct daemon {
 	int sig_fd, wd_fd, main_ep;
 	uint64_t wd_usec;
 	bool stop;
+	unsigned ninjected;
+	struct injected_bad injected[MAX_INJECTED];
+	unsigned nretired;
+	struct dt_ndctl *retired[MAX_RETIRED];	/* scans a region may still use */
 };
 
 /* ---- sd_notify ---- */
@@ -88,8 +103,10 @@ static void flush_log_hook(struct dt_region *r, enum dt_flush_event ev, uint64_t
 	char line[160];
 	int n;
 
-	n = snprintf(line, sizeof(line), "%s %llu %llu %s\n", r->name, (unsigned long long)off,
-		     (unsigned long long)len, (unsigned)ev < 4 ? kinds[ev] : "?");
+	/* The trailing CLOCK_MONOTONIC ns lets a test order flushes against its clients. */
+	n = snprintf(line, sizeof(line), "%s %llu %llu %s %llu\n", r->name,
+		     (unsigned long long)off, (unsigned long long)len,
+		     (unsigned)ev < 4 ? kinds[ev] : "?", (unsigned long long)srv_now_ns());
 	if (n > 0 && write(flush_log_fd, line, (size_t)n) < 0)
 		dt_log(LOG_ERR, "flush log: %s", strerror(errno));
 }
@@ -183,8 +200,41 @@ static void usage(FILE *f)
 		"  -f, --foreground      do not detach; log to standard error\n"
 		"  -v, --verbose         log more (repeatable)\n"
 		"      --flush-log FILE  testing: append a line per flush event to FILE\n"
+		"      --inject-badblock REGION:OFFSET:LENGTH\n"
+		"                        testing: a bad block range of REGION, in bytes\n"
+		"                        (multiples of 512), as if libndctl reported it\n"
 		"  -h, --help            show this help\n"
 		"  -V, --version         show the version\n");
+}
+
+/* REGION:OFFSET:LENGTH, sizes as in daxtrackd.conf (4096, 1M), multiples of 512. */
+static int parse_injected(struct daemon *d, const char *arg)
+{
+	struct injected_bad *b = &d->injected[d->ninjected];
+	const char *c1 = strchr(arg, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	char num[32];
+
+	if (d->ninjected == MAX_INJECTED) {
+		fprintf(stderr, "daxtrackd: --inject-badblock: at most %d\n", MAX_INJECTED);
+		return -1;
+	}
+	if (!c1 || !c2 || (size_t)(c1 - arg) > DT_CONFIG_NAME_MAX ||
+	    (size_t)(c2 - c1 - 1) >= sizeof(num))
+		goto bad;
+	memcpy(b->region, arg, (size_t)(c1 - arg));
+	b->region[c1 - arg] = '\0';
+	memcpy(num, c1 + 1, (size_t)(c2 - c1 - 1));
+	num[c2 - c1 - 1] = '\0';
+	if (!dt_config_valid_name(b->region) || dt_config_parse_size(num, &b->offset) ||
+	    dt_config_parse_size(c2 + 1, &b->len) || !b->len || b->offset % 512 ||
+	    b->len % 512 || b->offset + b->len < b->offset)
+		goto bad;
+	d->ninjected++;
+	return 0;
+bad:
+	fprintf(stderr, "daxtrackd: --inject-badblock %s: expected REGION:OFFSET:LENGTH in bytes, "
+		"multiples of 512, LENGTH >= 512\n", arg);
+	return -1;
 }
 
 static int parse_options(struct daemon *d, int argc, char **argv)
@@ -195,6 +245,7 @@ static int parse_options(struct daemon *d, int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "flush-log", required_argument, NULL, 'F' },
+		{ "inject-badblock", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -227,6 +278,10 @@ static int parse_options(struct daemon *d, int argc, char **argv)
 					strerror(errno));
 				return 1;
 			}
+			break;
+		case 'B':
+			if (parse_injected(d, optarg))
+				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
 		case 'V':
@@ -290,24 +345,89 @@ static void fmt_size(char *buf, size_t len, uint64_t v)
 		snprintf(buf, len, "%llu%c", (unsigned long long)v, units[u]);
 }
 
-static void log_region(const struct dt_region *r, const struct dt_ndctl *nd)
+/* ", namespace namespace0.0 (fsdax pmem0, by block device 259:0)" or why none. */
+static void fmt_namespace(char *buf, size_t len, const struct dt_region *r)
 {
-	char size[32];
+	dev_t dev = r->devdax ? r->st_rdev : r->st_dev;
+	const struct dt_namespace *ns;
+
+	if (r->ns_index < 0) {
+		if (r->ns_match == DT_REGION_MATCH_NO_NAMESPACES)
+			snprintf(buf, len, ", no namespace (no NVDIMM namespaces known)");
+		else
+			snprintf(buf, len, ", no namespace (none has device %u:%u)", major(dev),
+				 minor(dev));
+		return;
+	}
+	ns = &r->nd->ns[r->ns_index];
+	snprintf(buf, len, ", namespace %s (%s %s, by %s device %u:%u)", ns->name,
+		 dt_ns_mode_name(ns->mode), ns->devname[0] ? ns->devname : "-",
+		 dt_region_match_name(r->ns_match), major(dev), minor(dev));
+}
+
+#define LOG_BAD_MAX	16	/* bad ranges listed in the log, per region */
+
+/* The bad ranges of a region (main thread: the only writer of them). */
+static void log_badblocks(const struct dt_region *r)
+{
+	uint64_t bytes = 0;
+	unsigned i;
+
+	for (i = 0; i < r->nbad; i++)
+		bytes += r->bad[i].len;
+	if (!r->nbad)
+		return;
+	dt_log(LOG_WARNING, "region \"%s\": %s: overlaps %u known bad block range%s, %llu bytes: "
+	       "faults and fsyncs touching them fail with EIO", r->name, r->path, r->nbad,
+	       r->nbad == 1 ? "" : "s", (unsigned long long)bytes);
+	for (i = 0; i < r->nbad && i < LOG_BAD_MAX; i++)
+		dt_log(LOG_WARNING, "region \"%s\": bad block range %llu+%llu", r->name,
+		       (unsigned long long)r->bad[i].offset, (unsigned long long)r->bad[i].len);
+	if (r->nbad > LOG_BAD_MAX)
+		dt_log(LOG_WARNING, "region \"%s\": ... and %u more bad block ranges", r->name,
+		       r->nbad - LOG_BAD_MAX);
+}
+
+static void log_region(const struct dt_region *r)
+{
+	char size[32], ns[160];
 
 	fmt_size(size, sizeof(size), r->size);
+	fmt_namespace(ns, sizeof(ns), r);
 	dt_log(LOG_INFO,
-	       "region \"%s\": %s: %s%s, pmem %s, eADR %s, PMD %s, flush %s, geometry %s%s%s",
+	       "region \"%s\": %s: %s%s, pmem %s, eADR %s, PMD %s, flush %s, geometry %s%s",
 	       r->name, r->path, size, r->devdax ? " devdax" : "", r->is_pmem ? "yes" : "no",
 	       r->has_eadr ? "yes" : "no", r->pmd_capable ? "yes" : "no",
-	       dt_region_flush_path_name(r->flush_path), r->geometry,
-	       r->ns_index >= 0 ? ", namespace " : "",
-	       r->ns_index >= 0 ? nd->ns[r->ns_index].name : "");
+	       dt_region_flush_path_name(r->flush_path), r->geometry, ns);
 	if (!r->is_pmem)
 		dt_log(LOG_NOTICE, "region \"%s\": %s: not persistent memory: flushing with msync",
 		       r->name, r->path);
-	if (r->nbad)
-		dt_log(LOG_WARNING, "region \"%s\": %s: overlaps %u known bad block range%s",
-		       r->name, r->path, r->nbad, r->nbad == 1 ? "" : "s");
+	log_badblocks(r);
+}
+
+/* The --inject-badblock ranges of a region (testing). */
+static int inject_badblocks(struct daemon *d, struct dt_region *r)
+{
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < d->ninjected; i++) {
+		const struct injected_bad *b = &d->injected[i];
+
+		if (strcmp(b->region, r->name))
+			continue;
+		ret = dt_region_inject_badblock(r, b->offset, b->len);
+		if (ret) {
+			dt_log(LOG_ERR, "region \"%s\": --inject-badblock %llu+%llu: %s", r->name,
+			       (unsigned long long)b->offset, (unsigned long long)b->len,
+			       ret == -ERANGE ? "past the end of the region" : strerror(-ret));
+			return ret;
+		}
+		dt_log(LOG_NOTICE, "region \"%s\": --inject-badblock %llu+%llu: bad block range "
+		       "injected (testing)", r->name, (unsigned long long)b->offset,
+		       (unsigned long long)b->len);
+	}
+	return 0;
 }
 
 static int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_default)
@@ -321,12 +441,14 @@ static int open_region(struct daemon *d, const struct dt_config_region *cr, bool
 		dt_log(LOG_ERR, "%s", err[0] ? err : strerror(-ret));
 		return ret;
 	}
-	if (d->srv.nd) {
-		ret = dt_region_set_namespace(r, d->srv.nd);
-		if (ret == -ENOMEM) {
-			dt_region_close(r);
-			return ret;
-		}
+	ret = dt_region_set_namespace(r, d->srv.nd);
+	if (ret != -ENOMEM)
+		ret = inject_badblocks(d, r);
+	if (ret) {
+		if (ret == -ENOMEM)
+			dt_log(LOG_ERR, "region \"%s\": %s", r->name, strerror(ENOMEM));
+		dt_region_close(r);
+		return ret;
 	}
 	ret = srv_region_add(&d->srv, r, is_default);
 	if (ret) {
@@ -334,7 +456,7 @@ static int open_region(struct daemon *d, const struct dt_config_region *cr, bool
 		dt_region_close(r);
 		return ret;
 	}
-	log_region(r, d->srv.nd);
+	log_region(r);
 	return 0;
 }
 
@@ -402,6 +524,23 @@ static int recovery_flush(struct daemon *d)
 	return ret;
 }
 
+/* An --inject-badblock for a region that does not exist is a mistake. */
+static int check_injected(struct daemon *d)
+{
+	struct srv_region *sr;
+	unsigned i;
+
+	for (i = 0; i < d->ninjected; i++) {
+		sr = srv_region_get_name(&d->srv, d->injected[i].region);
+		if (!sr) {
+			dt_log(LOG_ERR, "--inject-badblock: no region \"%s\"", d->injected[i].region);
+			return -ENOENT;
+		}
+		srv_region_put(&d->srv, sr);
+	}
+	return 0;
+}
+
 static int open_regions(struct daemon *d)
 {
 	unsigned i;
@@ -414,7 +553,7 @@ static int open_regions(struct daemon *d)
 	}
 	if (!d->cfg.nregions)
 		dt_log(LOG_NOTICE, "%s defines no region: serving none", d->cfg.source);
-	return 0;
+	return check_injected(d);
 }
 
 static int setup_socket(struct daemon *d)
@@ -516,6 +655,87 @@ static int start(struct daemon *d)
 
 /* ---- reload ---- */
 
+/* What a rescan may change of a region: report it. */
+static void log_rematch(const struct dt_region *r, const char *was_ns, unsigned was_nbad,
+			uint64_t was_bytes)
+{
+	const char *now_ns = r->ns_index >= 0 ? r->nd->ns[r->ns_index].name : "";
+	uint64_t bytes = 0;
+	char ns[160];
+	unsigned i;
+
+	for (i = 0; i < r->nbad; i++)
+		bytes += r->bad[i].len;
+	if (strcmp(was_ns, now_ns)) {
+		fmt_namespace(ns, sizeof(ns), r);
+		dt_log(LOG_NOTICE, "region \"%s\": reload: %s (was %s)", r->name, ns + 2,
+		       was_ns[0] ? was_ns : "none");
+	}
+	if (r->nbad == was_nbad && bytes == was_bytes)
+		return;
+	if (r->nbad)
+		log_badblocks(r);
+	else
+		dt_log(LOG_NOTICE, "region \"%s\": reload: no known bad blocks any more", r->name);
+}
+
+/* Keep a scan that a region could not let go of (out of memory) until the exit. */
+static void retire_scan(struct daemon *d, struct dt_ndctl *nd)
+{
+	if (d->nretired < MAX_RETIRED) {
+		d->retired[d->nretired++] = nd;
+		return;
+	}
+	dt_log(LOG_ERR, "reload: too many namespace scans still in use: leaking one");
+}
+
+/*
+ * Enumerate the namespaces again and match every region to the new scan
+ * (new namespaces, new bad blocks).  Each region switches under its lock;
+ * NAMESPACES reads srv.nd as an RCU reader, so the old scan is freed after a
+ * grace period.
+ */
+static void rescan_namespaces(struct daemon *d)
+{
+	struct srv_region *list[DT_PROTO_MAX_REGIONS];
+	char was_ns[32];
+	struct dt_ndctl *nd, *old;
+	bool stuck = false;
+	unsigned n, i, was_nbad, j;
+	uint64_t was_bytes;
+
+	if (dt_ndctl_scan(&nd)) {
+		dt_log(LOG_ERR, "reload: namespaces: %s: keeping the previous scan",
+		       strerror(ENOMEM));
+		return;
+	}
+	dt_log(LOG_INFO, "reload: namespaces rescanned: %s", nd->note);
+	n = srv_region_snapshot(&d->srv, list);
+	for (i = 0; i < n; i++) {
+		struct dt_region *r = list[i]->r;
+
+		snprintf(was_ns, sizeof(was_ns), "%s",
+			 r->ns_index >= 0 ? r->nd->ns[r->ns_index].name : "");
+		was_nbad = r->nbad;
+		for (j = 0, was_bytes = 0; j < r->nbad; j++)
+			was_bytes += r->bad[j].len;
+		if (dt_region_set_namespace(r, nd) == -ENOMEM) {
+			dt_log(LOG_ERR, "region \"%s\": reload: namespaces: %s: keeping the "
+			       "previous match", r->name, strerror(ENOMEM));
+			stuck = true;
+		} else {
+			log_rematch(r, was_ns, was_nbad, was_bytes);
+		}
+		srv_region_put(&d->srv, list[i]);
+	}
+	old = rcu_xchg_pointer(&d->srv.nd, nd);
+	urcu_memb_synchronize_rcu();
+	if (stuck)
+		retire_scan(d, old);
+	else
+		dt_ndctl_free(old);
+}
+
 static bool keep_region(const struct dt_config *nc, const struct dt_region *r)
 {
 	const struct dt_config_region *cr = dt_config_find_region(nc, r->name);
@@ -543,7 +763,8 @@ static void reload(struct daemon *d)
 	bool defaults;
 	unsigned n, i, gone = 0;
 
-	notify("RELOADING=1");
+	notify("RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)(srv_now_ns() / 1000));
+	rescan_namespaces(d);
 	if (load_config(d, &nc, &defaults)) {
 		dt_log(LOG_ERR, "reload failed: keeping the old configuration");
 		dt_config_free(&nc);
@@ -705,6 +926,9 @@ static void cleanup(struct daemon *d, bool clean)
 	d->srv.nregions = 0;
 	dt_ndctl_free(d->srv.nd);
 	d->srv.nd = NULL;
+	for (i = 0; i < d->nretired; i++)
+		dt_ndctl_free(d->retired[i]);
+	d->nretired = 0;
 	dt_config_free(&d->cfg);
 	srv_destroy(&d->srv);
 	if (d->sig_fd >= 0)

@@ -171,18 +171,21 @@ int dt_region_flush_all(struct dt_region *r)
 
 int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len)
 {
+	int ret = -EOPNOTSUPP;
+
 	if (off > r->size || len > r->size - off)
 		return -ERANGE;
 	count(&r->counters.deep_flushes, 1);
 	note(r, DT_FLUSH_EV_DEEP, off, len);
 	if (r->flush_path == DT_FLUSH_PATH_MSYNC)
 		return len && pmem_msync((char *)r->addr + off, len) ? -errno : 0;
-	if (r->nd && r->ns_index >= 0) {
-		int ret = dt_ndctl_deep_flush(r->nd, (unsigned)r->ns_index);
-
-		if (ret != -EOPNOTSUPP)
-			return ret;
-	}
+	/* The read lock keeps the scan (its libndctl region) alive across a rescan. */
+	pthread_rwlock_rdlock(&r->ns_lock);
+	if (r->nd && r->ns_index >= 0)
+		ret = dt_ndctl_deep_flush(r->nd, (unsigned)r->ns_index);
+	pthread_rwlock_unlock(&r->ns_lock);
+	if (ret != -EOPNOTSUPP)
+		return ret;
 	pmem_deep_flush((char *)r->addr + off, len);
 	return 0;
 }
@@ -338,22 +341,67 @@ int dt_region_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector
 
 /* ---- bad blocks ---- */
 
-bool dt_region_range_bad(struct dt_region *r, uint64_t off, uint64_t len)
+const char *dt_region_match_name(enum dt_region_match m)
+{
+	switch (m) {
+	case DT_REGION_MATCH_NONE: return "none";
+	case DT_REGION_MATCH_NO_NAMESPACES: return "no namespaces";
+	case DT_REGION_MATCH_DAX: return "dax";
+	case DT_REGION_MATCH_BLOCK: return "block";
+	default: return "partition";
+	}
+}
+
+bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit)
 {
 	uint64_t end = off + len < off ? UINT64_MAX : off + len;
+	bool found = false;
 	unsigned i;
 
-	for (i = 0; i < r->nbad && len; i++) {
+	if (!len || !__atomic_load_n(&r->nbad, __ATOMIC_RELAXED))
+		return false;	/* no bad block: no lock (a rescan may add some later) */
+	pthread_rwlock_rdlock(&r->ns_lock);
+	for (i = 0; i < r->nbad; i++) {
 		const struct dt_badblock *b = &r->bad[i];
 
 		if (b->offset >= end)
 			break;
 		if (b->offset + b->len > off) {
-			count(&r->counters.bad_hits, 1);
-			return true;
+			found = true;
+			if (hit)
+				*hit = *b;
+			break;
 		}
 	}
-	return false;
+	pthread_rwlock_unlock(&r->ns_lock);
+	if (found)
+		count(&r->counters.bad_hits, 1);
+	return found;
+}
+
+bool dt_region_range_bad(struct dt_region *r, uint64_t off, uint64_t len)
+{
+	return dt_region_find_bad(r, off, len, NULL);
+}
+
+void dt_region_ns_info(struct dt_region *r, struct dt_region_ns_info *out)
+{
+	unsigned i;
+
+	memset(out, 0, sizeof(*out));
+	out->ns.numa_node = -1;
+	out->dev = r->devdax ? r->st_rdev : r->st_dev;
+	pthread_rwlock_rdlock(&r->ns_lock);
+	out->match = r->ns_match;
+	if (r->nd && r->ns_index >= 0) {
+		out->ns = r->nd->ns[r->ns_index];
+		out->ns.bad = NULL;
+		out->ns.nbad = 0;
+	}
+	out->nbad = r->nbad;
+	for (i = 0; i < r->nbad; i++)
+		out->bad_bytes += r->bad[i].len;
+	pthread_rwlock_unlock(&r->ns_lock);
 }
 
 static int add_bad(struct dt_badblock **tab, unsigned *n, uint64_t off, uint64_t len)
@@ -373,6 +421,28 @@ static int cmp_bad(const void *a, const void *b)
 	const struct dt_badblock *x = a, *y = b;
 
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Sort and merge overlapping or adjacent ranges (a namespace's and injected ones). */
+static void normalise_bad(struct dt_badblock *tab, unsigned *n)
+{
+	unsigned i, out = 0;
+
+	if (*n > 1)
+		qsort(tab, *n, sizeof(*tab), cmp_bad);
+	for (i = 0; i < *n; i++) {
+		struct dt_badblock *last = out ? &tab[out - 1] : NULL;
+
+		if (last && tab[i].offset <= last->offset + last->len) {
+			uint64_t end = tab[i].offset + tab[i].len;
+
+			if (end > last->offset + last->len)
+				last->len = end - last->offset;
+			continue;
+		}
+		tab[out++] = tab[i];
+	}
+	*n = out;
 }
 
 /* Start in bytes of the partition @dev on its disk (0 for a whole disk). */
@@ -417,25 +487,14 @@ static int map_bad(struct dt_region *r, uint64_t b, uint64_t len, struct dt_badb
 	return ret;
 }
 
-int dt_region_set_namespace(struct dt_region *r, struct dt_ndctl *nd)
+/* The namespace's bad ranges that fall into the region, in region offsets. */
+static int namespace_bad(struct dt_region *r, const struct dt_namespace *ns,
+			 struct dt_badblock **tab, unsigned *n)
 {
-	const struct dt_namespace *ns;
-	struct dt_badblock *tab = NULL;
-	unsigned n = 0, i;
 	uint64_t part = 0;
-	int idx, ret = 0;
+	unsigned i;
+	int ret = 0;
 
-	free(r->bad);
-	r->bad = NULL;
-	r->nbad = 0;
-	r->nd = nd;
-	r->ns_index = -1;
-	if (!nd)
-		return -ENOENT;
-	idx = dt_ndctl_match(nd, r->devdax, r->devdax ? r->st_rdev : r->st_dev);
-	if (idx < 0)
-		return idx;
-	ns = &nd->ns[idx];
 	if (!r->devdax && ns->devt != r->st_dev)
 		part = partition_start(r->st_dev);
 	for (i = 0; i < ns->nbad && !ret; i++) {
@@ -447,18 +506,73 @@ int dt_region_set_namespace(struct dt_region *r, struct dt_ndctl *nd)
 			len -= part - b;
 			b = part;
 		}
-		ret = map_bad(r, b - part, len, &tab, &n);
+		ret = map_bad(r, b - part, len, tab, n);
 	}
+	return ret;
+}
+
+static enum dt_region_match match_kind(const struct dt_region *r, const struct dt_ndctl *nd,
+				       int idx)
+{
+	if (idx < 0)
+		return nd && nd->nns ? DT_REGION_MATCH_NONE : DT_REGION_MATCH_NO_NAMESPACES;
+	if (r->devdax)
+		return DT_REGION_MATCH_DAX;
+	return nd->ns[idx].devt == r->st_dev ? DT_REGION_MATCH_BLOCK : DT_REGION_MATCH_PARTITION;
+}
+
+int dt_region_set_namespace(struct dt_region *r, struct dt_ndctl *nd)
+{
+	struct dt_badblock *tab = NULL, *old;
+	unsigned n = 0, i;
+	int idx = -ENOENT, ret = 0;
+
+	if (nd)
+		idx = dt_ndctl_match(nd, r->devdax, r->devdax ? r->st_rdev : r->st_dev);
+	if (idx >= 0)
+		ret = namespace_bad(r, &nd->ns[idx], &tab, &n);
+	for (i = 0; i < r->ninjected && !ret; i++)
+		ret = add_bad(&tab, &n, r->injected[i].offset, r->injected[i].len);
 	if (ret) {
 		free(tab);
 		return ret;
 	}
-	if (n > 1)
-		qsort(tab, n, sizeof(*tab), cmp_bad);
+	normalise_bad(tab, &n);
+	pthread_rwlock_wrlock(&r->ns_lock);
+	old = r->bad;
 	r->bad = tab;
-	r->nbad = n;
-	r->ns_index = idx;
+	__atomic_store_n(&r->nbad, n, __ATOMIC_RELAXED);
+	r->nd = nd;
+	r->ns_index = idx >= 0 ? idx : -1;
+	r->ns_match = match_kind(r, nd, idx);
+	pthread_rwlock_unlock(&r->ns_lock);
+	free(old);
 	return idx;
+}
+
+int dt_region_inject_badblock(struct dt_region *r, uint64_t off, uint64_t len)
+{
+	struct dt_badblock *t;
+	int ret;
+
+	if (!len)
+		return -EINVAL;
+	if (off >= r->size)
+		return -ERANGE;
+	if (len > r->size - off)
+		len = r->size - off;
+	t = realloc(r->injected, (r->ninjected + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t[r->ninjected] = (struct dt_badblock){ off, len };
+	r->injected = t;
+	r->ninjected++;
+	ret = dt_region_set_namespace(r, r->nd);
+	if (ret == -ENOMEM) {
+		r->ninjected--;
+		return ret;
+	}
+	return 0;
 }
 
 /* ---- open and close ---- */
@@ -534,6 +648,21 @@ static int sync_new_file(int fd, const char *path)
 	return ret;
 }
 
+/* Undo a creation: remove the name only while it is still the file we made. */
+static void unlink_created(int fd, const char *path)
+{
+	struct stat made, now;
+
+	if (!fstat(fd, &made) && !lstat(path, &now) && made.st_dev == now.st_dev &&
+	    made.st_ino == now.st_ino)
+		unlink(path);
+	close(fd);
+}
+
+/*
+ * O_EXCL|O_NOFOLLOW: never through a symbolic link, not even a dangling one
+ * planted where the file (e.g. the default region) would be created.
+ */
 static int create_file(struct dt_region *r, const struct dt_config_region *cr, char *err,
 		       size_t errlen)
 {
@@ -557,16 +686,14 @@ static int create_file(struct dt_region *r, const struct dt_config_region *cr, c
 	if (ret) {
 		rerr(r, err, errlen, "allocate %llu bytes: %s", (unsigned long long)cr->size,
 		     strerror(ret));
-		close(fd);
-		unlink(cr->path);
+		unlink_created(fd, cr->path);
 		return -ret;
 	}
 	r->created = true;
 	ret = sync_new_file(fd, cr->path);
 	if (ret) {
 		rerr(r, err, errlen, "fsync: %s", strerror(-ret));
-		close(fd);
-		unlink(cr->path);
+		unlink_created(fd, cr->path);
 		return ret;
 	}
 	return fd;
@@ -710,6 +837,8 @@ int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, ch
 	snprintf(r->name, sizeof(r->name), "%s", cr->name);
 	snprintf(r->path, sizeof(r->path), "%s", cr->path);
 	r->ns_index = -1;
+	r->ns_match = DT_REGION_MATCH_NO_NAMESPACES;
+	pthread_rwlock_init(&r->ns_lock, NULL);
 	pthread_rwlock_init(&r->extent_lock, NULL);
 	r->fd = open_path(r, cr, err, errlen);
 	if (r->fd < 0) {
@@ -749,6 +878,8 @@ void dt_region_close(struct dt_region *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	pthread_rwlock_destroy(&r->extent_lock);
+	pthread_rwlock_destroy(&r->ns_lock);
+	free(r->injected);
 	free(r->extents);
 	free(r->bad);
 	free(r);

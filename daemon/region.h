@@ -47,6 +47,33 @@
 
 enum dt_flush_path { DT_FLUSH_PATH_PMEM, DT_FLUSH_PATH_FENCE, DT_FLUSH_PATH_MSYNC };
 
+/* How dt_region_set_namespace() matched the region (or why it did not). */
+enum dt_region_match {
+	DT_REGION_MATCH_NONE,		/* no namespace has the region's device */
+	DT_REGION_MATCH_NO_NAMESPACES,	/* no scan, or a scan without namespaces */
+	DT_REGION_MATCH_DAX,		/* devdax: st_rdev is the namespace's dax device */
+	DT_REGION_MATCH_BLOCK,		/* file: st_dev is the namespace's block device */
+	DT_REGION_MATCH_PARTITION,	/* file: st_dev is a partition of it */
+};
+
+/**
+ * struct dt_region_ns_info - A consistent copy of what a region knows of its
+ * namespace and its bad blocks (dt_region_ns_info()).
+ * @match: How it was matched.
+ * @dev: The device number matched on: st_rdev (devdax) or st_dev (file).
+ * @ns: The namespace (valid when @match is DAX, BLOCK or PARTITION; zeroed
+ *	otherwise, with numa_node -1); its @bad is NULL, not copied.
+ * @nbad: Bad ranges inside the region.
+ * @bad_bytes: Bytes in them.
+ */
+struct dt_region_ns_info {
+	enum dt_region_match match;
+	dev_t dev;
+	struct dt_namespace ns;
+	unsigned nbad;
+	uint64_t bad_bytes;
+};
+
 /* What the flush hook is told about. */
 enum dt_flush_event {
 	DT_FLUSH_EV_RANGE,	/* ops->flush of one range */
@@ -63,7 +90,7 @@ enum dt_flush_event {
  * @full_flushes: dt_region_flush_all() calls.
  * @deep_flushes: dt_region_deep_flush() calls.
  * @flush_errors: Failed pmem_msync() calls.
- * @bad_hits: dt_region_range_bad() calls that found a bad block.
+ * @bad_hits: dt_region_find_bad() calls that found a bad block.
  */
 struct dt_region_counters {
 	uint64_t flushes;
@@ -100,7 +127,11 @@ struct dt_extent;
  * @ns_index: Index of the matching namespace in @nd, or -1.
  * @nd: The scan given to dt_region_set_namespace(), or NULL.
  * @nbad: Entries of @bad.
- * @bad: Bad byte ranges relative to the region start, sorted.
+ * @bad: Bad byte ranges relative to the region start, sorted, disjoint: the
+ *	 namespace's and the injected ones (dt_region_inject_badblock()).
+ *	 @ns_index, @nd, @nbad, @bad and @ns_match are replaced by a rescan
+ *	 while workers serve: read them under @ns_lock (or in the main
+ *	 thread, their only writer).
  * @counters: Event counters.
  * @flush_error: First errno of a failed flush not yet taken (atomic).
  */
@@ -131,6 +162,10 @@ struct dt_region {
 	int flush_error;
 
 	/* private to region.c */
+	pthread_rwlock_t ns_lock;
+	enum dt_region_match ns_match;
+	unsigned ninjected;
+	struct dt_badblock *injected;
 	pthread_rwlock_t extent_lock;
 	struct dt_extent *extents;
 	unsigned nextents;
@@ -258,13 +293,66 @@ int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len);
  *
  * Sets @r->ns_index and copies the namespace's bad blocks that fall into
  * the region, moved to region offsets (through the extent table for a
- * file; for a file on a partition the partition start is accounted for).
+ * file; for a file on a partition the partition start is accounted for),
+ * plus the injected ones.  The new view replaces the old one at once under
+ * @r->ns_lock, so it may be called again (a rescan) while workers serve;
+ * the previous scan must then outlive their requests (the caller's job).
+ * On -ENOMEM the previous view stays.
  *
- * Context: The daemon's main thread, before clients are served.
+ * Context: The daemon's main thread (the only writer).
  * Return: The namespace index, -ENOENT (no namespace: not an error), or
  * -ENOMEM.
  */
 int dt_region_set_namespace(struct dt_region *r, struct dt_ndctl *nd);
+
+/**
+ * dt_region_inject_badblock() - Test aid: add a bad range as if libndctl
+ * had reported it.
+ * @r: The region.
+ * @off: First byte, relative to the region start.
+ * @len: Bytes, >= 1.
+ *
+ * The range is kept with the region, clipped to it, and merged into @r->bad
+ * now and at every later dt_region_set_namespace(), so the checks of
+ * dt_region_range_bad() and the reports see it like a namespace's.
+ *
+ * Context: The daemon's main thread.
+ * Return: 0; -EINVAL for an empty range; -ERANGE for one that starts past
+ * the end of the region; -ENOMEM.
+ */
+int dt_region_inject_badblock(struct dt_region *r, uint64_t off, uint64_t len);
+
+/**
+ * dt_region_ns_info() - Copy the namespace view of a region.
+ * @r: The region.
+ * @out: Filled in.
+ *
+ * Context: Any thread; takes @r->ns_lock for reading.
+ */
+void dt_region_ns_info(struct dt_region *r, struct dt_region_ns_info *out);
+
+/**
+ * dt_region_find_bad() - The first bad range a byte range touches.
+ * @r: The region.
+ * @off: First byte.
+ * @len: Bytes (0: never bad).
+ * @hit: If not NULL, receives the bad range (region offsets).
+ *
+ * Counts a hit in @r->counters.bad_hits.
+ *
+ * Context: Any thread; takes @r->ns_lock for reading.
+ * Return: true if some byte of [@off, @off + @len) is in a bad range.
+ */
+bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit);
+
+/**
+ * dt_region_match_name() - "none", "no namespaces", "dax", "block" or
+ * "partition".
+ * @m: A match.
+ *
+ * Return: A static string.
+ */
+const char *dt_region_match_name(enum dt_region_match m);
 
 /**
  * dt_region_range_bad() - Whether a byte range touches a bad block.
@@ -272,7 +360,9 @@ int dt_region_set_namespace(struct dt_region *r, struct dt_ndctl *nd);
  * @off: First byte.
  * @len: Bytes (0: never bad).
  *
- * Context: Any thread; reads only.
+ * dt_region_find_bad() without the range.
+ *
+ * Context: Any thread; takes @r->ns_lock for reading.
  * Return: true if some byte of [@off, @off + @len) is in a bad range.
  */
 bool dt_region_range_bad(struct dt_region *r, uint64_t off, uint64_t len);

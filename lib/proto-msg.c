@@ -36,6 +36,44 @@ static void enc_region(struct wcur *w, const struct dt_proto_region *x)
 	put_zero(w, 4);
 	put_str(w, x->name, sizeof(x->name));
 	put_str(w, x->path, sizeof(x->path));
+	put_u64(w, x->bad_bytes);
+	put_u8(w, x->ns_match);
+	put_u8(w, x->ns_mode);
+	put_zero(w, 2);
+	put_u32(w, x->dev_major);
+	put_u32(w, x->dev_minor);
+	put_zero(w, 4);
+	put_str(w, x->ns_name, sizeof(x->ns_name));
+	put_str(w, x->ns_region, sizeof(x->ns_region));
+	put_str(w, x->ns_device, sizeof(x->ns_device));
+}
+
+/* The bad bytes and the namespace match. */
+static void dec_region_ns(struct rcur *r, struct dt_proto_region *x)
+{
+	bool matched;
+
+	x->bad_bytes = get_u64(r);
+	x->ns_match = get_u8(r);
+	x->ns_mode = get_u8(r);
+	get_reserved(r, 2);
+	x->dev_major = get_u32(r);
+	x->dev_minor = get_u32(r);
+	get_reserved(r, 4);
+	get_str(r, x->ns_name, sizeof(x->ns_name));
+	get_str(r, x->ns_region, sizeof(x->ns_region));
+	get_str(r, x->ns_device, sizeof(x->ns_device));
+	check(r, (x->badblocks == 0) == (x->bad_bytes == 0), -EINVAL);
+	check(r, x->ns_match >= DT_NS_MATCH_NONE && x->ns_match <= DT_NS_MATCH_PARTITION,
+	      -EINVAL);
+	matched = x->ns_match >= DT_NS_MATCH_DAX;
+	if (matched)
+		check(r, x->ns_name[0] && x->ns_mode <= DT_NS_SECTOR &&
+			 (x->ns_match == DT_NS_MATCH_DAX) == !!(x->flags & DT_REGION_DEVDAX),
+		      -EINVAL);
+	else
+		check(r, !x->ns_name[0] && !x->ns_region[0] && !x->ns_device[0] && !x->ns_mode,
+		      -EINVAL);
 }
 
 void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x)
@@ -54,6 +92,7 @@ void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x)
 	check(r, !(x->flags & ~DT_REGION_FLAGS_ALL), -EINVAL);
 	check(r, x->flush >= DT_FLUSH_PMEM && x->flush <= DT_FLUSH_MSYNC, -EINVAL);
 	check(r, x->name[0] != '\0', -EINVAL);
+	dec_region_ns(r, x);
 }
 
 static void enc_entry(struct wcur *w, const struct dt_proto_entry *x)
@@ -101,6 +140,10 @@ static void enc_rstats(struct wcur *w, const struct dt_proto_region_stats *x)
 	put_u64(w, x->contended);
 	put_u64(w, x->wakeups);
 	put_u64(w, x->dirty_pages);
+	put_u64(w, x->bad_bytes);
+	put_u32(w, x->badblocks);
+	put_zero(w, 4);
+	put_u64(w, x->bad_hits);
 }
 
 void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x)
@@ -127,6 +170,11 @@ void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x)
 	x->dirty_pages = get_u64(r);
 	check_region_id(r, x->id);
 	check(r, x->name[0] != '\0', -EINVAL);
+	x->bad_bytes = get_u64(r);
+	x->badblocks = get_u32(r);
+	get_reserved(r, 4);
+	x->bad_hits = get_u64(r);
+	check(r, (x->badblocks == 0) == (x->bad_bytes == 0), -EINVAL);
 }
 
 static void enc_ns(struct wcur *w, const struct dt_proto_namespace *x)

@@ -443,3 +443,20 @@ const char *dt_proto_ns_mode_name(unsigned mode)
 	}
 	return "unknown";
 }
+
+const char *dt_proto_ns_match_name(unsigned match)
+{
+	switch (match) {
+	case DT_NS_MATCH_NONE:
+		return "none";
+	case DT_NS_MATCH_NO_NAMESPACES:
+		return "no-namespaces";
+	case DT_NS_MATCH_DAX:
+		return "dax";
+	case DT_NS_MATCH_BLOCK:
+		return "block";
+	case DT_NS_MATCH_PARTITION:
+		return "partition";
+	}
+	return "unknown";
+}

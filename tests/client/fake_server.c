@@ -75,6 +75,7 @@ static void region_rec(struct fake_server *f, unsigned i, struct dt_proto_region
 	r->size = f->regions[i].size;
 	r->flush = DT_FLUSH_MSYNC;
 	r->numa_node = -1;
+	r->ns_match = DT_NS_MATCH_NO_NAMESPACES;
 	strcpy(r->name, f->regions[i].name);
 	strcpy(r->path, f->regions[i].path);
 }

@@ -141,6 +141,21 @@ static void gen_region(struct dt_proto_region *r)
 	r->numa_node = (int32_t)rnd_below(8) - 1;
 	rnd_str(r->name, sizeof(r->name), true);
 	rnd_str(r->path, sizeof(r->path), false);
+	r->bad_bytes = r->badblocks ? 1 + rnd_below(UINT64_MAX) : 0;
+	r->dev_major = (uint32_t)rnd();
+	r->dev_minor = (uint32_t)rnd();
+	r->ns_match = DT_NS_MATCH_NONE + rnd_below(DT_NS_MATCH_PARTITION);
+	if (r->ns_match < DT_NS_MATCH_DAX)
+		return;
+	/* A matched record: a devdax region matches by its dax device, a file by its block. */
+	if (r->flags & DT_REGION_DEVDAX)
+		r->ns_match = DT_NS_MATCH_DAX;
+	else if (r->ns_match == DT_NS_MATCH_DAX)
+		r->ns_match = DT_NS_MATCH_BLOCK;
+	r->ns_mode = rnd_below(DT_NS_SECTOR + 1);
+	rnd_str(r->ns_name, sizeof(r->ns_name), true);
+	rnd_str(r->ns_region, sizeof(r->ns_region), false);
+	rnd_str(r->ns_device, sizeof(r->ns_device), false);
 }
 
 static void gen_rstats(struct dt_proto_region_stats *s)
@@ -156,6 +171,9 @@ static void gen_rstats(struct dt_proto_region_stats *s)
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		*f[i] = rnd();
 	s->tree_height = (uint32_t)rnd();
+	s->badblocks = (uint32_t)rnd_below(3);
+	s->bad_bytes = s->badblocks ? 1 + rnd_below(UINT64_MAX) : 0;
+	s->bad_hits = rnd();
 }
 
 static void gen_ns(struct dt_proto_namespace *n)

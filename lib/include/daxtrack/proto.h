@@ -123,7 +123,7 @@ enum dt_proto_op {
 #define DT_PROTO_HELLO_REP_SIZE		72
 #define DT_PROTO_REGIONS_REQ_SIZE	0
 #define DT_PROTO_REGIONS_REP_SIZE	8	/* + count * DT_PROTO_REGION_REC_SIZE */
-#define DT_PROTO_REGION_REC_SIZE	352
+#define DT_PROTO_REGION_REC_SIZE	472
 #define DT_PROTO_ATTACH_REQ_SIZE	72
 #define DT_PROTO_ATTACH_REP_SIZE	88
 #define DT_PROTO_FAULT_REQ_SIZE		16
@@ -142,7 +142,7 @@ enum dt_proto_op {
 #define DT_PROTO_LIST_REP_SIZE		16	/* + count * DT_PROTO_ENTRY_REC_SIZE */
 #define DT_PROTO_STATS_REQ_SIZE		8
 #define DT_PROTO_STATS_REP_SIZE		192	/* + count * DT_PROTO_RSTATS_REC_SIZE */
-#define DT_PROTO_RSTATS_REC_SIZE	200
+#define DT_PROTO_RSTATS_REC_SIZE	224
 #define DT_PROTO_NAMESPACES_REQ_SIZE	0
 #define DT_PROTO_NAMESPACES_REP_SIZE	8	/* + count * DT_PROTO_NS_REC_SIZE */
 #define DT_PROTO_NS_REC_SIZE		192
@@ -222,6 +222,15 @@ enum dt_proto_ns_mode {
 	DT_NS_SECTOR = 4,
 };
 
+/* How a region was matched to its namespace (REGIONS records). */
+enum dt_proto_ns_match {
+	DT_NS_MATCH_NONE = 1,		/* no namespace has the region's device */
+	DT_NS_MATCH_NO_NAMESPACES = 2,	/* the daemon knows no NVDIMM namespace */
+	DT_NS_MATCH_DAX = 3,		/* st_rdev of the device-DAX region is the namespace's */
+	DT_NS_MATCH_BLOCK = 4,		/* the file's st_dev is the namespace's block device */
+	DT_NS_MATCH_PARTITION = 5,	/* ... a partition of the namespace's block device */
+};
+
 struct dt_proto_hello_req {
 	uint16_t min_version;		/* 1 <= min <= max */
 	uint16_t max_version;
@@ -238,15 +247,24 @@ struct dt_proto_hello_rep {
 	char software[DT_PROTO_SOFTWARE_MAX];	/* e.g. "0.1.0" */
 };
 
+/* A region record. */
 struct dt_proto_region {
 	uint32_t id;			/* not DT_PROTO_ALL_REGIONS */
 	uint32_t flags;			/* DT_REGION_* */
 	uint64_t size;			/* bytes */
 	uint8_t flush;			/* enum dt_proto_flush */
-	uint32_t badblocks;		/* bad blocks inside the region */
+	uint32_t badblocks;		/* known bad ranges inside the region */
 	int32_t numa_node;		/* -1 if unknown */
 	char name[DT_PROTO_NAME_MAX];
 	char path[DT_PROTO_PATH_MAX];
+	uint64_t bad_bytes;		/* bytes in those ranges (0 iff @badblocks is 0) */
+	uint8_t ns_match;		/* enum dt_proto_ns_match */
+	uint8_t ns_mode;		/* enum dt_proto_ns_mode; 0 unless matched */
+	uint32_t dev_major;		/* the device looked for: st_rdev (devdax) */
+	uint32_t dev_minor;		/* or st_dev (a file) */
+	char ns_name[DT_PROTO_DEVNAME_MAX];	/* "namespace0.0"; "" unless matched */
+	char ns_region[DT_PROTO_DEVNAME_MAX];	/* "region0"; "" unless matched */
+	char ns_device[DT_PROTO_DEVNAME_MAX];	/* "pmem0" or "dax0.0"; "" unless matched */
 };
 
 /* Variable parts: host array for encoding, raw records after decoding. */
@@ -380,6 +398,9 @@ struct dt_proto_region_stats {
 	uint64_t contended;		/* waits for an entry lock */
 	uint64_t wakeups;
 	uint64_t dirty_pages;		/* pages of the dirty entries */
+	uint32_t badblocks;		/* known bad ranges inside the region */
+	uint64_t bad_bytes;		/* bytes in them */
+	uint64_t bad_hits;		/* FAULT and FSYNC requests refused for one (-EIO) */
 };
 
 struct dt_proto_stats_rep {
@@ -629,6 +650,15 @@ const char *dt_proto_flush_name(unsigned flush);
  * Return: "fsdax", "devdax", "raw", "sector" or "unknown" (ndctl's words).
  */
 const char *dt_proto_ns_mode_name(unsigned mode);
+
+/**
+ * dt_proto_ns_match_name() - The name of a region-to-namespace match.
+ * @match: enum dt_proto_ns_match.
+ *
+ * Return: "none", "no-namespaces", "dax", "block", "partition" or "unknown";
+ * a static string.
+ */
+const char *dt_proto_ns_match_name(unsigned match);
 
 /**
  * dt_proto_send() - Send one message, optionally with one fd.
