@@ -220,12 +220,27 @@ int srv_listen_activated(struct dt_server *srv, int fd)
 	return 0;
 }
 
-/* Create the socket's directory (one level) when it is missing. */
-static int make_parent(const char *path)
+/* Give a directory we just made its mode (not the umask's) and the socket's group. */
+static int fix_new_dir(const char *dir, gid_t gid)
+{
+	int fd, ret = 0;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, 0750) || (gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid)))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Create the socket's directory (one level, mode 0750, in @gid) when it is missing. */
+static int make_parent(const char *path, gid_t gid)
 {
 	char dir[DT_CONFIG_SOCKET_MAX + 1];
 	char *slash;
 	struct stat st;
+	int ret;
 
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
@@ -236,33 +251,77 @@ static int make_parent(const char *path)
 		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 	if (errno != ENOENT)
 		return -errno;
-	if (mkdir(dir, 0750) && errno != EEXIST)
-		return -errno;
+	if (mkdir(dir, 0750))
+		return errno == EEXIST ? 0 : -errno;
+	ret = fix_new_dir(dir, gid);
+	if (ret)
+		return ret;
 	dt_log(LOG_INFO, "created the socket directory %s", dir);
 	return 0;
 }
 
-/* A socket file is there: is a daemon listening on it? */
-static int check_existing(const char *path, const struct sockaddr_un *sa)
+/*
+ * Something may be at the socket path.  Only a stale socket of our own uid
+ * (nobody listens on it) is removed; anything else - a file, a symbolic
+ * link, another user's socket, a live socket of any type - is refused and
+ * left alone.  Return: 0 when the path is free, or a negative errno and
+ * @why, the reason for the log.
+ */
+static int check_existing(const char *path, const struct sockaddr_un *sa, char *why,
+			  size_t whylen)
 {
-	struct stat st;
+	struct stat st, again;
 	int fd, ret;
 
-	if (lstat(path, &st))
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
+	if (lstat(path, &st)) {
+		ret = errno == ENOENT ? 0 : -errno;
+		snprintf(why, whylen, "lstat");
+		return ret;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(why, whylen, "is a symbolic link (refused)");
+		return -ELOOP;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(why, whylen, "exists and is not a socket (refused)");
 		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	ret = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(why, whylen, "a socket of uid %u, not ours (refused)",
+			 (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "socket");
+		return ret;
+	}
+	ret = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? -errno : 0;
 	close(fd);
-	if (!ret)
+	/* EAGAIN: a full backlog; EPROTOTYPE: a live socket of another type. */
+	if (ret == -EPROTOTYPE) {
+		snprintf(why, whylen, "in use by a socket of another type");
 		return -EADDRINUSE;
-	if (errno != ECONNREFUSED && errno != EPROTOTYPE)
-		return -errno;
-	if (unlink(path) && errno != ENOENT)
-		return -errno;
+	}
+	if (!ret || ret == -EAGAIN) {
+		snprintf(why, whylen, "another daemon listens on it");
+		return -EADDRINUSE;
+	}
+	if (ret != -ECONNREFUSED) {
+		snprintf(why, whylen, "connect");
+		return ret;
+	}
+	/* Remove that very inode only. */
+	if (lstat(path, &again) || again.st_dev != st.st_dev || again.st_ino != st.st_ino) {
+		snprintf(why, whylen, "replaced while it was checked (refused)");
+		return -EAGAIN;
+	}
+	if (unlink(path) && errno != ENOENT) {
+		ret = -errno;
+		snprintf(why, whylen, "unlink of a stale socket");
+		return ret;
+	}
 	dt_log(LOG_NOTICE, "socket %s: replaced a stale socket", path);
 	return 0;
 }
@@ -291,12 +350,54 @@ static int listen_fail(const char *path, const char *what, int err)
 	return err;
 }
 
+/*
+ * Mode and group of the socket just bound, through an O_PATH descriptor of
+ * the name (never following a link): bind(2) gave it the mode through the
+ * umask, but a default ACL of the directory may have changed it.  Records
+ * the inode, so that only it is ever removed.
+ */
+static int own_socket(struct dt_server *srv, const char *path, mode_t mode, gid_t gid,
+		      const char **what)
+{
+	char proc[64];
+	struct stat st;
+	int fd, ret = 0;
+
+	*what = "open";
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+		*what = "not the socket just bound (refused)";
+		close(fd);
+		return -EIO;
+	}
+	srv->sock_dev = st.st_dev;
+	srv->sock_ino = st.st_ino;
+	snprintf(srv->sock_path, sizeof(srv->sock_path), "%s", path);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (gid != (gid_t)-1 && fchownat(fd, "", (uid_t)-1, gid, AT_EMPTY_PATH)) {
+		*what = "chown";
+		ret = -errno;
+	} else if ((st.st_mode & 07777) != mode && chmod(proc, mode)) {
+		*what = "chmod";
+		ret = -errno;
+	} else if (fstat(fd, &st) || (st.st_mode & 07777) != mode ||
+		   (gid != (gid_t)-1 && st.st_gid != gid)) {
+		*what = "mode or group did not stick";
+		ret = -EPERM;
+	}
+	close(fd);
+	return ret;
+}
+
 int srv_listen_path(struct dt_server *srv, const char *path, mode_t mode, const char *group)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
 	gid_t gid = (gid_t)-1;
+	const char *what = "bind";
 	mode_t old_umask;
+	char why[128];
 	int fd, ret;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -304,37 +405,26 @@ int srv_listen_path(struct dt_server *srv, const char *path, mode_t mode, const 
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (group[0] && resolve_group(group, &gid))
 		return listen_fail(path, "socket_group", -ENOENT);
-	ret = make_parent(path);
+	ret = make_parent(path, gid);
 	if (ret)
 		return listen_fail(path, "directory", ret);
-	ret = check_existing(path, &sa);
-	if (ret == -EEXIST)
-		return listen_fail(path, "exists and is not a socket (refused)", ret);
-	if (ret == -EADDRINUSE)
-		return listen_fail(path, "another daemon listens on it", ret);
+	ret = check_existing(path, &sa, why, sizeof(why));
 	if (ret)
-		return listen_fail(path, "stat", ret);
+		return listen_fail(path, why, ret);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return listen_fail(path, "socket", -errno);
+	/* Single-threaded here (no worker yet), so the umask is ours alone. */
 	old_umask = umask(0777 & ~mode);
 	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
 	umask(old_umask);
 	if (ret)
 		goto fail_close;
-	if (lstat(path, &st) || !S_ISSOCK(st.st_mode)) {
-		ret = -EIO;
-		goto fail_close;
-	}
-	srv->sock_dev = st.st_dev;
-	srv->sock_ino = st.st_ino;
-	snprintf(srv->sock_path, sizeof(srv->sock_path), "%s", path);
-	if (fchmodat(AT_FDCWD, path, mode, 0) ||
-	    (gid != (gid_t)-1 && lchown(path, (uid_t)-1, gid))) {
-		ret = -errno;
+	ret = own_socket(srv, path, mode, gid, &what);
+	if (ret)
 		goto fail_unlink;
-	}
 	if (listen(fd, 128)) {
+		what = "listen";
 		ret = -errno;
 		goto fail_unlink;
 	}
@@ -344,7 +434,7 @@ fail_unlink:
 	srv_unlisten(srv);
 fail_close:
 	close(fd);
-	return listen_fail(path, "bind", ret);
+	return listen_fail(path, what, ret);
 }
 
 void srv_unlisten(struct dt_server *srv)

@@ -42,9 +42,45 @@ int dt_state_default_region_path(const char *dir, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Whoever may write the directory may remove the marker (and a crash would
+ * then go without its recovery flush) or put files of their own in place of
+ * the default region: only the daemon's own uid may.
+ */
+static int check_dir(struct dt_state *st, bool created, char *err, size_t errlen)
+{
+	struct stat sb;
+	int ret;
+
+	/* mkdir(2) applied the umask: give a new directory its documented mode. */
+	if (created && fchmod(st->dirfd, DT_STATE_DIR_MODE)) {
+		ret = -errno;
+		state_err(st, err, errlen, "chmod: %s", strerror(errno));
+		return ret;
+	}
+	if (fstat(st->dirfd, &sb)) {
+		ret = -errno;
+		state_err(st, err, errlen, "fstat: %s", strerror(errno));
+		return ret;
+	}
+	if (sb.st_uid != geteuid()) {
+		state_err(st, err, errlen, "owned by uid %u, not by the daemon's uid %u (refused)",
+			  (unsigned)sb.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+		state_err(st, err, errlen, "mode %04o: writable by %s (refused)",
+			  (unsigned)(sb.st_mode & 07777),
+			  sb.st_mode & S_IWOTH ? "others" : "its group");
+		return -EPERM;
+	}
+	return 0;
+}
+
 int dt_state_open(struct dt_state *st, const char *dir, char *err, size_t errlen)
 {
 	size_t len = strlen(dir);
+	bool created = false;
 	struct stat sb;
 	int ret;
 
@@ -57,7 +93,9 @@ int dt_state_open(struct dt_state *st, const char *dir, char *err, size_t errlen
 	}
 	memcpy(st->path, dir, len + 1);
 
-	if (mkdir(dir, 0750) && errno != EEXIST) {
+	if (!mkdir(dir, DT_STATE_DIR_MODE)) {
+		created = true;
+	} else if (errno != EEXIST) {
 		ret = -errno;
 		state_err(st, err, errlen, "mkdir: %s", strerror(errno));
 		return ret;
@@ -81,7 +119,12 @@ int dt_state_open(struct dt_state *st, const char *dir, char *err, size_t errlen
 		state_err(st, err, errlen, "open: %s", strerror(errno));
 		return ret;
 	}
-	return 0;
+	ret = check_dir(st, created, err, errlen);
+	if (ret) {
+		close(st->dirfd);
+		st->dirfd = -1;
+	}
+	return ret;
 }
 
 /* Whether the old marker is held by a live daemon: -EBUSY then. */
@@ -112,9 +155,14 @@ static int write_marker(struct dt_state *st, int fd, const char *name, char *err
 	char buf[32];
 	int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
 	ssize_t n;
-
 	int e;
 
+	/* Not left to the umask: the mode is documented. */
+	if (fchmod(fd, DT_STATE_MARKER_MODE)) {
+		e = errno;
+		state_err(st, err, errlen, "%s: chmod: %s", name, strerror(e));
+		return -e;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		e = errno;
 		state_err(st, err, errlen, "%s: flock: %s", name, strerror(e));
@@ -150,7 +198,8 @@ static int create_marker(struct dt_state *st, const char *name, char *err, size_
 {
 	int fd, ret;
 
-	fd = openat(st->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	fd = openat(st->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    DT_STATE_MARKER_MODE);
 	if (fd < 0) {
 		ret = -errno;
 		if (ret != -EEXIST)

@@ -19,6 +19,8 @@
 
 #define DT_STATE_MARKER		"running"
 #define DT_STATE_DEFAULT_REGION	"default.region"
+#define DT_STATE_DIR_MODE	0750	/* a state directory the daemon creates */
+#define DT_STATE_MARKER_MODE	0640
 
 /**
  * struct dt_state - An open state directory.
@@ -36,13 +38,20 @@ struct dt_state {
  * dt_state_open() - Open (and create) the state directory.
  * @st: Filled in.
  * @dir: Absolute path; its last component is created with mode 0750 when
- *	 missing (the parent must exist).
+ *	 missing (the parent must exist), whatever the umask.
  * @err: Receives "state directory DIR: reason"; may be NULL.
  * @errlen: Size of @err.
  *
+ * The directory itself must not be a symbolic link, must belong to the
+ * daemon's effective uid and must not be writable by its group or by others:
+ * whoever can write it can delete the marker (a crash would then go without
+ * its recovery flush) or plant a file of their own as the default region.
+ * The path's earlier components are trusted, like any configured path.
+ *
  * Context: Any thread.
  * Return: 0; -ELOOP if @dir is a symbolic link; -ENOTDIR if it is not a
- * directory; -ENAMETOOLONG; the errno of mkdir(2) or open(2) otherwise.
+ * directory; -EPERM if it belongs to another uid or is writable by its
+ * group or others; -ENAMETOOLONG; the errno of mkdir(2) or open(2) otherwise.
  */
 int dt_state_open(struct dt_state *st, const char *dir, char *err, size_t errlen);
 
@@ -53,8 +62,11 @@ int dt_state_open(struct dt_state *st, const char *dir, char *err, size_t errlen
  * @err: Receives the reason of an error; may be NULL.
  * @errlen: Size of @err.
  *
- * A new marker is created with O_CREAT|O_EXCL|O_NOFOLLOW; an old one is
- * replaced by writing "running.tmp" and renaming it over.  Either way the
+ * A new marker is created with O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode
+ * 0640 whatever the umask; an old one (also a symbolic link or anything else
+ * that is not a locked regular file: it counts as an unclean exit, and is
+ * never followed) is replaced by writing "running.tmp" and renaming it
+ * over.  Either way the
  * pid is written, the file and then the directory are fsync'ed before this
  * returns, so the marker exists on stable storage.
  *
