@@ -32,6 +32,7 @@ static const struct bench_section_def sections[] = {
 	{ "tree", bench_tree, "the multi-order radix tree: dense, sparse and mixed 4KiB/2MiB" },
 	{ "mapping", bench_mapping, "the DAX mapping layer: faults, locks, writeback against its floor" },
 	{ "daemon", bench_daemon, "daxtrackd over its socket: fsync, DIRTY, requests, memory" },
+	{ "load", bench_load, "daxtrackd under 64 clients: ops/s, p50/p99/max, status, RSS" },
 };
 
 #define NR_SECTIONS (sizeof(sections) / sizeof(sections[0]))
@@ -293,6 +294,14 @@ static void usage(FILE *f)
 		"sections (default: all):\n");
 	for (i = 0; i < NR_SECTIONS; i++)
 		fprintf(f, "  %-8s %s\n", sections[i].name, sections[i].help);
+	fprintf(f, "\nload: its own daxtrackd with 4 file regions of 256MiB (in /dev/shm, or\n"
+		"$DT_BENCH_TMPDIR), warmed up untimed; 64 client threads, one connection\n"
+		"each, for 10 s x F loop a random mix of FAULT 4KiB/2MiB, DIRTY, FSYNC, QUERY\n"
+		"and LIST; every 20 ms an observer times the requests of `daxtrackctl status`,\n"
+		"and the real daxtrackctl ($DT_BENCH_DAXTRACKCTL) is run and timed 5 times.\n"
+		"Prints ops/s and p50/p99/max per request kind, the status latency (target:\n"
+		"max <= 50 ms), the daemon's peak RSS (VmHWM) and RssAnon; any failed request\n"
+		"is an error (exit 1).  --reps does not apply to it.  See docs/performance.md.\n");
 }
 
 static const struct bench_section_def *find_section(const char *name)

@@ -11,6 +11,7 @@
 #ifndef DT_BENCH_H
 #define DT_BENCH_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@ struct bench_opts {
 int bench_tree(const struct bench_opts *o);
 int bench_mapping(const struct bench_opts *o);
 int bench_daemon(const struct bench_opts *o);
+int bench_load(const struct bench_opts *o);
 
 /* Timing. */
 
@@ -202,5 +204,21 @@ bool bench_target(const struct bench_opts *o, const char *name, double ratio, bo
  * @fmt: printf format; the message is prefixed with "dt-bench: <section>: ".
  */
 void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * bench_wait_go() - Sleep until *@go (under @lock) is no longer 0, the start
+ * signal of a benchmark's threads.  Return: its value, 1 run or -1 give up.
+ */
+static inline int bench_wait_go(pthread_mutex_t *lock, pthread_cond_t *cond, const int *go)
+{
+	int v;
+
+	pthread_mutex_lock(lock);
+	while (!*go)
+		pthread_cond_wait(cond, lock);
+	v = *go;
+	pthread_mutex_unlock(lock);
+	return v;
+}
 
 #endif /* DT_BENCH_H */

@@ -45,6 +45,8 @@
 #include <daxtrack/client.h>
 
 #include "bench.h"
+#include "bench_daemon.h"
+#include "load_gen.h"
 
 #ifndef DT_BENCH_DAXTRACKD
 #define DT_BENCH_DAXTRACKD "daxtrackd"	/* searched in $PATH */
@@ -64,12 +66,7 @@
 static const char *const region_name[NR_REGIONS] = { "a", "b" };
 
 struct dmn {
-	char dir[160];
-	char conf[224];
-	char sock[224];
-	char log[224];
-	char path[NR_REGIONS][224];
-	pid_t pid;
+	struct bench_dmn b;			/* the process, its files and socket */
 	struct dt_client *c;			/* the main handle */
 	struct dt_client_region *r[NR_REGIONS];
 	uint32_t id[NR_REGIONS];
@@ -77,7 +74,7 @@ struct dmn {
 	char *mem;				/* the client's mapping of "a" */
 };
 
-/* ---- the daemon's life ---- */
+/* ---- the daemon's life (bench_daemon.h) ---- */
 
 static const char *tmp_base(void)
 {
@@ -91,43 +88,26 @@ static const char *tmp_base(void)
 	return p && *p ? p : "/tmp";
 }
 
-static const char *daemon_path(void)
+const char *bench_daemon_path(void)
 {
 	const char *p = getenv("DT_BENCH_DAXTRACKD");
 
 	return p && *p ? p : DT_BENCH_DAXTRACKD;
 }
 
-static int dmn_setup(struct dmn *d)
+static int dmn_write_conf(const struct bench_dmn *d, const struct bench_dmn_spec *spec,
+			  const char *state)
 {
-	char state[200];
-	FILE *f;
+	FILE *f = fopen(d->conf, "w");
 
-	snprintf(d->dir, sizeof(d->dir), "%s/dt-bench-daemon-XXXXXX", tmp_base());
-	if (!mkdtemp(d->dir)) {
-		bench_fail("mkdtemp %s: %s", d->dir, strerror(errno));
-		d->dir[0] = '\0';
-		return -1;
-	}
-	snprintf(d->conf, sizeof(d->conf), "%s/daxtrackd.conf", d->dir);
-	snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
-	snprintf(d->log, sizeof(d->log), "%s/daxtrackd.log", d->dir);
-	snprintf(state, sizeof(state), "%s/state", d->dir);
-	for (unsigned i = 0; i < NR_REGIONS; i++)
-		snprintf(d->path[i], sizeof(d->path[i]), "%s/%s.region", d->dir, region_name[i]);
-	if (mkdir(state, 0700)) {
-		bench_fail("mkdir %s: %s", state, strerror(errno));
-		return -1;
-	}
-	f = fopen(d->conf, "w");
 	if (!f) {
 		bench_fail("%s: %s", d->conf, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "[daemon]\nstate_dir = %s\nworkers = 4\nmax_ranges = %u\nlog_level = warning\n",
-		state, DAEMON_RANGES);
-	for (unsigned i = 0; i < NR_REGIONS; i++)
-		fprintf(f, "\n[region \"%s\"]\npath = %s\nsize = 1G\n", region_name[i], d->path[i]);
+	fprintf(f, "[daemon]\nstate_dir = %s\n%s", state, spec->daemon_conf);
+	for (unsigned i = 0; i < d->nr_regions; i++)
+		fprintf(f, "\n[region \"%s\"]\npath = %s\nsize = %s\n", spec->names[i], d->path[i],
+			spec->size);
 	if (fclose(f)) {
 		bench_fail("%s: %s", d->conf, strerror(errno));
 		return -1;
@@ -135,7 +115,37 @@ static int dmn_setup(struct dmn *d)
 	return 0;
 }
 
-static void dmn_exec(const struct dmn *d)
+int bench_dmn_setup(struct bench_dmn *d, const struct bench_dmn_spec *spec)
+{
+	char dir[sizeof(d->dir)], state[200];
+
+	d->pid = -1;
+	d->dir[0] = '\0';
+	if (spec->nr_regions > BENCH_DMN_MAX_REGIONS) {
+		bench_fail("%u regions: at most %u", spec->nr_regions, BENCH_DMN_MAX_REGIONS);
+		return -1;
+	}
+	d->nr_regions = spec->nr_regions;
+	snprintf(dir, sizeof(dir), "%s/dt-bench-%s-XXXXXX", tmp_base(), spec->tag);
+	if (!mkdtemp(dir)) {
+		bench_fail("mkdtemp %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	memcpy(d->dir, dir, sizeof(dir));
+	snprintf(d->conf, sizeof(d->conf), "%s/daxtrackd.conf", dir);
+	snprintf(d->sock, sizeof(d->sock), "%s/sock", dir);
+	snprintf(d->log, sizeof(d->log), "%s/daxtrackd.log", dir);
+	snprintf(state, sizeof(state), "%s/state", dir);
+	for (unsigned i = 0; i < d->nr_regions; i++)
+		snprintf(d->path[i], sizeof(d->path[i]), "%s/%s.region", dir, spec->names[i]);
+	if (mkdir(state, 0700)) {
+		bench_fail("mkdir %s: %s", state, strerror(errno));
+		return -1;
+	}
+	return dmn_write_conf(d, spec, state);
+}
+
+static void dmn_exec(const struct bench_dmn *d)
 {
 	int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
@@ -146,9 +156,9 @@ static void dmn_exec(const struct dmn *d)
 	}
 	if (!getenv("PMEM_IS_PMEM_FORCE"))
 		setenv("PMEM_IS_PMEM_FORCE", "1", 1);
-	execlp(daemon_path(), "daxtrackd", "--foreground", "--config", d->conf, "--socket",
-	       d->sock, (char *)NULL);
-	fprintf(stderr, "exec %s: %s\n", daemon_path(), strerror(errno));
+	execlp(bench_daemon_path(), "daxtrackd", "--foreground", "--config", d->conf,
+	       "--socket", d->sock, (char *)NULL);
+	fprintf(stderr, "exec %s: %s\n", bench_daemon_path(), strerror(errno));
 	_exit(127);
 }
 
@@ -170,7 +180,7 @@ static bool can_connect(const char *path)
 	return ok;
 }
 
-static void dmn_show_log(const struct dmn *d)
+static void dmn_show_log(const struct bench_dmn *d)
 {
 	char line[512];
 	FILE *f = fopen(d->log, "r");
@@ -183,8 +193,7 @@ static void dmn_show_log(const struct dmn *d)
 	fclose(f);
 }
 
-/* Starts the daemon and waits (up to 30 s) until it accepts connections. */
-static int dmn_start(struct dmn *d)
+int bench_dmn_start(struct bench_dmn *d)
 {
 	int status;
 
@@ -201,19 +210,19 @@ static int dmn_start(struct dmn *d)
 			return 0;
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = -1;
-			bench_fail("%s exited at start-up (status 0x%x)", daemon_path(), status);
+			bench_fail("%s exited at start-up (status 0x%x)", bench_daemon_path(),
+				   status);
 			dmn_show_log(d);
 			return -1;
 		}
 		usleep(10000);
 	}
-	bench_fail("%s did not open %s within 30 s", daemon_path(), d->sock);
+	bench_fail("%s did not open %s within 30 s", bench_daemon_path(), d->sock);
 	dmn_show_log(d);
 	return -1;
 }
 
-/* Whether the daemon still runs; a daemon that died is a functional error. */
-static bool dmn_alive(struct dmn *d)
+bool bench_dmn_alive(struct bench_dmn *d)
 {
 	int status;
 
@@ -225,9 +234,65 @@ static bool dmn_alive(struct dmn *d)
 	return false;
 }
 
+static int dmn_reap(struct bench_dmn *d)
+{
+	int status = 0;
+	pid_t pid;
+
+	do {
+		pid = waitpid(d->pid, &status, 0);
+	} while (pid < 0 && errno == EINTR);
+	d->pid = -1;
+	return pid < 0 ? -1 : status;
+}
+
+int bench_dmn_stop(struct bench_dmn *d)
+{
+	int status;
+
+	if (d->pid <= 0) {
+		bench_fail("daxtrackd is not running");
+		return -1;
+	}
+	kill(d->pid, SIGTERM);
+	status = dmn_reap(d);
+	if (status >= 0 && WIFEXITED(status))
+		return WEXITSTATUS(status);
+	bench_fail("daxtrackd did not exit after SIGTERM (status 0x%x)", status);
+	dmn_show_log(d);
+	return -1;
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
+}
+
+void bench_dmn_cleanup(struct bench_dmn *d)
+{
+	if (d->pid > 0) {
+		kill(d->pid, SIGKILL);
+		dmn_reap(d);
+	}
+	if (d->dir[0])
+		nftw(d->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The "daemon" section's daemon: "a" and "b", 1GiB each. */
+static int dmn_setup(struct dmn *d)
+{
+	char conf[128];
+	const struct bench_dmn_spec spec = {
+		.tag = "daemon",
+		.nr_regions = NR_REGIONS,
+		.names = region_name,
+		.size = "1G",
+		.daemon_conf = conf,
+	};
+
+	snprintf(conf, sizeof(conf), "workers = 4\nmax_ranges = %u\nlog_level = warning\n",
+		 DAEMON_RANGES);
+	return bench_dmn_setup(&d->b, &spec);
 }
 
 static void dmn_cleanup(struct dmn *d)
@@ -235,14 +300,7 @@ static void dmn_cleanup(struct dmn *d)
 	if (d->c)
 		dt_client_close(d->c);
 	d->c = NULL;
-	if (d->pid > 0) {
-		kill(d->pid, SIGKILL);
-		while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		d->pid = -1;
-	}
-	if (d->dir[0])
-		nftw(d->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	bench_dmn_cleanup(&d->b);
 }
 
 /* ---- clients ---- */
@@ -255,20 +313,20 @@ static int client_open(const struct dmn *d, unsigned idx, uint32_t batch, struct
 	int fd, ret;
 
 	dt_client_options_init(&opt);
-	opt.socket = d->sock;
+	opt.socket = d->b.sock;
 	opt.flags = DT_CLIENT_NO_RECONNECT;
 	opt.batch_ranges = batch;
 	ret = dt_client_connect_opts(&opt, cp);
 	if (ret) {
-		bench_fail("connect %s: %s", d->sock, strerror(-ret));
+		bench_fail("connect %s: %s", d->b.sock, strerror(-ret));
 		return -1;
 	}
-	fd = open(d->path[idx], O_RDWR | O_CLOEXEC);
+	fd = open(d->b.path[idx], O_RDWR | O_CLOEXEC);
 	ret = fd < 0 ? -errno : dt_client_attach_fd(*cp, fd, rp);
 	if (fd >= 0)
 		close(fd);
 	if (ret) {
-		bench_fail("attach %s: %s", d->path[idx], strerror(-ret));
+		bench_fail("attach %s: %s", d->b.path[idx], strerror(-ret));
 		dt_client_close(*cp);
 		*cp = NULL;
 		return -1;
@@ -336,33 +394,14 @@ static int dmn_connect(const struct bench_opts *o, struct dmn *d)
 
 /* ---- 1. memory ---- */
 
-/* A "Key:   N kB" line of /proc/PID/status, in kB; -1 if missing. */
-static long proc_status_kb(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':')
-			kb = strtol(line + klen + 1, NULL, 10);
-	fclose(f);
-	return kb;
-}
-
 struct rss {
 	long vm, anon;		/* kB */
 };
 
 static void rss_read(pid_t pid, struct rss *r)
 {
-	r->vm = proc_status_kb(pid, "VmRSS");
-	r->anon = proc_status_kb(pid, "RssAnon");
+	r->vm = load_proc_kb(pid, "VmRSS");
+	r->anon = load_proc_kb(pid, "RssAnon");
 }
 
 /* Every page of "a" as its own range: even pages, then odd ones: 4KiB entries only. */
@@ -433,11 +472,11 @@ static int part_memory(const struct bench_opts *o, struct dmn *d)
 	bench_section(o, "daemon.memory");
 	bench_note(o, "daemon VmRSS growth per GiB fully tracked: all 262144 pages of \"a\" "
 		   "marked as single pages; all 512 2MiB ranges of \"b\"");
-	rss_read(d->pid, &r0);
+	rss_read(d->b.pid, &r0);
 	if (mark_all_pages(d) || region_stats(d->c, d->id[0], &s) ||
 	    check_entries(&s, "\"a\" after marking every page", REGION_PAGES, 0, REGION_PAGES))
 		return -1;
-	rss_read(d->pid, &r1);
+	rss_read(d->b.pid, &r1);
 	memory_report(o, "4k", &r0, &r1, &s);
 	if (!(d->flags[1] & DT_REGION_PMD)) {
 		bench_note(o, "region \"b\" is not PMD-capable here (mapping not 2MiB-aligned): "
@@ -447,7 +486,7 @@ static int part_memory(const struct bench_opts *o, struct dmn *d)
 		    check_entries(&s, "\"b\" after marking every 2MiB", 0, REGION_BYTES / PMD_BYTES,
 				  REGION_PAGES))
 			return -1;
-		rss_read(d->pid, &r2);
+		rss_read(d->b.pid, &r2);
 		memory_report(o, "2m", &r1, &r2, &s);
 	}
 	/* Clean "a" for what follows; this also maps all of it in the daemon (warm). */
@@ -934,13 +973,8 @@ static void *req_thread_fn(void *arg)
 {
 	struct req_thread *th = arg;
 	struct req_arg *a = th->a;
-	int go;
+	int go = bench_wait_go(&a->lock, &a->cond, &a->go);
 
-	pthread_mutex_lock(&a->lock);
-	while (!a->go)
-		pthread_cond_wait(&a->cond, &a->lock);
-	go = a->go;
-	pthread_mutex_unlock(&a->lock);
 	for (uint64_t i = 0; go > 0 && i < a->per_client; i++) {
 		int ret = req_one(a, th->t, i);
 
@@ -1042,7 +1076,7 @@ out:
 
 int bench_daemon(const struct bench_opts *o)
 {
-	struct dmn d = { .pid = -1 };
+	struct dmn d = { .b.pid = -1 };
 	int (*const parts[])(const struct bench_opts *, struct dmn *) = {
 		part_memory, part_fsync, part_dirty, part_requests,
 	};
@@ -1051,14 +1085,14 @@ int bench_daemon(const struct bench_opts *o)
 	bench_section(o, "daemon");
 	if (dmn_setup(&d))
 		goto out;
-	bench_note(o, "%s on %s, 2 regions of 1GiB (files), PMEM_IS_PMEM_FORCE=%s", daemon_path(),
-		   d.sock, getenv("PMEM_IS_PMEM_FORCE") ?: "1");
-	if (dmn_start(&d) || dmn_connect(o, &d))
+	bench_note(o, "%s on %s, 2 regions of 1GiB (files), PMEM_IS_PMEM_FORCE=%s",
+		   bench_daemon_path(), d.b.sock, getenv("PMEM_IS_PMEM_FORCE") ?: "1");
+	if (bench_dmn_start(&d.b) || dmn_connect(o, &d))
 		goto out;
 	ret = 0;
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !ret; i++) {
 		ret = parts[i](o, &d);
-		if (!dmn_alive(&d))
+		if (!bench_dmn_alive(&d.b))
 			ret = -1;
 	}
 out:
