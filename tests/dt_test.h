@@ -10,11 +10,13 @@
 #ifndef DT_TEST_H
 #define DT_TEST_H
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 struct dt_test_counts {
 	unsigned long passed, failed;
@@ -62,6 +64,27 @@ static inline int dt_test_done(void)
 	printf("%s: %lu passed, %lu failed\n", dt_test_counts.prog, dt_test_counts.passed,
 	       dt_test_counts.failed);
 	return dt_test_counts.failed ? 1 : 0;
+}
+
+/* Open descriptors of process @pid (0: this one, not counting the scan's own), or -1. */
+static inline int dt_test_fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fd");
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return pid ? n : n - 1;
 }
 
 #endif /* DT_TEST_H */

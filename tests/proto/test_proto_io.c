@@ -26,21 +26,6 @@ DT_TEST_DEFINE("test_proto_io");
 static char tmpdir[] = "/tmp/dt-proto-io-XXXXXX";
 static char tmpfile_path[64];
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;	/* the directory's own fd */
-}
-
 static void pair(int sv[2])
 {
 	CHECK_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
@@ -99,11 +84,11 @@ static void test_oversized(void)
 	CHECK_EQ(dt_proto_send(sv[0], out, sizeof(in), -1), sizeof(in));
 	CHECK_EQ(dt_proto_recv(sv[1], in, sizeof(in), &fd), sizeof(in));
 	/* An oversized packet's fd is closed. */
-	before = count_fds();
+	before = dt_test_fd_count(0);
 	CHECK_EQ(dt_proto_send(sv[0], out, sizeof(out), sv[0]), sizeof(out));
 	CHECK_EQ(dt_proto_recv(sv[1], in, sizeof(in), &fd), -EMSGSIZE);
 	CHECK_EQ(fd, -1);
-	CHECK_EQ(count_fds(), before);
+	CHECK_EQ(dt_test_fd_count(0), before);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -134,10 +119,10 @@ static void test_pass_fd(void)
 	close(got);
 
 	/* An fd nobody asked for is closed. */
-	before = count_fds();
+	before = dt_test_fd_count(0);
 	CHECK_EQ(dt_proto_send(sv[0], msg, sizeof(msg), file), sizeof(msg));
 	CHECK_EQ(dt_proto_recv(sv[1], in, sizeof(in), NULL), sizeof(msg));
-	CHECK_EQ(count_fds(), before);
+	CHECK_EQ(dt_test_fd_count(0), before);
 	close(file);
 	close(sv[0]);
 	close(sv[1]);
@@ -174,14 +159,14 @@ static void test_extra_fds(void)
 	int sv[2], got = -1, before;
 
 	pair(sv);
-	before = count_fds();
+	before = dt_test_fd_count(0);
 	for (int n = 2; n <= 16; n += 7) {	/* 16: more than the receiver has room for */
 		dt_test_ctx("extra fds %d", n);
 		send_fds(sv[0], sv[0], n);
 		CHECK_EQ(dt_proto_recv(sv[1], in, sizeof(in), &got), 1);
 		CHECK(got >= 0);
 		close(got);
-		CHECK_EQ(count_fds(), before);
+		CHECK_EQ(dt_test_fd_count(0), before);
 	}
 	close(sv[0]);
 	close(sv[1]);

@@ -223,24 +223,6 @@ static inline int sh_run_as(uid_t uid, gid_t gid, void (*fn)(void *), void *arg)
 	return sh_status(st);
 }
 
-/* The number of descriptors open in process @pid. */
-static inline int sh_fd_count(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	int n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /*
  * At most @max descriptors in the daemon (a leak would add thousands; the
  * daemon may still be closing connections of earlier cases, so fewer is
@@ -251,7 +233,7 @@ static inline bool sh_wait_fd_count(int max)
 	int n = -1;
 
 	for (unsigned i = 0; i < 400; i++) {
-		n = sh_fd_count(dh.pid);
+		n = dt_test_fd_count(dh.pid);
 		if (n >= 0 && n <= max)
 			return true;
 		dh_sleep_ms(5);

@@ -573,7 +573,7 @@ static void test_attach_names(void)
 	c = dh_open();
 	if (!CHECK(c))
 		return;
-	fds = sh_fd_count(dh.pid);
+	fds = dt_test_fd_count(dh.pid);
 	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	CHECK(ino >= 0 && watch_dir(ino, dh.dir) >= 0 && watch_dir(ino, state_dir) >= 0);
 	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -820,7 +820,7 @@ static void test_fd_flood(void)
 	c = dh_open();
 	if (!CHECK(c) || !CHECK(fd >= 0))
 		return;
-	base = sh_fd_count(dh.pid);
+	base = dt_test_fd_count(dh.pid);
 	for (unsigned i = 0; i < 256; i++) {
 		dt_proto_init_request(&req, DT_OP_REGIONS, 0);
 		ok += call_with_fds(c, &req, fd, 0) == 0;
