@@ -589,13 +589,37 @@ static int send_reply(struct dt_conn *c, const void *buf, size_t len)
 	}
 }
 
-/* Serve one request.  Return: 0 to re-arm, or why to close. */
-static int serve(struct dt_worker *w, struct dt_conn *c, const char **why)
+/*
+ * Requests served in a row on one connection before it goes back to epoll:
+ * bounds what one pipelining client takes from the others.
+ */
+#define SERVE_BURST	16
+
+/*
+ * Whether the reply just encoded answers a DIRTY.  Clients send their dirty
+ * batches ahead of the next request without waiting (an FSYNC, or the next
+ * batch), so after a DIRTY the next request is usually queued already: it is
+ * read at once, by this worker, rather than through epoll and the wake-up of
+ * another worker (a context switch of 14-20 us here).  After any other
+ * request the connection is re-armed at once, sparing a recvmsg(2) that
+ * would find nothing.
+ */
+static bool dirty_reply(const uint8_t *out, size_t len)
+{
+	return len >= DT_PROTO_HDR_SIZE && (out[6] | out[7] << 8) == DT_OP_DIRTY;
+}
+
+/*
+ * Serve one request.  @more is set when the next one may be queued already.
+ * Return: 0 to re-arm (or to go on with @more), or why to close.
+ */
+static int serve(struct dt_worker *w, struct dt_conn *c, const char **why, bool *more)
 {
 	size_t out_len;
 	ssize_t n;
 	int fd = -1, ret;
 
+	*more = false;
 	n = dt_proto_recv(c->fd, w->in, c->max_message, &fd);
 	if (n == -EAGAIN || n == -EINTR)
 		return 0;
@@ -621,6 +645,7 @@ static int serve(struct dt_worker *w, struct dt_conn *c, const char **why)
 		return ret;
 	}
 	ret = send_reply(c, w->out, out_len);
+	*more = !ret && dirty_reply(w->out, out_len);
 	if (ret == -ETIMEDOUT) {
 		dt_log(LOG_NOTICE, "client %llu (uid %u, pid %d): does not read its replies: closing",
 		       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid);
@@ -663,7 +688,9 @@ static void *worker_main(void *arg)
 	struct epoll_event ev;
 	struct dt_conn *c;
 	const char *why;
-	int n;
+	unsigned k;
+	bool more;
+	int n, ret;
 
 	urcu_memb_register_thread();
 	for (;;) {
@@ -681,7 +708,11 @@ static void *worker_main(void *arg)
 		c = ev.data.ptr;
 		take_over(c);
 		why = NULL;
-		if (serve(w, c, &why)) {
+		k = 0;
+		do
+			ret = serve(w, c, &why, &more);
+		while (!ret && more && ++k < SERVE_BURST);
+		if (ret) {
 			conn_close(srv, c, why);
 			continue;
 		}

@@ -25,12 +25,35 @@ void dt_client_init_req(struct dt_client *c, struct dt_msg *m, uint16_t op)
 		m->version = (uint8_t)c->hello.version;
 }
 
+/* Put ranges back into a batch; past memory, one range covering them (more, never less). */
+static void requeue(struct dt_rset *batch, const struct dt_rset *from)
+{
+	if (!from->n || !dt_rset_add_set(batch, from, from->n))
+		return;
+	dt_rset_collapse(batch);
+	dt_rset_add(batch, from->r[0].offset,
+		    from->r[from->n - 1].offset + from->r[from->n - 1].length);
+}
+
+/* The ranges of the DIRTYs in flight go back to their batches: unacknowledged. */
+static void requeue_flights(struct dt_client *c)
+{
+	for (; c->flight_n; c->flight_n--) {
+		struct dt_client_flight *f = &c->flight[c->flight_head];
+
+		requeue(&f->r->batch, &f->ranges);
+		dt_rset_clear(&f->ranges);
+		c->flight_head = (c->flight_head + 1) % DT_CLIENT_DIRTY_WINDOW;
+	}
+}
+
 void dt_client_conn_drop(struct dt_client *c, int err)
 {
 	if (c->sock >= 0)
 		close(c->sock);
 	c->sock = -1;
 	c->lost_err = err;
+	requeue_flights(c);
 }
 
 static int lost(struct dt_client *c, int err)
@@ -63,8 +86,8 @@ static int send_msg(struct dt_client *c, const struct dt_msg *m, int fd)
 	return 0;
 }
 
-/* Receive the reply to @req into c->rx and decode it into @rep. */
-static int recv_reply(struct dt_client *c, const struct dt_msg *req, struct dt_msg *rep)
+/* Receive the next reply into c->rx and decode it into @rep: the one to @id, @op. */
+static int recv_next(struct dt_client *c, uint32_t id, uint16_t op, struct dt_msg *rep)
 {
 	ssize_t n;
 
@@ -75,9 +98,62 @@ static int recv_reply(struct dt_client *c, const struct dt_msg *req, struct dt_m
 		return lost(c, n == -EMSGSIZE ? -EPROTO : (int)n);
 	/* A reply we cannot read or match: the stream is out of sync. */
 	if (dt_proto_decode(c->rx, (size_t)n, rep) || !(rep->flags & DT_PROTO_F_REPLY) ||
-	    rep->id != req->id || rep->op != req->op)
+	    rep->id != id || rep->op != op)
 		return lost(c, -EPROTO);
 	return 0;
+}
+
+static void log_acked_set(struct dt_client_region *r, const struct dt_rset *from)
+{
+	if (dt_rset_add_set(&r->acked, from, from->n) || r->acked.n > DT_CLIENT_LOG_MAX)
+		dt_rset_collapse(&r->acked);
+}
+
+/*
+ * Read the reply of the oldest DIRTY in flight.  Acknowledged, its ranges
+ * join the region's acked set; refused, they are dropped and the region
+ * remembers the error for its next fsync (as for a batch sent in line).
+ */
+static int reap_one(struct dt_client *c, int *refused)
+{
+	struct dt_client_flight *f = &c->flight[c->flight_head];
+	struct dt_msg rep;
+	int err;
+
+	err = recv_next(c, f->id, DT_OP_DIRTY, &rep);
+	if (err)
+		return err;	/* lost: the flights went back to their batches */
+	if (status_is_loss(rep.status))
+		return lost(c, rep.status);
+	if (rep.status) {
+		f->r->dirty_err = rep.status;
+		if (!*refused)
+			*refused = rep.status;
+	} else {
+		log_acked_set(f->r, &f->ranges);
+	}
+	dt_rset_clear(&f->ranges);
+	c->flight_head = (c->flight_head + 1) % DT_CLIENT_DIRTY_WINDOW;
+	c->flight_n--;
+	return 0;
+}
+
+int dt_client_reap(struct dt_client *c)
+{
+	int refused = 0;
+
+	while (c->flight_n)
+		if (reap_one(c, &refused))
+			return DT_CLIENT_LOST;
+	return refused;
+}
+
+/* Receive the reply to @req (after those of the DIRTYs in flight, sent before it). */
+static int recv_reply(struct dt_client *c, const struct dt_msg *req, struct dt_msg *rep)
+{
+	if (dt_client_reap(c) == DT_CLIENT_LOST)
+		return DT_CLIENT_LOST;
+	return recv_next(c, req->id, req->op, rep);
 }
 
 static int connect_socket(const char *path, int *sockp)
@@ -171,8 +247,9 @@ static void set_region(struct dt_msg *m, uint32_t id)
 
 static void log_acked(struct dt_client_region *r, uint32_t count)
 {
-	if (dt_rset_add_set(&r->acked, &r->batch, count) || r->acked.n > DT_CLIENT_LOG_MAX)
-		dt_rset_collapse(&r->acked);
+	struct dt_rset first = { .r = r->batch.r, .n = count };
+
+	log_acked_set(r, &first);
 	dt_rset_drop_first(&r->batch, count);
 }
 
@@ -413,6 +490,41 @@ int dt_client_xact(struct dt_client *c, struct dt_client_region *r, bool with_ba
 			return c->lost_err;
 		c->cnt.replays++;
 	}
+}
+
+/*
+ * Send a full DIRTY of the batch of @r without waiting for its reply, once
+ * the oldest of a full window is reaped (its refusal, if any, is returned).
+ * Any loss: the batch (with the flights put back) goes in line, with the
+ * reconnection that implies.
+ */
+int dt_client_send_batch_ahead(struct dt_client *c, struct dt_client_region *r)
+{
+	struct dt_client_flight *f;
+	struct dt_msg req;
+	int err, refused = 0;
+
+	if (c->sock < 0 || r->gone)
+		return dt_client_send_batch(c, r);
+	if (c->flight_n == DT_CLIENT_DIRTY_WINDOW && reap_one(c, &refused))
+		return dt_client_send_batch(c, r);
+	f = &c->flight[(c->flight_head + c->flight_n) % DT_CLIENT_DIRTY_WINDOW];
+	dirty_msg(c, r, &req);
+	/* The ranges move first: an ENOMEM leaves them in the batch, sent in line. */
+	if (dt_rset_add_set(&f->ranges, &r->batch, req.dirty_req.count)) {
+		dt_rset_clear(&f->ranges);
+		return dt_client_send_batch(c, r);
+	}
+	err = send_msg(c, &req, -1);
+	if (err) {
+		dt_rset_clear(&f->ranges);
+		return err == DT_CLIENT_LOST ? dt_client_send_batch(c, r) : err;
+	}
+	dt_rset_drop_first(&r->batch, req.dirty_req.count);
+	f->r = r;
+	f->id = req.id;
+	c->flight_n++;
+	return refused;
 }
 
 /* Send the batch of @r (reconnecting if need be). */

@@ -59,6 +59,13 @@ struct dt_client_region {
 	bool map_writable;
 };
 
+/* One DIRTY in flight: its ranges left the batch, not yet acknowledged. */
+struct dt_client_flight {
+	struct dt_client_region *r;
+	uint32_t id;
+	struct dt_rset ranges;
+};
+
 struct dt_client {
 	pthread_mutex_t lock;
 	int sock;			/* -1 after a loss, until the reconnect */
@@ -74,6 +81,9 @@ struct dt_client {
 	struct dt_client_counters cnt;
 	uint8_t *tx;
 	uint8_t *rx;
+	struct dt_client_flight flight[DT_CLIENT_DIRTY_WINDOW];	/* a ring */
+	unsigned flight_head;		/* the oldest */
+	unsigned flight_n;
 };
 
 /* Returned inside the library when the connection was lost (c->lost_err says why). */
@@ -85,6 +95,14 @@ void dt_client_conn_drop(struct dt_client *c, int err);
 int dt_client_xact(struct dt_client *c, struct dt_client_region *r, bool with_batch,
 		   struct dt_msg *req, int fd, struct dt_msg *rep);
 int dt_client_send_batch(struct dt_client *c, struct dt_client_region *r);
+/*
+ * dt_client_send_batch_ahead(): a full batch as a DIRTY in flight (the window
+ * allowing), else dt_client_send_batch().  dt_client_reap(): read the replies
+ * of every DIRTY in flight; 0, DT_CLIENT_LOST (the flights went back into
+ * their batches), or the first refusal (also kept in its region's dirty_err).
+ */
+int dt_client_send_batch_ahead(struct dt_client *c, struct dt_client_region *r);
+int dt_client_reap(struct dt_client *c);
 void dt_client_init_req(struct dt_client *c, struct dt_msg *m, uint16_t op);
 
 #endif /* DT_CLIENT_PRIVATE_H */

@@ -55,6 +55,8 @@ static void client_free(struct dt_client *c)
 	}
 	if (c->sock >= 0)
 		close(c->sock);
+	for (unsigned i = 0; i < DT_CLIENT_DIRTY_WINDOW; i++)
+		dt_rset_free(&c->flight[i].ranges);
 	pthread_mutex_destroy(&c->lock);
 	free(c->tx);
 	free(c->rx);
@@ -121,6 +123,7 @@ int dt_client_close(struct dt_client *c)
 		return 0;
 	pthread_mutex_lock(&c->lock);
 	c->closing = true;
+	dt_client_reap(c);
 	for (r = c->regions; r; r = r->next) {
 		e = dt_client_send_batch(c, r);
 		if (e && !err)
@@ -222,12 +225,19 @@ int dt_client_namespaces(struct dt_client *c, struct dt_proto_namespace **out, u
 	return err;
 }
 
-/* Send every region's batch; the first error, after trying them all. */
+/*
+ * Send every region's batch and wait for every DIRTY in flight; the first
+ * error, after trying them all.  A loss while reaping put the flights back
+ * into their batches, sent in line here (reconnecting).
+ */
 static int flush_all(struct dt_client *c)
 {
 	struct dt_client_region *r;
-	int err = 0, e;
+	int err, e;
 
+	err = dt_client_reap(c);
+	if (err == DT_CLIENT_LOST)
+		err = 0;
 	for (r = c->regions; r; r = r->next) {
 		e = r->gone ? 0 : dt_client_send_batch(c, r);
 		if (e && !err)
@@ -354,6 +364,8 @@ int dt_client_detach(struct dt_client_region *r)
 		return 0;
 	c = r->c;
 	pthread_mutex_lock(&c->lock);
+	/* No flight may outlive its region: reaped, or put back into the batches. */
+	dt_client_reap(c);
 	err = r->gone ? r->gone : dt_client_send_batch(c, r);
 	for (pp = &c->regions; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
@@ -569,7 +581,7 @@ static int dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t le
 	if (err)
 		return err;
 	if (r->batch.n >= c->batch_max)
-		return dt_client_send_batch(c, r);
+		return dt_client_send_batch_ahead(c, r);
 	return 0;
 }
 

@@ -298,9 +298,13 @@ static void build_index(struct cc_region *r)
 	uint64_t np = region_pages(r), p;
 	size_t *fill, i;
 
-	qsort(r->drains, r->ndrains, sizeof(*r->drains), cmp_u64);
-	qsort(r->fulls, r->nfulls, sizeof(*r->fulls), cmp_u64);
-	qsort(r->ranges, r->nranges, sizeof(*r->ranges), cmp_range);
+	/* qsort() of an empty, never allocated array: NULL is not allowed. */
+	if (r->ndrains)
+		qsort(r->drains, r->ndrains, sizeof(*r->drains), cmp_u64);
+	if (r->nfulls)
+		qsort(r->fulls, r->nfulls, sizeof(*r->fulls), cmp_u64);
+	if (r->nranges)
+		qsort(r->ranges, r->nranges, sizeof(*r->ranges), cmp_range);
 	free(r->page_start);
 	free(r->page_flush);
 	r->page_start = zalloc(np + 1, sizeof(*r->page_start));

@@ -41,6 +41,15 @@ static uint64_t sent(struct dt_client *c, unsigned op)
 	return k.sent_by_op[op];
 }
 
+/* The next DIRTY is answered @status. */
+static void refuse_next_dirty(int status)
+{
+	fake_lock(&fk);
+	fk.dirty_status = status;
+	fk.dirty_status_count = 1;
+	fake_unlock(&fk);
+}
+
 static struct dt_client *connect_fast(uint32_t batch, unsigned flags)
 {
 	struct dt_client_options o;
@@ -237,6 +246,9 @@ static void test_batching(void)
 	for (unsigned i = 0; i < 4; i++)
 		CHECK_EQ(dt_client_dirty(r, (100 + 2 * i) * PAGE, 1), 0);
 	CHECK_EQ(sent(c, DT_OP_DIRTY), 1);
+	/* Sent ahead: the flush waits for its reply, sending nothing more. */
+	CHECK_EQ(dt_client_flush_dirty(c), 0);
+	CHECK_EQ(sent(c, DT_OP_DIRTY), 1);
 	CHECK_EQ(fake_op(DT_OP_DIRTY), d0 + 1);
 	fake_lock(&fk);
 	CHECK_EQ(fk.max_dirty_count, 8);
@@ -281,6 +293,82 @@ static void test_batching(void)
 	CHECK_EQ(dt_client_close(c), 0);
 }
 
+/* Dirty pages 2 * i for i in [first, first + n): n separate ranges. */
+static void dirty_stride(struct dt_client_region *r, unsigned first, unsigned n)
+{
+	for (unsigned i = first; i < first + n; i++)
+		CHECK_EQ(dt_client_dirty(r, 2 * i * PAGE, 1), 0);
+}
+
+static bool stride_marked_once(unsigned ri, unsigned first, unsigned n)
+{
+	bool ok = true;
+
+	fake_lock(&fk);
+	for (unsigned i = first; i < first + n; i++)
+		ok &= fk.regions[ri].dirty[2 * i] == 1 && fk.regions[ri].marked[2 * i] == 1;
+	fake_unlock(&fk);
+	return ok;
+}
+
+static void test_window(void)
+{
+	struct dt_client *c = connect_fast(8, 0);
+	struct dt_client_region *r = attach_rw(c, 1);
+	struct dt_client_region_info info;
+	struct dt_client_counters k;
+	uint64_t d0 = fake_op(DT_OP_DIRTY);
+
+	dt_test_ctx("dirty window");
+	/* Twice the window of full batches: each sent as it fills, none left. */
+	dirty_stride(r, 0, 8 * 2 * DT_CLIENT_DIRTY_WINDOW);
+	CHECK_EQ(sent(c, DT_OP_DIRTY), 2 * DT_CLIENT_DIRTY_WINDOW);
+	dt_client_region_info(r, &info);
+	CHECK_EQ(info.pending, 0);
+	CHECK_EQ(dt_client_flush_dirty(c), 0);
+	CHECK_EQ(sent(c, DT_OP_DIRTY), 2 * DT_CLIENT_DIRTY_WINDOW);
+	CHECK_EQ(fake_op(DT_OP_DIRTY), d0 + 2 * DT_CLIENT_DIRTY_WINDOW);
+	CHECK(stride_marked_once(1, 0, 8 * 2 * DT_CLIENT_DIRTY_WINDOW));
+	/* An FSYNC behind batches in flight: answered after them, covering them. */
+	dirty_stride(r, 100, 8 * 3);
+	CHECK_EQ(dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, NULL), 0);
+	CHECK_EQ(fake_dirty_count(&fk, 1), 0);
+
+	/*
+	 * Lost with batches in flight: the daemon drops the connection when the
+	 * second of three DIRTYs comes (the third is never read).  The first was
+	 * answered, but whether its reply can still be read after the close is
+	 * the kernel's business: unacknowledged, it is sent again (re-marking is
+	 * safe).  The other two go back to the batch and are sent again.
+	 */
+	fake_arm_drop(&fk, DT_OP_DIRTY, 2, 20, false, false);
+	dirty_stride(r, 130, 8 * 3);
+	CHECK_EQ(dt_client_flush_dirty(c), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.reconnects, 1);
+	CHECK(k.resent_ranges == 16 || k.resent_ranges == 24);
+	CHECK(stride_marked_once(1, 138, 8 * 2));
+	CHECK(fake_dirty(&fk, 1, 2 * 130, 1) && fake_dirty(&fk, 1, 2 * 137, 1));
+
+	/* A batch refused in flight: its dirty() gives no error, the reaping call does. */
+	refuse_next_dirty(-EIO);
+	dirty_stride(r, 160, 8);
+	CHECK_EQ(dt_client_flush_dirty(c), -EIO);
+	CHECK_EQ(dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, NULL), -EIO);
+	CHECK_EQ(dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, NULL), 0);
+	/* Refused, then another batch sent ahead: dirty() returns the refusal once. */
+	refuse_next_dirty(-EPERM);
+	dirty_stride(r, 170, 8 * DT_CLIENT_DIRTY_WINDOW);
+	for (unsigned i = 0; i < 7; i++)
+		CHECK_EQ(dt_client_dirty(r, 2 * (210 + i) * PAGE, 1), 0);
+	CHECK_EQ(dt_client_dirty(r, 2 * 217 * PAGE, 1), -EPERM);
+	CHECK_EQ(dt_client_flush_dirty(c), 0);
+	CHECK(stride_marked_once(1, 178, 8 * (DT_CLIENT_DIRTY_WINDOW - 1)));
+	CHECK(fake_clean(&fk, 1, 2 * 170, 1) && fake_clean(&fk, 1, 2 * 177, 1));
+	CHECK_EQ(dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, NULL), -EPERM);
+	CHECK_EQ(dt_client_close(c), 0);
+}
+
 static void test_hello_threshold(void)
 {
 	struct dt_client *c;
@@ -320,20 +408,14 @@ static void test_refused(void)
 	struct dt_client_region *r = attach_rw(c, 0);
 
 	dt_test_ctx("refused dirty");
-	fake_lock(&fk);
-	fk.dirty_status = -ENOMEM;
-	fk.dirty_status_count = 1;
-	fake_unlock(&fk);
+	refuse_next_dirty(-ENOMEM);
 	CHECK_EQ(dt_client_dirty(r, 500 * PAGE, 1), 0);
 	CHECK_EQ(dt_client_flush_dirty(c), -ENOMEM);
 	/* The next fsync cannot vouch for those marks: it says so, once. */
 	CHECK_EQ(dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, NULL), -ENOMEM);
 	CHECK_EQ(dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, NULL), 0);
 	/* Refused in the pipeline in front of an fsync. */
-	fake_lock(&fk);
-	fk.dirty_status = -EIO;
-	fk.dirty_status_count = 1;
-	fake_unlock(&fk);
+	refuse_next_dirty(-EIO);
 	CHECK_EQ(dt_client_persist_range(r, 501 * PAGE, 1, NULL), -EIO);
 	CHECK_EQ(dt_client_persist_range(r, 501 * PAGE, 1, NULL), 0);
 	CHECK(fake_clean(&fk, 0, 501, 1));
@@ -534,6 +616,7 @@ int main(void)
 	test_regions_attach();
 	test_map();
 	test_batching();
+	test_window();
 	test_hello_threshold();
 	test_refused();
 	test_reconnect_same();

@@ -55,11 +55,21 @@
  * DT_CLIENT_LOG_MAX ranges a region's set is collapsed into one covering
  * range (more is re-marked, never less).
  *
+ * A batch that reaches the threshold in dt_client_dirty() is sent ahead: the
+ * call returns without waiting for the DIRTY reply, so that the daemon marks
+ * one batch while the application fills the next.  At most
+ * DT_CLIENT_DIRTY_WINDOW (4) DIRTYs are in flight per handle; the oldest
+ * reply is read when the window is full, and every one before any other
+ * exchange (an FSYNC sent behind them is answered after them: the daemon
+ * serves a connection in order).  A range in flight is not acknowledged:
+ * after a lost connection it is resent like the batch.
+ *
  * Errors of refused dirty marks: when the daemon refuses a DIRTY batch for a
- * reason other than a lost connection, the call that sent it returns the
- * error and the region remembers it: its next dt_client_fsync() or
- * dt_client_persist() returns it once (-EPERM, -ERANGE...), so an fsync never
- * succeeds over marks that were dropped.
+ * reason other than a lost connection, the call that read the refusal
+ * returns the error (the dt_client_dirty() or dt_client_flush_dirty() that
+ * sent or waited for the batch) and the region remembers it: its next
+ * dt_client_fsync() or dt_client_persist() returns it once (-EPERM,
+ * -ERANGE...), so an fsync never succeeds over marks that were dropped.
  *
  * Threads: a handle is locked inside.  One mutex per struct dt_client guards
  * its socket, every request/reply exchange, its regions and their batches,
@@ -96,6 +106,8 @@ struct dt_client_region;
 #define DT_CLIENT_BACKOFF_MAX_MS	200
 /* Reconnections one request may go through before its error is returned. */
 #define DT_CLIENT_MAX_REPLAYS	4
+/* DIRTY messages sent ahead, replies unread, at most (per handle). */
+#define DT_CLIENT_DIRTY_WINDOW	4
 /* Acknowledged, not yet fsynced ranges kept per region before collapsing. */
 #define DT_CLIENT_LOG_MAX	65536
 
@@ -438,12 +450,13 @@ int dt_client_fault(struct dt_client_region *r, uint64_t offset, unsigned order,
  * @length: Bytes, >= 1.
  *
  * Adds the pages of the range to the region's batch (merging), and sends the
- * batch as one DIRTY message if it reached the threshold.
+ * batch ahead as one DIRTY message if it reached the threshold (waiting for
+ * the oldest reply when DT_CLIENT_DIRTY_WINDOW are in flight).
  *
  * Context: Any thread.  Takes the handle's lock; blocks only when it sends.
  * Return: 0; -EINVAL for a zero @length; -ERANGE past the region's end;
- * -EPERM without write rights; -ENOMEM; when it sent the batch, the
- * daemon's refusal or a connection error.
+ * -EPERM without write rights; -ENOMEM; when it sent a batch, the daemon's
+ * refusal of one whose reply it read, or a connection error.
  */
 int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length);
 
@@ -464,6 +477,8 @@ int dt_client_dirty_addr(struct dt_client_region *r, const void *addr, size_t le
 /**
  * dt_client_flush_dirty() - Send every pending dirty batch of the handle now.
  * @c: The handle.
+ *
+ * Returns once the daemon has answered every DIRTY, those sent ahead too.
  *
  * Context: Any thread.  Takes the handle's lock; blocks.
  * Return: 0 (also with nothing to send); the first refusal or connection
