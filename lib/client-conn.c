@@ -183,11 +183,12 @@ static uint32_t batch_limit(const struct dt_client *c)
 	uint32_t max = c->hello.max_ranges;
 	uint32_t fit = (c->hello.max_message - DT_PROTO_HDR_SIZE - DT_PROTO_DIRTY_REQ_SIZE) /
 		       DT_PROTO_RANGE_REC_SIZE;
+	uint32_t want = c->o.batch_ranges ? c->o.batch_ranges : DT_CLIENT_BATCH_RANGES;
 
 	if (fit < max)
 		max = fit;
-	if (c->o.batch_ranges && c->o.batch_ranges < max)
-		max = c->o.batch_ranges;
+	if (want < max)
+		max = want;
 	return max ? max : 1;
 }
 

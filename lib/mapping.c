@@ -205,12 +205,13 @@ static void fill_fault(struct dt_fault *out, uint64_t base, unsigned order, uint
  * hole wait for one sector lookup.
  */
 static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
-		       struct dt_fault *out, unsigned flags)
+		       struct dt_fault *out, unsigned flags, bool *hole)
 {
 	uint64_t base, v;
-	unsigned order;
-	void *e = dt_tree_lookup_order(m->tree, pgoff, &base, &order);
+	unsigned order, tags;
+	void *e = dt_tree_lookup_tags(m->tree, pgoff, &base, &order, &tags);
 
+	*hole = !e;
 	if (!e)
 		return false;
 	v = entry_from_tree(e);
@@ -222,7 +223,7 @@ static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, 
 	if (write) {
 		if (!entry_real(v))
 			return false;
-		if (!dt_tree_tag_get(m->tree, base, DT_TAG_DIRTY) &&
+		if (!(tags & (1u << DT_TAG_DIRTY)) &&
 		    dt_tree_cmpxchg_tags(m->tree, base, e, e, 1u << DT_TAG_DIRTY, 0) != e)
 			return false;
 		flags |= DT_FAULT_DIRTY;
@@ -278,7 +279,9 @@ static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, boo
 		size = DT_PTE;
 		flags |= DT_FAULT_FALLBACK;
 	}
-	if (fault_fast(m, pgoff, size, write, out, flags))
+	bool hole;
+
+	if (fault_fast(m, pgoff, size, write, out, flags, &hole))
 		return 0;
 	ret = grab_entry(m, pgoff, size, &le, &flags);
 	if (ret)
@@ -343,8 +346,6 @@ static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
 	uint64_t sector = 0;
 	int ret;
 
-	if (dt_tree_lookup(m->tree, pgoff))
-		return -EEXIST;
 	ret = lookup_sector(m, pgoff, order, &sector);
 	if (ret)
 		return ret;
@@ -362,22 +363,23 @@ int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 	for (;;) {
 		enum dt_size size = DT_PTE;
 		struct dt_fault f;
+		bool hole;
 
 		if (!(p & PMD_MASK) && last - p >= PMD_MASK && pmd_fits(m, p))
 			size = DT_PMD;
-		ret = mark_hole(m, p, size);
-		if (!ret) {
+		/* One walk for an entry there already (unlocked), one insert for a hole. */
+		if (fault_fast(m, p, size, true, &f, 0, &hole)) {
+			p = f.base + (1ULL << f.order);
+		} else if (hole && !(ret = mark_hole(m, p, size))) {
 			p += size == DT_PMD ? PMD_PAGES : 1;
-			if (p > last)
-				return 0;
-			continue;
+		} else {
+			if (hole && ret != -EEXIST)
+				return ret;
+			ret = do_fault(m, p, size, true, &f);
+			if (ret)
+				return ret;
+			p = f.base + (1ULL << f.order);
 		}
-		if (ret != -EEXIST)
-			return ret;
-		ret = do_fault(m, p, size, true, &f);
-		if (ret)
-			return ret;
-		p = f.base + (1ULL << f.order);
 		if (p > last)
 			return 0;
 	}

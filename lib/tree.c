@@ -662,8 +662,9 @@ void *dt_tree_lookup(const struct dt_tree *t, uint64_t index)
 	return entry;
 }
 
-void *dt_tree_lookup_order(const struct dt_tree *t, uint64_t index, uint64_t *base,
-			   unsigned *order)
+/* dt_tree_lookup_tags(), the tags only if @tags is not NULL. */
+static void *lookup_range(const struct dt_tree *t, uint64_t index, uint64_t *base,
+			  unsigned *order, unsigned *tags)
 {
 	struct walk w;
 	void *entry = NULL;
@@ -675,9 +676,25 @@ void *dt_tree_lookup_order(const struct dt_tree *t, uint64_t index, uint64_t *ba
 			*base = w.base;
 		if (order)
 			*order = w.order;
+		if (tags)
+			*tags = 0;
+		for (unsigned tag = 0; tags && tag < DT_TREE_MAX_TAGS; tag++)
+			*tags |= (unsigned)tag_bit(w.node, tag, w.off) << tag;
 	}
 	read_unlock();
 	return entry;
+}
+
+void *dt_tree_lookup_order(const struct dt_tree *t, uint64_t index, uint64_t *base,
+			   unsigned *order)
+{
+	return lookup_range(t, index, base, order, NULL);
+}
+
+void *dt_tree_lookup_tags(const struct dt_tree *t, uint64_t index, uint64_t *base,
+			  unsigned *order, unsigned *tags)
+{
+	return lookup_range(t, index, base, order, tags);
 }
 
 static void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off,
@@ -701,7 +718,7 @@ int dt_tree_insert_tagged(struct dt_tree *t, uint64_t index, unsigned order, voi
 {
 	uint64_t base = order_base(index, order);
 	struct dt_node *n;
-	unsigned off;
+	unsigned off = 0;	/* set by locked_find(); gcc -O2 cannot see it */
 	int ret;
 
 	if (order > DT_TREE_MAX_ORDER || !entry_storable(entry) ||

@@ -89,6 +89,19 @@ static void multiorder_tag_test(uint64_t index, unsigned order)
 		ok &= dt_tree_tag_get(t, idx[i], 0) && !dt_tree_tag_get(t, idx[i], 1) &&
 		      !dt_tree_tag_get(t, idx[i], 2);
 	CHECK(ok);
+	/* dt_tree_lookup_tags() from every sampled index: the entry, its range, its tags. */
+	CHECK_EQ(dt_tree_tag_set(t, index, 2), 0);
+	ok = true;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t eb = 1;
+		unsigned eo = 99, tags = 0;
+
+		ok &= dt_tree_lookup_tags(t, idx[i], &eb, &eo, &tags) == obj(1) && eb == b &&
+		      eo == order && tags == 5;
+	}
+	CHECK(ok);
+	CHECK_EQ(dt_tree_tag_clear(t, index, 2), 0);
+	CHECK(ok);
 	CHECK(dt_tree_tagged(t, 0));
 	CHECK(!dt_tree_tagged(t, 1));
 	CHECK_EQ(tree_stats(t).tagged[0], 1);
@@ -101,6 +114,16 @@ static void multiorder_tag_test(uint64_t index, unsigned order)
 	CHECK(ok);
 	CHECK(!dt_tree_tagged(t, 0));
 	CHECK(!dt_tree_tagged(t, 1));
+	{
+		unsigned tags = 77;
+
+		CHECK(dt_tree_lookup_tags(t, index, NULL, NULL, &tags) == obj(1) && tags == 0);
+		tags = 77;
+		if (b > 0)
+			CHECK(!dt_tree_lookup_tags(t, b - 1, NULL, NULL, &tags) && tags == 77);
+		if (l < UINT64_MAX)
+			CHECK(!dt_tree_lookup_tags(t, l + 1, NULL, NULL, &tags) && tags == 77);
+	}
 
 	/* Set through one alias, see it through all, clear through another. */
 	ok = true;

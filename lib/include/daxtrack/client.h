@@ -23,8 +23,8 @@
  * 4KiB page granularity: a range stands for every page it touches; adjacent
  * and overlapping ranges are merged).  The batch of a region goes to the
  * daemon as one DIRTY message when it holds the threshold number of ranges
- * (the daemon's max_ranges from HELLO, or the smaller batch_ranges of the
- * options), on dt_client_flush_dirty(), before any fsync of a range it
+ * (batch_ranges of the options, by default DT_CLIENT_BATCH_RANGES, at most
+ * the daemon's max_ranges from HELLO), on dt_client_flush_dirty(), before any fsync of a range it
  * overlaps (pipelined with the FSYNC: still one round trip), before a punch,
  * query, list, stats or dump of the region (so they see the marks), and at
  * detach and close.  A dirty() call that does not reach the threshold costs
@@ -106,6 +106,13 @@ struct dt_client_region;
 #define DT_CLIENT_BACKOFF_MAX_MS	200
 /* Reconnections one request may go through before its error is returned. */
 #define DT_CLIENT_MAX_REPLAYS	4
+/*
+ * The default threshold of a dirty batch, in ranges: small enough that the
+ * batches of an application dirtying many pages go ahead while it writes
+ * (an fsync then carries at most this many ranges in line), large enough
+ * that a DIRTY costs the daemon far more marking than messaging.
+ */
+#define DT_CLIENT_BATCH_RANGES	256
 /* DIRTY messages sent ahead, replies unread, at most (per handle). */
 #define DT_CLIENT_DIRTY_WINDOW	4
 /* Acknowledged, not yet fsynced ranges kept per region before collapsing. */
@@ -122,7 +129,7 @@ struct dt_client_region;
  * @socket: Socket path; NULL: $DAXTRACK_SOCKET if set and not empty, else
  *	DT_PROTO_SOCKET_PATH.  Copied.
  * @flags: DT_CLIENT_NO_RECONNECT, DT_CLIENT_WAIT.
- * @batch_ranges: Ranges per DIRTY message; 0: the daemon's max_ranges.  Never
+ * @batch_ranges: Ranges per DIRTY message; 0: DT_CLIENT_BATCH_RANGES.  Never
  *	more than the daemon's max_ranges (nor what fits in its max_message).
  * @retries: Connection attempts after a loss; 0: DT_CLIENT_RETRIES.
  * @backoff_min_ms: Sleep before the second attempt; doubled after each
@@ -222,7 +229,7 @@ struct dt_client_list {
 
 /**
  * dt_client_options_init() - Fill options with the defaults.
- * @o: The options: socket NULL, flags 0, batch_ranges 0 (the daemon's),
+ * @o: The options: socket NULL, flags 0, batch_ranges 0 (DT_CLIENT_BATCH_RANGES),
  *	retries DT_CLIENT_RETRIES, backoff DT_CLIENT_BACKOFF_MIN_MS to
  *	DT_CLIENT_BACKOFF_MAX_MS.
  *

@@ -165,6 +165,25 @@ void *dt_tree_lookup_order(const struct dt_tree *t, uint64_t index, uint64_t *ba
 			   unsigned *order);
 
 /**
+ * dt_tree_lookup_tags() - dt_tree_lookup_order() that also reads the tags.
+ * @t: The tree.
+ * @index: Any index inside the entry's range.
+ * @base: If not NULL and an entry is found, set to its first index.
+ * @order: If not NULL and an entry is found, set to its order.
+ * @tags: If an entry is found, set to its tags (bit n: tag n), read after
+ *	  the entry; untouched otherwise.
+ *
+ * One walk where dt_tree_lookup_order() then dt_tree_tag_get() take two.
+ * The entry and its tags are read one after the other, not as one snapshot:
+ * a writer may change the tags in between.
+ *
+ * Context: Lock-free RCU reader.
+ * Return: The entry, or NULL if none.
+ */
+void *dt_tree_lookup_tags(const struct dt_tree *t, uint64_t index, uint64_t *base,
+			  unsigned *order, unsigned *tags);
+
+/**
  * dt_tree_replace() - Replace the entry covering an index.
  * @t: The tree.
  * @index: Any index inside the entry's range.
