@@ -285,17 +285,14 @@ static void stop_witness(void)
 
 /* ---- never reading ---- */
 
-/* Send STATS requests, never read: exit 0 once the daemon closes us. */
-static int nonreader_main(unsigned k)
+/* Send STATS requests on @c, never read: 0 once the daemon closes us. */
+static int never_read(struct dh_conn *c, unsigned k)
 {
-	struct dh_conn *c = dh_open();
 	uint64_t deadline = chaos_now_ns() + 60000000000ULL;
 	struct pollfd pfd;
 	struct dt_msg req;
 	size_t len;
 
-	if (!c)
-		return 3;
 	dt_proto_init_request(&req, DT_OP_STATS, 1);
 	req.stats_req.region = DT_PROTO_ALL_REGIONS;
 	if (dt_proto_encode(&req, c->out, sizeof(c->out), &len))
@@ -312,6 +309,18 @@ static int nonreader_main(unsigned k)
 		poll(&pfd, 1, 50);
 	}
 	return 5;	/* never closed */
+}
+
+static int nonreader_main(unsigned k)
+{
+	struct dh_conn *c = dh_open();
+	int ret;
+
+	if (!c)
+		return 3;
+	ret = never_read(c, k);
+	dh_close(c);
+	return ret;
 }
 
 static bool all_full(void)
