@@ -36,6 +36,7 @@ struct dh {
 	char log[PATH_MAX];
 	const char *exe;
 	pid_t pid;
+	int start_status;	/* exit status of a daemon that did not start, or -1 */
 };
 
 static struct dh dh;
@@ -191,7 +192,10 @@ static inline int dh_wait_ready(pid_t pid, int *status)
 	return -1;
 }
 
-/* Start the daemon with the standard options plus @extra (NULL-terminated). */
+/*
+ * Start the daemon with the standard options plus @extra (NULL-terminated):
+ * 0 once it serves; -1 if it did not start (dh.start_status: how it exited).
+ */
 static inline int dh_start_args(const char *const *extra)
 {
 	char *argv[32];
@@ -208,10 +212,12 @@ static inline int dh_start_args(const char *const *extra)
 	while (extra && *extra && n < 31)
 		argv[n++] = (char *)*extra++;
 	argv[n] = NULL;
+	dh.start_status = -1;
 	dh.pid = dh_spawn(argv);
 	if (dh.pid < 0)
 		return -1;
 	if (dh_wait_ready(dh.pid, &st)) {
+		dh.start_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		fprintf(stderr, "daemon did not start (status 0x%x); log:\n", st);
 		dh.pid = 0;
 		if (system("true"))
@@ -224,6 +230,23 @@ static inline int dh_start_args(const char *const *extra)
 static inline int dh_start(void)
 {
 	return dh_start_args(NULL);
+}
+
+/* Run the daemon with exactly these arguments (NULL-terminated) to completion: its exit status. */
+static inline int dh_run_wait(const char *const *args)
+{
+	char *argv[32];
+	int n = 0, st = 0;
+	pid_t pid;
+
+	argv[n++] = (char *)dh.exe;
+	while (*args && n < 31)
+		argv[n++] = (char *)*args++;
+	argv[n] = NULL;
+	pid = dh_spawn(argv);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* Send @sig and reap: the exit status (or 128 + signal). */

@@ -21,23 +21,6 @@ DT_TEST_DEFINE("test_daemon_lifecycle");
 #define PG 4096ULL
 #define MB (1ULL << 20)
 
-/* Run the daemon with these arguments to completion: its exit status. */
-static int run_wait(const char *const *args)
-{
-	char *argv[32];
-	int n = 0, st = 0;
-	pid_t pid;
-
-	argv[n++] = (char *)dh.exe;
-	while (*args && n < 31)
-		argv[n++] = (char *)*args++;
-	argv[n] = NULL;
-	pid = dh_spawn(argv);
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void test_options(void)
 {
 	const char *help[] = { "--help", NULL };
@@ -46,12 +29,12 @@ static void test_options(void)
 	const char *extra[] = { "-f", "-c", "/nonexistent/daxtrackd.conf", NULL };
 
 	dt_test_ctx("options");
-	CHECK_EQ(run_wait(help), 0);
+	CHECK_EQ(dh_run_wait(help), 0);
 	CHECK(dh_log_has("--foreground"));
-	CHECK_EQ(run_wait(version), 0);
+	CHECK_EQ(dh_run_wait(version), 0);
 	CHECK(dh_log_has("daxtrackd 0.1.0"));
-	CHECK_EQ(run_wait(bad), 2);
-	CHECK_EQ(run_wait(extra), 1);	/* a --config file must exist */
+	CHECK_EQ(dh_run_wait(bad), 2);
+	CHECK_EQ(dh_run_wait(extra), 1);	/* a --config file must exist */
 }
 
 static bool marker_exists(void)
@@ -208,12 +191,12 @@ static void test_socket_path(void)
 		return;
 	fputs("precious", f);
 	fclose(f);
-	CHECK_EQ(run_wait(fg), 1);
+	CHECK_EQ(dh_run_wait(fg), 1);
 	CHECK(dh_log_has("exists and is not a socket"));
 	CHECK(!stat(dh.sock, &st) && S_ISREG(st.st_mode) && st.st_size == 8);
 	unlink(dh.sock);
 	CHECK(!symlink(dh.conf, dh.sock));
-	CHECK_EQ(run_wait(fg), 1);
+	CHECK_EQ(dh_run_wait(fg), 1);
 	CHECK(!lstat(dh.sock, &st) && S_ISLNK(st.st_mode));
 	unlink(dh.sock);
 	CHECK(!marker_exists());	/* a failed start leaves no marker */
@@ -228,7 +211,7 @@ static void test_socket_path(void)
 	CHECK(dh_log_has("replaced a stale socket"));
 
 	dt_test_ctx("socket: live, same state directory");
-	CHECK_EQ(run_wait(fg), 1);	/* same state dir: refused (marker locked) */
+	CHECK_EQ(dh_run_wait(fg), 1);	/* same state dir: refused (marker locked) */
 	dh_path(other_conf, "other.conf");
 	f = fopen(other_conf, "w");
 	if (!CHECK(f))
@@ -238,7 +221,7 @@ static void test_socket_path(void)
 	{
 		const char *other[] = { "-f", "-c", other_conf, "-s", dh.sock, NULL };
 
-		CHECK_EQ(run_wait(other), 1);
+		CHECK_EQ(dh_run_wait(other), 1);
 	}
 	CHECK(dh_log_has("another daemon listens on it"));
 	CHECK(still_connectable());
@@ -294,7 +277,7 @@ static void test_detach(void)
 	pid_t pid = 0;
 
 	dt_test_ctx("detach");
-	CHECK_EQ(run_wait(bg), 0);
+	CHECK_EQ(dh_run_wait(bg), 0);
 	c = dh_open();	/* serving as soon as the command returned */
 	if (!CHECK(c))
 		return;
