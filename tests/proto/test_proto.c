@@ -941,6 +941,204 @@ static void test_var_replies(void)
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 }
 
+/* Offsets in a region record (docs/protocol.md) of the fields patched below. */
+#define REG_FLAGS	4
+#define REG_BADBLOCKS	20
+#define REG_BAD_BYTES	352
+#define REG_NS_MATCH	360
+#define REG_NS_MODE	361
+#define REG_DEV_MAJOR	364
+#define REG_DEV_MINOR	368
+#define REG_NS_NAME	376
+#define REG_NS_REGION	408
+#define REG_NS_DEVICE	440
+
+/* A REGIONS reply with the one record @r in buf: its length. */
+static size_t encode_region_rec(const struct dt_proto_region *r)
+{
+	struct dt_msg req, m;
+	size_t len = 0;
+
+	dt_proto_init_request(&req, DT_OP_REGIONS, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	regions[0] = *r;
+	m.regions_rep.count = 1;
+	m.regions_rep.regions = regions;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + 8 + DT_PROTO_REGION_REC_SIZE);
+	return len;
+}
+
+/* Encode @r, patch @size bytes at @off of its record to @v, expect @err. */
+static void region_patch(const char *what, const struct dt_proto_region *r, unsigned off,
+			 unsigned size, uint64_t v, int err)
+{
+	size_t len = encode_region_rec(r);
+
+	dt_test_ctx("region record: %s (+%u = 0x%llx)", what, off, (unsigned long long)v);
+	put_le(buf, DT_PROTO_HDR_SIZE + 8 + off, size, v);
+	CHECK_EQ(decode(len), err);
+}
+
+/* A string field of the record set to @s (NUL-padded). */
+static void region_patch_str(const char *what, const struct dt_proto_region *r, unsigned off,
+			     const char *s, int err)
+{
+	size_t len = encode_region_rec(r);
+
+	dt_test_ctx("region record: %s (+%u = \"%s\")", what, off, s);
+	memset(buf + DT_PROTO_HDR_SIZE + 8 + off, 0, DT_PROTO_DEVNAME_MAX);
+	memcpy(buf + DT_PROTO_HDR_SIZE + 8 + off, s, strlen(s));
+	CHECK_EQ(decode(len), err);
+}
+
+/* The bad bytes and the namespace match of region records (dec_region_ns). */
+static void test_region_ns(void)
+{
+	struct dt_proto_region file = {
+		.id = 1, .size = 1 << 30, .flush = DT_FLUSH_PMEM, .numa_node = -1,
+		.name = "db", .path = "/mnt/pmem/db", .ns_match = DT_NS_MATCH_NO_NAMESPACES,
+		.dev_major = 259, .dev_minor = 7,
+	};
+	struct dt_proto_region block = file, dax = file;
+	const uint8_t *rec = buf + DT_PROTO_HDR_SIZE + 8;
+	struct dt_msg d;
+	struct dt_proto_region got;
+	size_t len;
+
+	block.ns_match = DT_NS_MATCH_BLOCK;
+	block.ns_mode = DT_NS_FSDAX;
+	strcpy(block.ns_name, "namespace0.0");
+	strcpy(block.ns_region, "region0");
+	strcpy(block.ns_device, "pmem0");
+	dax.flags = DT_REGION_DEVDAX;
+	dax.ns_match = DT_NS_MATCH_DAX;
+	dax.ns_mode = DT_NS_DEVDAX;
+	dax.badblocks = 2;
+	dax.bad_bytes = 8192;
+	strcpy(dax.ns_name, "namespace1.0");
+	strcpy(dax.ns_region, "region1");
+	strcpy(dax.ns_device, "dax1.0");
+
+	dt_test_ctx("region record layout");
+	len = encode_region_rec(&dax);
+	CHECK_EQ(get_le(rec, REG_BADBLOCKS, 4), 2);
+	CHECK_EQ(get_le(rec, REG_BAD_BYTES, 8), 8192);
+	CHECK_EQ(get_le(rec, REG_NS_MATCH, 1), DT_NS_MATCH_DAX);
+	CHECK_EQ(get_le(rec, REG_NS_MODE, 1), DT_NS_DEVDAX);
+	CHECK_EQ(get_le(rec, REG_DEV_MAJOR, 4), 259);
+	CHECK_EQ(get_le(rec, REG_DEV_MINOR, 4), 7);
+	CHECK(!strcmp((const char *)rec + REG_NS_NAME, "namespace1.0"));
+	CHECK(!strcmp((const char *)rec + REG_NS_REGION, "region1"));
+	CHECK(!strcmp((const char *)rec + REG_NS_DEVICE, "dax1.0"));
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	dt_proto_region_at(&d.regions_rep, 0, &got);
+	CHECK(!memcmp(&got, &dax, sizeof(got)));
+
+	/* Controls: the records as built decode. */
+	region_patch("file, no namespaces", &file, REG_NS_MATCH, 1, DT_NS_MATCH_NO_NAMESPACES, 0);
+	region_patch("file, no match", &file, REG_NS_MATCH, 1, DT_NS_MATCH_NONE, 0);
+	region_patch("block", &block, REG_NS_MATCH, 1, DT_NS_MATCH_BLOCK, 0);
+	region_patch("partition", &block, REG_NS_MATCH, 1, DT_NS_MATCH_PARTITION, 0);
+	region_patch("dax", &dax, REG_NS_MATCH, 1, DT_NS_MATCH_DAX, 0);
+	region_patch("ns_mode sector", &block, REG_NS_MODE, 1, DT_NS_SECTOR, 0);
+
+	/* badblocks and bad_bytes: both zero or both not. */
+	region_patch("bad_bytes without badblocks", &file, REG_BAD_BYTES, 8, 4096, -EINVAL);
+	region_patch("badblocks without bad_bytes", &file, REG_BADBLOCKS, 4, 1, -EINVAL);
+	region_patch("badblocks and bad_bytes", &block, REG_BAD_BYTES, 8, 512, -EINVAL);
+	region_patch("no bad_bytes", &dax, REG_BAD_BYTES, 8, 0, -EINVAL);
+	region_patch("no badblocks", &dax, REG_BADBLOCKS, 4, 0, -EINVAL);
+
+	/* ns_match out of range. */
+	region_patch("ns_match 0", &file, REG_NS_MATCH, 1, 0, -EINVAL);
+	region_patch("ns_match 6", &file, REG_NS_MATCH, 1, DT_NS_MATCH_PARTITION + 1, -EINVAL);
+	region_patch("ns_match 255", &block, REG_NS_MATCH, 1, 255, -EINVAL);
+
+	/* A matched record names its namespace, with a known mode. */
+	region_patch_str("block, empty ns_name", &block, REG_NS_NAME, "", -EINVAL);
+	region_patch_str("dax, empty ns_name", &dax, REG_NS_NAME, "", -EINVAL);
+	region_patch_str("block, empty ns_device", &block, REG_NS_DEVICE, "", 0);
+	region_patch("ns_mode past sector", &block, REG_NS_MODE, 1, DT_NS_SECTOR + 1, -EINVAL);
+
+	/* DAX iff the region is a device-DAX one. */
+	region_patch("dax match of a file", &block, REG_NS_MATCH, 1, DT_NS_MATCH_DAX, -EINVAL);
+	region_patch("block match of devdax", &dax, REG_NS_MATCH, 1, DT_NS_MATCH_BLOCK, -EINVAL);
+	region_patch("partition of devdax", &dax, REG_NS_MATCH, 1, DT_NS_MATCH_PARTITION,
+		     -EINVAL);
+	region_patch("devdax flag, block match", &block, REG_FLAGS, 4, DT_REGION_DEVDAX, -EINVAL);
+
+	/* An unmatched record has no namespace fields. */
+	region_patch_str("unmatched, ns_name", &file, REG_NS_NAME, "namespace0.0", -EINVAL);
+	region_patch_str("unmatched, ns_region", &file, REG_NS_REGION, "region0", -EINVAL);
+	region_patch_str("unmatched, ns_device", &file, REG_NS_DEVICE, "pmem0", -EINVAL);
+	region_patch("unmatched, ns_mode", &file, REG_NS_MODE, 1, DT_NS_FSDAX, -EINVAL);
+	region_patch("no match, ns_name", &block, REG_NS_MATCH, 1, DT_NS_MATCH_NONE, -EINVAL);
+	region_patch("no namespaces, ns_name", &dax, REG_NS_MATCH, 1, DT_NS_MATCH_NO_NAMESPACES,
+		     -EINVAL);
+
+	/* Reserved bytes and string termination. */
+	region_patch("reserved after ns_mode", &file, 362, 1, 1, -EBADMSG);
+	region_patch("reserved after ns_mode", &file, 363, 1, 0x80, -EBADMSG);
+	region_patch("reserved after dev_minor", &block, 372, 1, 1, -EBADMSG);
+	region_patch("reserved after dev_minor", &block, 375, 1, 0x80, -EBADMSG);
+	region_patch_str("ns_device unterminated", &block, REG_NS_DEVICE,
+			 "pmem0pmem0pmem0pmem0pmem0pmem0pm", -EBADMSG);
+	region_patch("ns_name not NUL-padded", &block, REG_NS_NAME + 20, 1, 'x', -EBADMSG);
+}
+
+/* Offsets in a region statistics record. */
+#define RS_BAD_BYTES	200
+#define RS_BADBLOCKS	208
+#define RS_BAD_HITS	216
+
+/* A STATS reply with one record (two bad ranges, 8K) in buf, patched; expect @err. */
+static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t v, int err)
+{
+	struct dt_msg req, m, d;
+	struct dt_proto_region_stats got;
+	const uint8_t *rec = buf + DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP_SIZE;
+	size_t len = 0;
+
+	dt_test_ctx("region stats record: %s (+%u = 0x%llx)", what, off, (unsigned long long)v);
+	dt_proto_init_request(&req, DT_OP_STATS, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	memset(&rstats[0], 0, sizeof(rstats[0]));
+	rstats[0].id = 3;
+	strcpy(rstats[0].name, "log");
+	rstats[0].dirty_pages = 11;
+	rstats[0].badblocks = 2;
+	rstats[0].bad_bytes = 8192;
+	rstats[0].bad_hits = 5;
+	m.stats_rep.count = 1;
+	m.stats_rep.regions = rstats;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP_SIZE + DT_PROTO_RSTATS_REC_SIZE);
+	CHECK_EQ(get_le(rec, 192, 8), 11);	/* dirty_pages, the field before */
+	CHECK_EQ(get_le(rec, RS_BAD_BYTES, 8), 8192);
+	CHECK_EQ(get_le(rec, RS_BADBLOCKS, 4), 2);
+	CHECK_EQ(get_le(rec, RS_BAD_HITS, 8), 5);
+	put_le(buf, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP_SIZE + off, size, v);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), err);
+	if (err)
+		return;
+	dt_proto_region_stats_at(&d.stats_rep, 0, &got);
+	CHECK_EQ(got.badblocks, off == RS_BADBLOCKS ? v : 2);
+	CHECK_EQ(got.bad_bytes, off == RS_BAD_BYTES ? v : 8192);
+	CHECK_EQ(got.bad_hits, off == RS_BAD_HITS ? v : 5);
+}
+
+static void test_rstats_bad(void)
+{
+	rstats_patch("as encoded", RS_BAD_HITS, 8, 5, 0);
+	rstats_patch("bad_hits", RS_BAD_HITS, 8, UINT64_MAX, 0);
+	rstats_patch("one range", RS_BADBLOCKS, 4, 1, 0);
+	rstats_patch("badblocks without bad_bytes", RS_BAD_BYTES, 8, 0, -EINVAL);
+	rstats_patch("bad_bytes without badblocks", RS_BADBLOCKS, 4, 0, -EINVAL);
+	rstats_patch("reserved after badblocks", 212, 1, 1, -EBADMSG);
+	rstats_patch("reserved after badblocks", 215, 1, 0x80, -EBADMSG);
+}
+
 static void test_oversized(void)
 {
 	struct dt_msg m, d;
@@ -1118,6 +1316,13 @@ static void test_names(void)
 	CHECK(!strcmp(dt_proto_flush_name(0), "unknown"));
 	CHECK(!strcmp(dt_proto_ns_mode_name(DT_NS_DEVDAX), "devdax"));
 	CHECK(!strcmp(dt_proto_ns_mode_name(99), "unknown"));
+	CHECK(!strcmp(dt_proto_ns_match_name(DT_NS_MATCH_NONE), "none"));
+	CHECK(!strcmp(dt_proto_ns_match_name(DT_NS_MATCH_NO_NAMESPACES), "no-namespaces"));
+	CHECK(!strcmp(dt_proto_ns_match_name(DT_NS_MATCH_DAX), "dax"));
+	CHECK(!strcmp(dt_proto_ns_match_name(DT_NS_MATCH_BLOCK), "block"));
+	CHECK(!strcmp(dt_proto_ns_match_name(DT_NS_MATCH_PARTITION), "partition"));
+	CHECK(!strcmp(dt_proto_ns_match_name(0), "unknown"));
+	CHECK(!strcmp(dt_proto_ns_match_name(DT_NS_MATCH_PARTITION + 1), "unknown"));
 }
 
 int main(void)
@@ -1134,6 +1339,8 @@ int main(void)
 	test_domains();
 	test_query_not_found();
 	test_var_replies();
+	test_region_ns();
+	test_rstats_bad();
 	test_oversized();
 	test_fuzz();
 	test_names();
