@@ -5,8 +5,10 @@
  * gives it entries (faults and dirty ranges, through the wire protocol),
  * then runs the real daxtrackctl and checks every subcommand's human and
  * JSON output (parsed with json-c), the exit codes, the not-running
- * message, suffix errors and the Prometheus format.  The daemon is always
- * killed and reaped at the end.
+ * message, suffix errors and the Prometheus format; then once more with a
+ * bad range injected into r2 (--inject-badblock), the bad blocks, bad bytes,
+ * refused requests and namespace match of `regions` and `stats`.  The
+ * daemon is always killed and reaped at the end.
  *
  * usage: test_ctl_e2e DAXTRACKCTL DAXTRACKD
  */
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -109,7 +112,8 @@ static int hello(int s)
 	return call(s, &req, -1, &rep);
 }
 
-static void start_daemon(void)
+/* Start the daemon; @inject: an --inject-badblock argument, or NULL. */
+static void start_daemon(const char *inject)
 {
 	char conf[1024], path[160];
 	int i, s;
@@ -132,7 +136,7 @@ static void start_daemon(void)
 		dup2(fd, 1);
 		dup2(fd, 2);
 		execl(daemon_bin, "daxtrackd", "--foreground", "--config", path, "--socket", sock,
-		      (char *)NULL);
+		      inject ? "--inject-badblock" : (char *)NULL, inject, (char *)NULL);
 		_exit(127);
 	}
 	/* Wait (up to 30 s) until it answers HELLO. */
@@ -190,7 +194,9 @@ static uint32_t attach_rw(int s, const char *path)
 	return rep.attach_rep.region;
 }
 
-static void fault(int s, uint32_t region, uint64_t offset, unsigned order, bool write)
+/* A FAULT that must answer @want. */
+static void fault_expect(int s, uint32_t region, uint64_t offset, unsigned order, bool write,
+			 int want)
 {
 	struct dt_msg req, rep;
 	int err;
@@ -202,7 +208,28 @@ static void fault(int s, uint32_t region, uint64_t offset, unsigned order, bool 
 	req.fault_req.offset = offset;
 	err = call(s, &req, -1, &rep);
 	dt_test_ctx("fault %#llx order %u: %d", (unsigned long long)offset, order, err);
-	CHECK_EQ(err, 0);
+	CHECK_EQ(err, want);
+}
+
+static void fault(int s, uint32_t region, uint64_t offset, unsigned order, bool write)
+{
+	fault_expect(s, region, offset, order, write, 0);
+}
+
+/* How many NVDIMM namespaces the daemon knows (NAMESPACES), or -1. */
+static int daemon_namespaces(void)
+{
+	struct dt_msg req, rep;
+	int s = conn_open(sock), n = -1;
+
+	if (s >= 0 && !hello(s)) {
+		dt_proto_init_request(&req, DT_OP_NAMESPACES, 0);
+		if (!call(s, &req, -1, &rep))
+			n = (int)rep.namespaces_rep.count;
+	}
+	if (s >= 0)
+		close(s);
+	return n;
 }
 
 static void dirty(int s, uint32_t region, uint64_t offset, uint64_t length)
@@ -399,7 +426,89 @@ static struct json_object *find_named(struct json_object *a, const char *name)
 	return NULL;
 }
 
+/* ---- table rows ---------------------------------------------------------- */
+
+/* The row of @text whose first cell is @first, its cells joined by one space. */
+static bool table_row(const char *text, const char *first, char *out, size_t size)
+{
+	size_t flen = strlen(first), n = 0;
+	const char *p = text;
+
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, first, flen) || (p[flen] != ' ' && p[flen] != '\n'))
+			continue;
+		for (; *p && *p != '\n' && n + 1 < size; p++) {
+			if (*p == ' ' && (!n || out[n - 1] == ' '))
+				continue;
+			out[n++] = *p;
+		}
+		while (n && out[n - 1] == ' ')
+			n--;
+		out[n] = '\0';
+		return true;
+	}
+	return false;
+}
+
+static bool row_is(const char *text, const char *first, const char *want)
+{
+	char row[1024];
+
+	if (!table_row(text, first, row, sizeof(row)))
+		return false;
+	if (strcmp(row, want))
+		fprintf(stderr, "     row: \"%s\"\n     want \"%s\"\n", row, want);
+	return !strcmp(row, want);
+}
+
+/* The columns BADBLOCKS .. PATH of a `regions` row of a file region. */
+static void check_regions_row(const char *text, const char *name, const char *nbad,
+			      const char *bad_bytes, const char *path)
+{
+	char row[1024], want[512];
+	const char *p;
+	int i;
+
+	dt_test_ctx("regions row %s", name);
+	if (!CHECK(table_row(text, name, row, sizeof(row))))
+		return;
+	for (i = 0, p = row; i < 8 && p; i++)	/* NAME .. NUMA */
+		p = strchr(p, ' '), p = p ? p + 1 : NULL;
+	snprintf(want, sizeof(want), "%s %s %s - - %s", nbad, bad_bytes,
+		 daemon_namespaces() ? "none" : "no-namespaces", path);
+	if (!CHECK(p && !strcmp(p, want)))
+		fprintf(stderr, "     row: \"%s\"\n     want ... \"%s\"\n", row, want);
+}
+
 /* ---- the subcommands ----------------------------------------------------- */
+
+/* The namespace and bad-block fields of a region object of a file without bad blocks. */
+static void check_region_ns(struct json_object *r, const char *path, uint64_t nbad,
+			    uint64_t bad_bytes)
+{
+	int nns = daemon_namespaces();
+	struct stat st;
+
+	CHECK_EQ(get_u64(r, "badblocks"), nbad);
+	CHECK_EQ(get_u64(r, "bad_bytes"), bad_bytes);
+	CHECK(nns >= 0);
+	if (nns == 0)
+		CHECK(!strcmp(get_str(r, "ns_match"), "no-namespaces"));
+	else
+		CHECK(has("none block partition", get_str(r, "ns_match")) &&
+		      *get_str(r, "ns_match"));
+	if (!strcmp(get_str(r, "ns_match"), "none") ||
+	    !strcmp(get_str(r, "ns_match"), "no-namespaces")) {
+		CHECK(is_type(r, "namespace", json_type_null));
+		CHECK(is_type(r, "ns_region", json_type_null));
+		CHECK(is_type(r, "ns_device", json_type_null));
+		CHECK(is_type(r, "ns_mode", json_type_null));
+	}
+	if (CHECK(!stat(path, &st))) {
+		CHECK_EQ(get_u64(r, "dev_major"), major(st.st_dev));
+		CHECK_EQ(get_u64(r, "dev_minor"), minor(st.st_dev));
+	}
+}
 
 static void check_region_object(struct json_object *r, const char *name, const char *path,
 				uint64_t size)
@@ -417,7 +526,7 @@ static void check_region_object(struct json_object *r, const char *name, const c
 	CHECK(!json_object_get_boolean(get(r, "default")));
 	CHECK(has("pmem_flush fence msync", get_str(r, "flush")) && *get_str(r, "flush"));
 	CHECK(is_type(r, "numa_node", json_type_int));
-	CHECK_EQ(get_u64(r, "badblocks"), 0);
+	check_region_ns(r, path, 0, 0);
 }
 
 static void test_status(void)
@@ -476,7 +585,10 @@ static void test_regions(void)
 	dt_test_ctx("regions");
 	CTL(&r, "regions");
 	CHECK_RUN(&r, 0);
-	CHECK(has(r.out, "NAME  TYPE  SIZE  PMEM  EADR  PMD  FLUSH  NUMA  BADBLOCKS  PATH\n"));
+	CHECK(row_is(r.out, "NAME", "NAME TYPE SIZE PMEM EADR PMD FLUSH NUMA BADBLOCKS BAD_BYTES "
+		     "MATCH NAMESPACE DEVICE PATH"));
+	check_regions_row(r.out, "r1", "0", "0", r1_path);
+	check_regions_row(r.out, "r2", "0", "0", r2_path);
 	CHECK(has(r.out, r1_path));
 	CHECK(has(r.out, "\nr2    file  32M"));
 	run_free(&r);
@@ -741,6 +853,9 @@ static void test_stats(void)
 	CHECK(get_u64(r1, "tree_nodes") >= 1);
 	CHECK(is_type(r1, "lock_contended", json_type_int));
 	CHECK(is_type(r1, "towrite_entries", json_type_int));
+	CHECK_EQ(get_u64(r1, "badblocks"), 0);
+	CHECK_EQ(get_u64(r1, "bad_bytes"), 0);
+	CHECK_EQ(get_u64(r1, "bad_hits"), 0);
 	json_object_put(o);
 	run_free(&r);
 
@@ -757,6 +872,7 @@ static void test_stats(void)
 	CHECK_RUN(&r, 0);
 	CHECK(has(r.out, "daemon:\n") && has(r.out, "region \"r1\":\n"));
 	CHECK(has(r.out, "  entries         3 (2 4K, 1 2M)\n"));
+	CHECK(has(r.out, "  bad blocks      0 ranges, 0; 0 requests refused (EIO)\n"));
 	run_free(&r);
 	CTL(&r, "stats", "nosuch");
 	CHECK_RUN(&r, 1);
@@ -829,6 +945,10 @@ static void test_prometheus(void)
 	CHECK(has(r.out, "\n# TYPE daxtrack_region_flushed_bytes_total counter\n"));
 	CHECK(has(r.out, "\n# TYPE daxtrack_region_lock_contended_total counter\n"));
 	CHECK(has(r.out, "\n# TYPE daxtrack_clients gauge\n"));
+	CHECK(has(r.out, "\n# TYPE daxtrack_region_bad_hits_total counter\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_badblocks{region=\"r1\"} 0\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_bad_bytes{region=\"r1\"} 0\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_bad_hits_total{region=\"r1\"} 0\n"));
 	run_free(&r);
 
 	CTL(&r, "stats", "--prometheus", "r2");
@@ -1211,6 +1331,67 @@ static void test_not_running(void)
 	run_free(&r);
 }
 
+/* The daemon again, with a bad range in r2: the new fields of regions and stats. */
+static void test_badblocks(void)
+{
+	struct json_object *o, *r2;
+	struct run r;
+	uint32_t id;
+	int s;
+
+	start_daemon("r2:30M:8K");
+	s = conn_open(sock);
+	CHECK(s >= 0);
+	CHECK_EQ(hello(s), 0);
+	id = attach_rw(s, r2_path);
+	fault_expect(s, id, 30 * MiB + 4096, 0, false, -EIO);
+	fault_expect(s, id, 31 * MiB, 9, true, -EIO);	/* the 2M run 30M..32M */
+	fault_expect(s, id, 28 * MiB, 9, false, 0);	/* 28M..30M is clean */
+	close(s);
+
+	dt_test_ctx("regions, a bad range");
+	CTL(&r, "regions");
+	CHECK_RUN(&r, 0);
+	check_regions_row(r.out, "r1", "0", "0", r1_path);
+	check_regions_row(r.out, "r2", "1", "8K", r2_path);
+	run_free(&r);
+	CTL(&r, "--json", "regions");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	dt_test_ctx("regions --json, a bad range");
+	r2 = find_named(o, "r2");
+	check_region_ns(r2, r2_path, 1, 8192);
+	check_region_ns(find_named(o, "r1"), r1_path, 0, 0);
+	json_object_put(o);
+	run_free(&r);
+
+	dt_test_ctx("stats, a bad range");
+	CTL(&r, "stats", "r2");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "region \"r2\":\n"));
+	CHECK(has(r.out, "  bad blocks      1 range, 8K; 2 requests refused (EIO)\n"));
+	run_free(&r);
+	CTL(&r, "stats", "--json");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	r2 = find_named(get(o, "regions"), "r2");
+	CHECK_EQ(get_u64(r2, "badblocks"), 1);
+	CHECK_EQ(get_u64(r2, "bad_bytes"), 8192);
+	CHECK_EQ(get_u64(r2, "bad_hits"), 2);
+	CHECK_EQ(get_u64(find_named(get(o, "regions"), "r1"), "bad_hits"), 0);
+	json_object_put(o);
+	run_free(&r);
+	CTL(&r, "stats", "--prometheus");
+	CHECK_RUN(&r, 0);
+	check_prometheus(r.out, 60);
+	CHECK(has(r.out, "\ndaxtrack_region_badblocks{region=\"r2\"} 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_bad_bytes{region=\"r2\"} 8192\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_bad_hits_total{region=\"r2\"} 2\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_bad_hits_total{region=\"r1\"} 0\n"));
+	run_free(&r);
+	stop_daemon();
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
@@ -1235,7 +1416,7 @@ int main(int argc, char **argv)
 	snprintf(r2_path, sizeof(r2_path), "%s/r2.pool", dir);
 
 	test_usage();
-	start_daemon();
+	start_daemon(NULL);
 	populate();
 	test_status();
 	test_regions();
@@ -1250,6 +1431,7 @@ int main(int argc, char **argv)
 	test_fsync();
 	test_not_running();
 	stop_daemon();
+	test_badblocks();
 	if (dt_test_counts.failed) {
 		char *log;
 		char p[160];

@@ -26,6 +26,12 @@ static void add_str(struct json_object *o, const char *key, const char *s)
 	json_object_object_add(o, key, json_object_new_string(s));
 }
 
+/* An empty string is null: "no such thing". */
+static void add_str_or_null(struct json_object *o, const char *key, const char *s)
+{
+	json_object_object_add(o, key, s[0] ? json_object_new_string(s) : NULL);
+}
+
 static void add_bool(struct json_object *o, const char *key, bool b)
 {
 	json_object_object_add(o, key, json_object_new_boolean(b));
@@ -67,6 +73,15 @@ struct json_object *ctl_json_region(const struct dt_proto_region *r)
 	add_bool(o, "default", r->flags & DT_REGION_DEFAULT);
 	add_i64(o, "numa_node", r->numa_node);
 	add_u64(o, "badblocks", r->badblocks);
+	add_u64(o, "bad_bytes", r->bad_bytes);
+	add_str(o, "ns_match", dt_proto_ns_match_name(r->ns_match));
+	add_str_or_null(o, "namespace", r->ns_name);
+	add_str_or_null(o, "ns_region", r->ns_region);
+	add_str_or_null(o, "ns_device", r->ns_device);
+	json_object_object_add(o, "ns_mode", r->ns_match >= DT_NS_MATCH_DAX ?
+				json_object_new_string(dt_proto_ns_mode_name(r->ns_mode)) : NULL);
+	add_u64(o, "dev_major", r->dev_major);
+	add_u64(o, "dev_minor", r->dev_minor);
 	return o;
 }
 
@@ -209,6 +224,9 @@ static struct json_object *region_stats(const struct dt_proto_region_stats *s)
 	add_u64(o, "lock_grabs", s->grabs);
 	add_u64(o, "lock_contended", s->contended);
 	add_u64(o, "lock_wakeups", s->wakeups);
+	add_u64(o, "badblocks", s->badblocks);
+	add_u64(o, "bad_bytes", s->bad_bytes);
+	add_u64(o, "bad_hits", s->bad_hits);
 	return o;
 }
 

@@ -43,11 +43,11 @@ static int regions_table(const struct dt_proto_region *r, uint32_t n)
 		printf("no regions\n");
 		return 0;
 	}
-	ctl_table_init(&t, 10);
+	ctl_table_init(&t, 14);
 	err = ctl_table_add(&t, "NAME", "TYPE", "SIZE", "PMEM", "EADR", "PMD", "FLUSH", "NUMA",
-			    "BADBLOCKS", "PATH");
+			    "BADBLOCKS", "BAD_BYTES", "MATCH", "NAMESPACE", "DEVICE", "PATH");
 	for (i = 0; i < n && !err; i++) {
-		char sz[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN];
+		char sz[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN], bb[CTL_FMT_LEN];
 
 		snprintf(bad, sizeof(bad), "%u", r[i].badblocks);
 		err = ctl_table_add(&t, r[i].name, ctl_region_type(r[i].flags),
@@ -56,7 +56,10 @@ static int regions_table(const struct dt_proto_region *r, uint32_t n)
 				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
 				    ctl_flush_name(r[i].flush), fmt_numa(r[i].numa_node, numa), bad,
-				    r[i].path);
+				    ctl_fmt_size(r[i].bad_bytes, bb),
+				    dt_proto_ns_match_name(r[i].ns_match),
+				    r[i].ns_name[0] ? r[i].ns_name : "-",
+				    r[i].ns_device[0] ? r[i].ns_device : "-", r[i].path);
 	}
 	if (!err)
 		ctl_table_print(&t, stdout);

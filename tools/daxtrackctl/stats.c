@@ -38,7 +38,7 @@ static void stats_daemon_text(const struct dt_proto_stats_rep *s)
 
 static void stats_region_text(const struct dt_proto_region_stats *r)
 {
-	char db[CTL_FMT_LEN], tb[CTL_FMT_LEN], fb[CTL_FMT_LEN];
+	char db[CTL_FMT_LEN], tb[CTL_FMT_LEN], fb[CTL_FMT_LEN], bb[CTL_FMT_LEN];
 
 	printf("region \"%s\":\n", r->name);
 	printf("  entries         %" PRIu64 " (%" PRIu64 " 4K, %" PRIu64 " 2M)\n", r->entries,
@@ -52,6 +52,9 @@ static void stats_region_text(const struct dt_proto_region_stats *r)
 	       r->flushed_entries, ctl_fmt_size(r->flushed_bytes, fb));
 	printf("  entry locks     %" PRIu64 " taken, %" PRIu64 " contended, %" PRIu64
 	       " wakeups\n", r->grabs, r->contended, r->wakeups);
+	printf("  bad blocks      %u range%s, %s; %" PRIu64 " requests refused (EIO)\n",
+	       r->badblocks, r->badblocks == 1 ? "" : "s", ctl_fmt_size(r->bad_bytes, bb),
+	       r->bad_hits);
 }
 
 /* A label value with \, " and newline escaped, as the exposition format wants. */
@@ -78,16 +81,18 @@ static void prom_plain(const char *name, const char *type, const char *help, uin
 	printf("%s %" PRIu64 "\n", name, v);
 }
 
-/* One metric per region: @off is the offset of a uint64_t in the record. */
+/* One metric per region: @off and @size locate an unsigned field of the record. */
 struct prom_region_metric {
 	const char *name;
 	const char *type;
 	const char *help;
 	size_t off;
+	size_t size;
 	uint64_t mult;
 };
 
-#define RS_FIELD(f) offsetof(struct dt_proto_region_stats, f)
+#define RS_FIELD(f) offsetof(struct dt_proto_region_stats, f), \
+		    sizeof(((struct dt_proto_region_stats *)NULL)->f)
 
 static const struct prom_region_metric region_metrics[] = {
 	{ "daxtrack_region_dirty_entries", "gauge", "Entries tagged dirty.",
@@ -107,7 +112,29 @@ static const struct prom_region_metric region_metrics[] = {
 	  RS_FIELD(flushed_bytes), 1 },
 	{ "daxtrack_region_lock_contended_total", "counter", "Waits for an entry lock.",
 	  RS_FIELD(contended), 1 },
+	{ "daxtrack_region_badblocks", "gauge", "Known bad block ranges inside the region.",
+	  RS_FIELD(badblocks), 1 },
+	{ "daxtrack_region_bad_bytes", "gauge", "Bytes in the known bad block ranges.",
+	  RS_FIELD(bad_bytes), 1 },
+	{ "daxtrack_region_bad_hits_total", "counter",
+	  "FAULT and FSYNC requests refused with EIO for a bad block.", RS_FIELD(bad_hits), 1 },
 };
+
+/* The value of @pm in @rs. */
+static uint64_t prom_field(const struct dt_proto_region_stats *rs,
+			   const struct prom_region_metric *pm)
+{
+	const char *p = (const char *)rs + pm->off;
+	uint32_t v32;
+	uint64_t v;
+
+	if (pm->size == sizeof(v32)) {
+		memcpy(&v32, p, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 static void prom_daemon(const struct dt_proto_hello_rep *h, const struct dt_proto_stats_rep *s)
 {
@@ -169,11 +196,8 @@ static void prom_regions(const struct dt_proto_region *r, uint32_t n, const stru
 
 		prom_meta(pm->name, pm->type, pm->help);
 		for (i = 0; i < st->head.count; i++) {
-			uint64_t v;
-
 			rs = &st->regions[i];
-			memcpy(&v, (const char *)rs + pm->off, sizeof(v));
-			prom_region_line(pm->name, rs->name, "", v * pm->mult);
+			prom_region_line(pm->name, rs->name, "", prom_field(rs, pm) * pm->mult);
 		}
 	}
 }
