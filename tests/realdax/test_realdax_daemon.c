@@ -9,7 +9,8 @@
  * $DAX_VM_FSDAX_DIR (ext4 -o dax), and "devdax", the device $DAX_VM_DEVDAX.
  * Through the client library: REGIONS (pmem, pmem_flush, PMD on devdax),
  * attach and map (MAP_SYNC on the fsdax file), NAMESPACES (both namespaces,
- * each matched to its region), PTE and PMD faults, DIRTY + FSYNC flushing
+ * each matched to its region: the REGIONS record's ns_match, ns_name,
+ * ns_device, ns_mode and device number), PTE and PMD faults, DIRTY + FSYNC flushing
  * exactly the dirtied pages (the daemon's --flush-log), deep FSYNC, and
  * persist() of real bytes read back through fresh mappings.  Then SIGTERM,
  * exit 0.
@@ -28,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -468,28 +470,78 @@ static const struct dt_proto_namespace *find_ns(const struct dt_proto_namespace 
 	return NULL;
 }
 
+/* Whether @s is @prefix, digits and, with @dot, "." and digits: "pmem0", "dax1.0". */
+static bool is_devname(const char *s, const char *prefix, bool dot)
+{
+	size_t n = strlen(prefix), digits;
+
+	if (strncmp(s, prefix, n))
+		return false;
+	s += n;
+	digits = strspn(s, "0123456789");
+	if (!digits)
+		return false;
+	s += digits;
+	if (!dot)
+		return !*s;
+	if (*s++ != '.')
+		return false;
+	digits = strspn(s, "0123456789");
+	return digits && !s[digits];
+}
+
 /*
- * NAMESPACES lists both namespaces.  The protocol has no field for the
- * namespace a region was matched to: the daemon's start-up line for each
- * region ("region "NAME": PATH: ..., namespace namespaceX.Y") says it, and
- * REGIONS' numa_node is the matched namespace's.
+ * NAMESPACES lists both namespaces; each region's REGIONS record names the
+ * one it was matched to (devdax by its dax device, the fsdax file by the
+ * block device under its file system), with the device number looked for,
+ * and so does the daemon's start-up line for it ("region "NAME": PATH: ...,
+ * namespace namespaceX.Y (MODE DEVICE, by KIND device MAJ:MIN)").
  */
 static void check_namespace_match(const struct rg *g, const struct dt_proto_namespace *ns)
 {
-	char line[1024], want[96];
-	size_t ll, wl;
+	const struct dt_proto_region *r = &g->rec;
+	bool devdax = g == &dx;
+	char line[1024], want[160];
+	struct stat st;
 
 	dt_test_ctx("namespace match %s", g->name);
+	printf("REGIONS: %s: match %s (%u) namespace %s region %s device %s mode %u dev %u:%u\n",
+	       g->name, dt_proto_ns_match_name(r->ns_match), r->ns_match,
+	       r->ns_name[0] ? r->ns_name : "-", r->ns_region[0] ? r->ns_region : "-",
+	       r->ns_device[0] ? r->ns_device : "-", r->ns_mode, r->dev_major, r->dev_minor);
+	if (devdax) {
+		CHECK_EQ(r->ns_match, DT_NS_MATCH_DAX);
+		CHECK(is_devname(r->ns_device, "dax", true));
+		CHECK(!strcmp(r->ns_device, base_name(d.devdax)));
+		CHECK_EQ(r->ns_mode, DT_NS_DEVDAX);
+	} else {
+		CHECK(r->ns_match == DT_NS_MATCH_BLOCK || r->ns_match == DT_NS_MATCH_PARTITION);
+		CHECK(is_devname(r->ns_device, "pmem", false));
+		if (d.fsdax_dev)
+			CHECK(!strcmp(r->ns_device, base_name(d.fsdax_dev)));
+		CHECK_EQ(r->ns_mode, DT_NS_FSDAX);
+	}
+	CHECK(r->ns_name[0] != '\0');
+	if (CHECK(!stat(devdax ? d.devdax : d.fs_path, &st))) {
+		dev_t dev = devdax ? st.st_rdev : st.st_dev;
+
+		CHECK_EQ(r->dev_major, major(dev));
+		CHECK_EQ(r->dev_minor, minor(dev));
+	}
+	if (ns) {
+		CHECK(!strcmp(r->ns_name, ns->name));
+		CHECK(!strcmp(r->ns_region, ns->region));
+		CHECK(!strcmp(r->ns_device, devdax ? ns->chardev : ns->blockdev));
+		CHECK_EQ((int64_t)r->numa_node, (int64_t)ns->numa_node);
+	}
 	if (!CHECK(log_region_line(g->name, line, sizeof(line))))
 		return;
 	printf("daemon: %s\n", strstr(line, "region \""));
-	if (!ns)
-		return;
-	CHECK(!fmt(want, sizeof(want), ", namespace %s", ns->name));
-	ll = strlen(line);
-	wl = strlen(want);
-	CHECK(ll >= wl && !strcmp(line + ll - wl, want));
-	CHECK_EQ((int64_t)g->rec.numa_node, (int64_t)ns->numa_node);
+	CHECK(!fmt(want, sizeof(want), ", namespace %s (%s %s, by %s device %u:%u)", r->ns_name,
+		   dt_proto_ns_mode_name(r->ns_mode), r->ns_device,
+		   dt_proto_ns_match_name(r->ns_match), r->dev_major, r->dev_minor));
+	if (!CHECK(strstr(line, want)))
+		fprintf(stderr, "     want \"%s\"\n", want);
 }
 
 static void check_namespaces(struct dt_client *c)
