@@ -408,6 +408,9 @@ static int do_fsync(struct req *q)
 	ret = byte_range(sr->r, off, len, &first, &last);
 	if (ret)
 		goto out;
+	/* The writeback flushes whole pages: a bad sector in one of them is touched. */
+	off = first * PAGE_SIZE_4K;
+	len = (last - first + 1) * PAGE_SIZE_4K;
 	if (dt_region_find_bad(sr->r, off, len, &hit)) {
 		ret = bad_block(q, sr, off, len, &hit);
 		goto out;

@@ -189,6 +189,13 @@ static inline int dh_wait_ready(pid_t pid, int *status)
 		}
 		dh_sleep_ms(5);
 	}
+	/* Neither serving nor gone: never leave it running. */
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		if (status)
+			*status = st;
+	}
 	return -1;
 }
 

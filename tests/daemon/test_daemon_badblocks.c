@@ -221,6 +221,11 @@ static void test_fsync(void)
 	CHECK_EQ(dh_fsync(c, rb, 0, B_BAD1_OFF + PG, PG, &rep), 0);
 	CHECK_EQ(dh_fsync(c, rb, 0, B_BAD2_OFF, 512, &rep), -EIO);
 	hits_b++;
+	/* A clean sector of a page with a bad one: the whole page would be flushed. */
+	CHECK_EQ(dh_fsync(c, rb, 0, B_BAD1_OFF + 512, 512, &rep), -EIO);
+	hits_b++;
+	CHECK_EQ(dh_fsync(c, rb, 0, 4 * MB - PG, 512, &rep), -EIO);
+	hits_b++;
 	CHECK_EQ(dh_fsync(c, rc, DT_FSYNC_WHOLE, 0, 0, &rep), 0);
 	dh_close(c);
 }
