@@ -22,7 +22,7 @@ enum section { SEC_NONE, SEC_DAEMON, SEC_REGION };
 /* Keys of the two sections; the index is used to find repeated keys. */
 enum daemon_key {
 	DK_SOCKET, DK_SOCKET_MODE, DK_SOCKET_GROUP, DK_STATE_DIR, DK_WORKERS, DK_MAX_CLIENTS,
-	DK_MAX_MESSAGE, DK_MAX_RANGES, DK_MAX_QUEUE, DK_LOG_LEVEL, DK_COUNT
+	DK_MAX_MESSAGE, DK_MAX_RANGES, DK_MAX_QUEUE, DK_MAX_DUMP, DK_LOG_LEVEL, DK_COUNT
 };
 enum region_key { RK_PATH, RK_SIZE, RK_CREATE, RK_COUNT };
 
@@ -44,7 +44,8 @@ static const char *const daemon_key_names[DK_COUNT] = {
 	[DK_SOCKET_GROUP] = "socket_group", [DK_STATE_DIR] = "state_dir",
 	[DK_WORKERS] = "workers",	[DK_MAX_CLIENTS] = "max_clients",
 	[DK_MAX_MESSAGE] = "max_message", [DK_MAX_RANGES] = "max_ranges",
-	[DK_MAX_QUEUE] = "max_queue",	[DK_LOG_LEVEL] = "log_level",
+	[DK_MAX_QUEUE] = "max_queue",	[DK_MAX_DUMP] = "max_dump",
+	[DK_LOG_LEVEL] = "log_level",
 };
 
 static const char *const region_key_names[RK_COUNT] = {
@@ -112,6 +113,7 @@ void dt_config_init(struct dt_config *cfg)
 	cfg->max_message = 1ULL << 20;
 	cfg->max_ranges = 4096;
 	cfg->max_queue = 64;
+	cfg->max_dump = 256ULL << 20;
 	cfg->log_level = LOG_INFO;
 }
 
@@ -256,13 +258,15 @@ bad:
 	return bad_value(p, key, value, "expected a group name or number");
 }
 
-static int set_max_message(struct parser *p, const char *key, const char *value)
+/* A size from 4K to @max; @expected names the range for the message. */
+static int set_size(struct parser *p, const char *key, const char *value, uint64_t max,
+		    const char *expected, uint64_t *dst)
 {
 	uint64_t v;
 
-	if (dt_config_parse_size(value, &v) || v < 4096 || v > (64ULL << 20))
-		return bad_value(p, key, value, "expected a size 4K..64M");
-	p->cfg->max_message = v;
+	if (dt_config_parse_size(value, &v) || v < 4096 || v > max)
+		return bad_value(p, key, value, expected);
+	*dst = v;
 	return 0;
 }
 
@@ -295,11 +299,15 @@ static int daemon_value(struct parser *p, enum daemon_key k, const char *value)
 	case DK_MAX_CLIENTS:
 		return set_uint(p, key, value, 1, 65536, &cfg->max_clients);
 	case DK_MAX_MESSAGE:
-		return set_max_message(p, key, value);
+		return set_size(p, key, value, 64ULL << 20, "expected a size 4K..64M",
+				&cfg->max_message);
 	case DK_MAX_RANGES:
 		return set_uint(p, key, value, 1, 1U << 20, &cfg->max_ranges);
 	case DK_MAX_QUEUE:
 		return set_uint(p, key, value, 1, 65536, &cfg->max_queue);
+	case DK_MAX_DUMP:
+		return set_size(p, key, value, 16ULL << 30, "expected a size 4K..16G",
+				&cfg->max_dump);
 	case DK_LOG_LEVEL:
 		return set_log_level(p, key, value);
 	default:

@@ -70,6 +70,8 @@ struct dt_config_region {
  * @max_message: Largest request in bytes, 4K..64M (default 1M).
  * @max_ranges: Ranges in one DIRTY message, 1..1048576 (default 4096).
  * @max_queue: Requests queued per client, 1..65536 (default 64).
+ * @max_dump: Bytes of DUMP text held for all clients at once, 4K..16G
+ *	       (default 256M).
  * @log_level: LOG_ERR .. LOG_DEBUG (default LOG_INFO).
  * @nregions: Entries of @regions.
  * @regions: The regions in file order.
@@ -85,6 +87,7 @@ struct dt_config {
 	uint64_t max_message;
 	unsigned max_ranges;
 	unsigned max_queue;
+	uint64_t max_dump;
 	int log_level;
 	unsigned nregions;
 	struct dt_config_region *regions;

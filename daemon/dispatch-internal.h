@@ -70,6 +70,8 @@ uint8_t dt_wire_ns_mode(enum dt_ns_mode m);
 int do_query(struct req *q);
 int do_list(struct req *q);
 int do_dump(struct req *q);
+/* Free the connection's DUMP text and give its bytes back to the budget. */
+void dt_dump_drop(struct dt_server *srv, struct dt_conn *c);
 int do_stats(struct req *q);
 int do_namespaces(struct req *q);
 

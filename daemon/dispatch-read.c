@@ -119,12 +119,33 @@ out:
 	return ret;
 }
 
-static int make_dump(struct dt_conn *c, struct srv_region *sr)
+void dt_dump_drop(struct dt_server *srv, struct dt_conn *c)
 {
+	if (c->dump)
+		__atomic_fetch_sub(&srv->dump_bytes, c->dump_len, __ATOMIC_RELAXED);
+	free(c->dump);
+	c->dump = NULL;
+	c->dump_len = 0;
+	c->dump_done = false;
+}
+
+/*
+ * Build the text of the region's tree for the connection.  The texts held
+ * for all connections together stay within max_dump: one that would not
+ * fit in it at all is -EFBIG, one that does not fit now is -EAGAIN (retry
+ * once the others are fetched; not -EBUSY, which tells a client the daemon
+ * is going away).
+ */
+static int make_dump(struct req *q, struct srv_region *sr)
+{
+	struct dt_server *srv = q->srv;
+	struct dt_conn *c = q->c;
+	uint64_t max = __atomic_load_n(&srv->max_dump, __ATOMIC_RELAXED);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
 
+	dt_dump_drop(srv, c);
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
@@ -133,7 +154,15 @@ static int make_dump(struct dt_conn *c, struct srv_region *sr)
 		free(text);
 		return -ENOMEM;
 	}
-	free(c->dump);
+	if (len > max) {
+		free(text);
+		return -EFBIG;
+	}
+	if (__atomic_add_fetch(&srv->dump_bytes, len, __ATOMIC_RELAXED) > max) {
+		__atomic_fetch_sub(&srv->dump_bytes, len, __ATOMIC_RELAXED);
+		free(text);
+		return -EAGAIN;
+	}
 	c->dump = text;
 	c->dump_len = len;
 	c->dump_region = sr->id;
@@ -149,17 +178,13 @@ int do_dump(struct req *q)
 	uint64_t chunk;
 	int ret;
 
-	if (c->dump_done) {
-		free(c->dump);
-		c->dump = NULL;
-		c->dump_len = 0;
-		c->dump_done = false;
-	}
+	if (c->dump_done)
+		dt_dump_drop(q->srv, c);
 	ret = dt_req_region(q, d->region, false, &sr);
 	if (ret)
 		return ret;
 	if (!d->offset)
-		ret = make_dump(c, sr);
+		ret = make_dump(q, sr);
 	else if (!c->dump || c->dump_region != d->region || d->offset > c->dump_len)
 		ret = -EINVAL;
 	srv_region_put(q->srv, sr);

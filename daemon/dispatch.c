@@ -22,11 +22,9 @@
 #include "dispatch-internal.h"
 #include "log.h"
 
-void dt_conn_free_state(struct dt_conn *c)
+void dt_conn_free_state(struct dt_server *srv, struct dt_conn *c)
 {
-	free(c->dump);
-	c->dump = NULL;
-	c->dump_len = 0;
+	dt_dump_drop(srv, c);
 	free(c->att);
 	c->att = NULL;
 	c->natt = c->catt = 0;

@@ -26,8 +26,9 @@ int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size
 
 /**
  * dt_conn_free_state() - Free what dispatch keeps per connection.
+ * @srv: The server (its DUMP budget gets the connection's text back).
  * @c: The connection.
  */
-void dt_conn_free_state(struct dt_conn *c);
+void dt_conn_free_state(struct dt_server *srv, struct dt_conn *c);
 
 #endif /* DAXTRACKD_DISPATCH_H */

@@ -328,6 +328,7 @@ static void apply_limits(struct daemon *d, const struct dt_config *cfg)
 									: DT_PROTO_MAX_MSG);
 	d->srv.max_ranges = cfg->max_ranges < DT_PROTO_MAX_RANGES ? cfg->max_ranges
 								  : DT_PROTO_MAX_RANGES;
+	__atomic_store_n(&d->srv.max_dump, cfg->max_dump, __ATOMIC_RELAXED);
 }
 
 static void fmt_size(char *buf, size_t len, uint64_t v)

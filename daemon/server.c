@@ -470,9 +470,9 @@ static void conn_unlink(struct dt_server *srv, struct dt_conn *c)
 	pthread_mutex_unlock(&srv->conns_lock);
 }
 
-static void conn_free(struct dt_conn *c)
+static void conn_free(struct dt_server *srv, struct dt_conn *c)
 {
-	dt_conn_free_state(c);
+	dt_conn_free_state(srv, c);
 	close(c->fd);
 	free(c);
 }
@@ -484,7 +484,7 @@ static void conn_close(struct dt_server *srv, struct dt_conn *c, const char *why
 	       why ? ": " : "", why ? why : "");
 	epoll_ctl(srv->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	conn_unlink(srv, c);
-	conn_free(c);
+	conn_free(srv, c);
 }
 
 static void log_refusal(struct dt_server *srv)
@@ -542,7 +542,7 @@ static void accept_one(struct dt_server *srv, int fd)
 	if (epoll_ctl(srv->ep, EPOLL_CTL_ADD, fd, &ev)) {
 		dt_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 		conn_unlink(srv, c);
-		conn_free(c);
+		conn_free(srv, c);
 	}
 }
 
@@ -803,7 +803,7 @@ void srv_close_all(struct dt_server *srv)
 	pthread_mutex_lock(&srv->conns_lock);
 	while ((c = srv->conns)) {
 		srv->conns = c->next;
-		conn_free(c);
+		conn_free(srv, c);
 	}
 	srv->nconns = 0;
 	pthread_mutex_unlock(&srv->conns_lock);

@@ -126,6 +126,8 @@ struct dt_server {
 	unsigned max_clients;
 	uint32_t max_message;
 	uint32_t max_ranges;
+	uint64_t max_dump;		/* DUMP text held at once, all connections */
+	uint64_t dump_bytes;		/* atomic: held now */
 
 	/* socket */
 	int listen_fd;

@@ -41,6 +41,7 @@ static void test_full_file(void)
 		"max_message = 64K\n"
 		"max_ranges = 100\n"
 		"max_queue = 7\n"
+		"max_dump = 3M\n"
 		"log_level = debug\n"
 		"[region \"db\"]\n"
 		"path = /dev/dax0.0\n"
@@ -67,6 +68,7 @@ static void test_full_file(void)
 	CHECK_EQ(cfg.max_message, 65536);
 	CHECK_EQ(cfg.max_ranges, 100);
 	CHECK_EQ(cfg.max_queue, 7);
+	CHECK_EQ(cfg.max_dump, 3ULL << 20);
 	CHECK_EQ(cfg.log_level, LOG_DEBUG);
 	CHECK_EQ(cfg.nregions, 2);
 	if (cfg.nregions == 2) {
@@ -74,7 +76,7 @@ static void test_full_file(void)
 		CHECK(!strcmp(cfg.regions[0].path, "/dev/dax0.0"));
 		CHECK_EQ(cfg.regions[0].size, 0);
 		CHECK(cfg.regions[0].create);
-		CHECK_EQ(cfg.regions[0].line, 15);
+		CHECK_EQ(cfg.regions[0].line, 16);
 		CHECK(!strcmp(cfg.regions[1].name, "pool-1.x_y"));
 		CHECK(!strcmp(cfg.regions[1].path, "/mnt/pmem/p.pool"));
 		CHECK_EQ(cfg.regions[1].size, 1ULL << 30);
@@ -104,6 +106,7 @@ static void test_empty_and_example(void)
 	CHECK_EQ(cfg.max_message, 1 << 20);
 	CHECK_EQ(cfg.max_ranges, 4096);
 	CHECK_EQ(cfg.max_queue, 64);
+	CHECK_EQ(cfg.max_dump, 256ULL << 20);
 	CHECK_EQ(cfg.log_level, LOG_INFO);
 	CHECK_EQ(cfg.socket_group[0], 0);
 	dt_config_free(&cfg);
@@ -217,6 +220,10 @@ static const struct reject rejects[] = {
 	  "invalid value \"1K\" for \"max_message\" in [daemon]: expected a size 4K..64M" },
 	{ "[daemon]\nmax_message = 65M\n", 2,
 	  "invalid value \"65M\" for \"max_message\" in [daemon]: expected a size 4K..64M" },
+	{ "[daemon]\nmax_dump = 1K\n", 2,
+	  "invalid value \"1K\" for \"max_dump\" in [daemon]: expected a size 4K..16G" },
+	{ "[daemon]\nmax_dump = 17G\n", 2,
+	  "invalid value \"17G\" for \"max_dump\" in [daemon]: expected a size 4K..16G" },
 	{ "[daemon]\nlog_level = loud\n", 2,
 	  "invalid value \"loud\" for \"log_level\" in [daemon]: "
 	  "expected err, warning, notice, info or debug" },
