@@ -303,11 +303,15 @@ static uint8_t fault_entry_flags(const struct dt_fault *f)
 	return e;
 }
 
-/* Whether the page (or 2MiB run) of a fault touches a bad block. */
+/*
+ * Whether the page (or 2MiB run) of a fault touches a bad block.  A region
+ * that cannot hold 2MiB entries serves a PMD fault with a 4KiB page: only
+ * that page counts.
+ */
 static bool fault_bad(struct dt_region *r, uint64_t off, unsigned order, uint64_t *boff,
 		      uint64_t *blen, struct dt_badblock *hit)
 {
-	uint64_t size = PAGE_SIZE_4K << order;
+	uint64_t size = PAGE_SIZE_4K << (r->pmd_capable ? order : 0);
 
 	*boff = off & ~(size - 1);
 	*blen = size;

@@ -36,20 +36,23 @@ static const char *const inject[] = {
 	"--inject-badblock", "a:3153920:4K",	/* 3M+8K: merged with the one before */
 	"--inject-badblock", "b:1M:512",
 	"--inject-badblock", "b:4193792:4K",	/* 4M-512: clipped to the region */
+	"--inject-badblock", "d:512K:512",
 	NULL,
 };
 
-static uint32_t ra, rb, rc;
-static unsigned hits_a, hits_b;
+static uint32_t ra, rb, rc, rd;
+static unsigned hits_a, hits_b, hits_d;
 
 static void config_abc(void)
 {
-	char regions[3 * PATH_MAX];
+	char regions[4 * PATH_MAX];
 
 	snprintf(regions, sizeof(regions),
 		 "[region \"a\"]\npath = %s/a.region\nsize = 8M\n\n"
 		 "[region \"b\"]\npath = %s/b.region\nsize = 4M\n\n"
-		 "[region \"c\"]\npath = %s/c.region\nsize = 2M\n", dh.dir, dh.dir, dh.dir);
+		 "[region \"c\"]\npath = %s/c.region\nsize = 2M\n\n"
+		 "[region \"d\"]\npath = %s/d.region\nsize = 1M\n", dh.dir, dh.dir, dh.dir,
+		 dh.dir);
 	dh_config(NULL, regions);
 }
 
@@ -192,6 +195,13 @@ static void test_faults(struct dh_conn *c)
 	CHECK(rep.fault_rep.entry_flags & DT_PROTO_ENTRY_PMD);
 	CHECK_EQ(dh_fault(c, ra, 0, 9, false, &rep), 0);			/* run 0..2M */
 	CHECK_EQ(rep.fault_rep.order, 9);
+	/* d (1 MiB) cannot hold 2MiB entries: a PMD fault is a 4KiB page, only it counts. */
+	CHECK(find_region(c, "d", &r) && !(r.flags & DT_REGION_PMD));
+	CHECK_EQ(dh_fault(c, rd, 0, 9, false, &rep), 0);
+	CHECK_EQ(rep.fault_rep.order, 0);
+	CHECK_EQ(dh_fault(c, rd, 512 * 1024 - PG, 9, false, &rep), 0);
+	CHECK_EQ(dh_fault(c, rd, 512 * 1024 + 5, 9, false, &rep), -EIO);
+	hits_d++;
 }
 
 static void test_fsync(void)
@@ -238,6 +248,8 @@ static void check_all_records(struct dh_conn *c)
 	check_stats(c, ra, 1, A_BAD_LEN, hits_a);
 	check_stats(c, rb, 2, 1024, hits_b);
 	check_stats(c, rc, 0, 0, 0);
+	check_region_record(c, "d", 1, 512);
+	check_stats(c, rd, 1, 512, hits_d);
 }
 
 static void wait_log(const char *s, unsigned count)
@@ -256,7 +268,7 @@ static void test_rescan(struct dh_conn *c)
 	kill(dh.pid, SIGHUP);
 	wait_log("configuration reloaded", 1);
 	CHECK(dh_log_has("reload: namespaces rescanned"));
-	CHECK(dh_log_has("configuration reloaded: 3 regions"));
+	CHECK(dh_log_has("configuration reloaded: 4 regions"));
 	CHECK(!dh_log_has("no known bad blocks any more"));
 	CHECK_EQ(dh_region_id(c, "a"), ra);
 	CHECK_EQ(dh_fault(c, ra, A_BAD_OFF, 0, false, &rep), -EIO);
@@ -281,7 +293,8 @@ static void test_serving(void)
 	ra = dh_region_id(c, "a");
 	rb = dh_region_id(c, "b");
 	rc = dh_region_id(c, "c");
-	CHECK(ra && rb && rc);
+	rd = dh_region_id(c, "d");
+	CHECK(ra && rb && rc && rd);
 	test_start_log();
 	check_all_records(c);
 	test_faults(c);
