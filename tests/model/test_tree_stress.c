@@ -36,6 +36,7 @@
 #include <urcu/urcu-memb.h>
 
 #include <daxtrack/tree.h>
+#include "dt_rng.h"
 #include "dt_test.h"
 #include "model.h"
 
@@ -65,55 +66,6 @@ static unsigned nslabs;
 static struct dt_tree *tree;
 static struct model *frozen;	/* the contents of the frozen slabs */
 static bool stop_readers;	/* __atomic */
-
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static void rng_seed(struct rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t result = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-static uint64_t rng_below(struct rng *r, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
-}
-
-static bool rng_chance(struct rng *r, unsigned percent)
-{
-	return rng_below(r, 100) < percent;
-}
 
 /* An offset into a slab, biased towards small distances from its start. */
 static uint64_t slab_offset(struct rng *r)
