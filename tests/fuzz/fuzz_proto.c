@@ -208,6 +208,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	srv.nd = &fake_nd;
 	srv.max_message = DT_PROTO_DEFAULT_MSG;
 	srv.max_ranges = DT_PROTO_DEFAULT_RANGES;
+	srv.max_dump = 1ULL << 20;	/* ample for the tiny region: the dumps go through */
 	reg_fz = open_region("fz", path_fz, 4ULL << 20);
 	reg_small = open_region("small", path_small, 64ULL << 10);
 	reg_small->bad = malloc(sizeof(*reg_small->bad));
@@ -572,7 +573,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s.p += len;
 		s.n -= len;
 	}
-	dt_conn_free_state(&c);
+	dt_conn_free_state(&srv, &c);
 	reset();
 	return 0;
 }
