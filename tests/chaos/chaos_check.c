@@ -119,37 +119,66 @@ static void add_range(struct cc_region *r, uint64_t off, uint64_t len, uint64_t 
 							.pages = end - first };
 }
 
-bool cc_flush_line(struct cc_world *w, const char *line, unsigned lineno)
+/* One flush-log event; NULL, or why it is not one (@lineno for the message). */
+static const char *flush_event(struct cc_world *w, const char *line, bool apply)
 {
 	unsigned long long off, len, t;
 	char name[64], kind[16];
 	struct cc_region *r;
-	int ri;
+	int ri, end = 0;
 
-	if (sscanf(line, "%63s %llu %llu %15s %llu", name, &off, &len, kind, &t) != 5) {
-		cc_error(w, "flush log line %u: not REGION OFF LEN KIND TIME: %s", lineno, line);
-		return false;
-	}
+	if (sscanf(line, "%63s %llu %llu %15s %llu%n", name, &off, &len, kind, &t, &end) != 5 ||
+	    line[end])
+		return "not REGION OFF LEN KIND TIME";
 	ri = region_index(w, name);
-	if (ri < 0) {
-		cc_error(w, "flush log line %u: unknown region \"%s\"", lineno, name);
-		return false;
-	}
+	if (ri < 0)
+		return "unknown region";
 	r = &w->regions[ri];
+	if (strcmp(kind, "range") && strcmp(kind, "drain") && strcmp(kind, "deep") &&
+	    (strcmp(kind, "full") || off != 0 || len != r->size))
+		return "bad event";
+	if (!apply)
+		return NULL;
 	w->flush_lines++;
-	if (!strcmp(kind, "range")) {
+	if (!strcmp(kind, "range"))
 		add_range(r, off, len, t);
-	} else if (!strcmp(kind, "drain")) {
+	else if (!strcmp(kind, "drain"))
 		add_time(&r->drains, &r->ndrains, &r->cap_drains, t);
-	} else if (!strcmp(kind, "full") && off == 0 && len == r->size) {
+	else if (!strcmp(kind, "full"))
 		add_time(&r->fulls, &r->nfulls, &r->cap_fulls, t);
-	} else if (!strcmp(kind, "deep")) {
+	else
 		w->deep_flushes++;	/* below the CPU caches: proves nothing here */
-	} else {
-		cc_error(w, "flush log line %u: bad event: %s", lineno, line);
-		return false;
+	return NULL;
+}
+
+/*
+ * A daemon killed in the middle of write(2) leaves the start of a line, and
+ * the next daemon's first line, its recovery flush, follows it on the same
+ * line.  That suffix counts; the fragment is dropped, which can only add
+ * violations, never hide one.
+ */
+static bool torn_line(struct cc_world *w, const char *line)
+{
+	for (size_t i = 1; line[i]; i++) {
+		const char *rest = line + i;
+
+		if (!flush_event(w, rest, false) && strstr(rest, " full ")) {
+			flush_event(w, rest, true);
+			w->torn_lines++;
+			return true;
+		}
 	}
-	return true;
+	return false;
+}
+
+bool cc_flush_line(struct cc_world *w, const char *line, unsigned lineno)
+{
+	const char *why = flush_event(w, line, true);
+
+	if (!why || torn_line(w, line))
+		return true;
+	cc_error(w, "flush log line %u: %s: %s", lineno, why, line);
+	return false;
 }
 
 static bool parse_op(const char *line, struct cc_op *op, char *name)

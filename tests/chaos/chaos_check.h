@@ -91,6 +91,7 @@ struct cc_world {
 	char first_error[256];
 	uint64_t flush_lines;
 	uint64_t deep_flushes;
+	uint64_t torn_lines;		/* cut by a SIGKILL, the fragment dropped */
 };
 
 struct cc_violation {

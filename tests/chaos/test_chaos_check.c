@@ -256,6 +256,17 @@ static void test_bad_logs(void)
 	run(&res, "", "W a 8388600 100 1 1\nW b 0 1 1 1\nW a 0 0 1 1\nQ a 0 1 1\nW a 1\n", NULL,
 	    &errors);
 	CHECK_EQ(errors, 5);
+
+	dt_test_ctx("a line torn by a kill");
+	/* The killed daemon's fragment, then the next one's recovery flush: that counts. */
+	CHECK_EQ(violations("a 4096 40a 0 8388608 full 30\n",
+			    "W a 100 50 7 10\nS a 0 4096 20\nA a 0 4096 40\n"), 0);
+	/* Its fragment is dropped, never counted as a flush. */
+	CHECK_EQ(violations("a 0 4096 range 25a 0 8388608 full 45\n",
+			    "W a 100 50 7 10\nS a 0 4096 20\nA a 0 4096 40\n"), 1);
+	/* Only a recovery flush may follow a fragment. */
+	run(&res, "a 4096 40a 0 4096 range 30\n", NULL, NULL, &errors);
+	CHECK_EQ(errors, 1);
 }
 
 static void test_files(void)
