@@ -875,6 +875,20 @@ bool dt_tree_tagged(const struct dt_tree *t, unsigned tag)
  */
 typedef bool (*locked_visit_fn)(struct dt_tree *t, const struct walk *w, void *arg);
 
+/*
+ * Start loading the slots of leaf @c that a walk for @tag (any for a
+ * negative one) visits: each of a sparse leaf's entries is in a line of its
+ * own, and their loads are independent.  Reads @c's head, which should
+ * have been prefetched before.
+ */
+static void prefetch_leaf_slots(const struct dt_node *c, int tag)
+{
+	uint64_t bits = tag >= 0 ? tags_load(c, (unsigned)tag) : used_load(c);
+
+	for (; bits; bits &= bits - 1)
+		__builtin_prefetch(&c->slots[__builtin_ctzll(bits)], 1);
+}
+
 /* Children a gang walk prefetches ahead of the one it enters. */
 #define WALK_PREFETCH 2
 
@@ -892,7 +906,11 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag)
 		if (i >= MAP_SIZE)
 			return;
 		slot = slot_load(n, i);
-		if (slot_is_node(slot))
+		if (!slot_is_node(slot))
+			continue;
+		if (k == 0 && n->shift == MAP_SHIFT)
+			prefetch_leaf_slots(slot_to_node(slot), tag);	/* head asked for before */
+		else
 			__builtin_prefetch(slot_to_node(slot), 1);
 	}
 }
@@ -1021,8 +1039,9 @@ static bool update_visit(struct dt_tree *t, const struct walk *w, void *arg)
 	return true;
 }
 
-uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last, unsigned tag,
-			       dt_tree_update_fn fn, void *arg, bool *done)
+uint64_t dt_tree_update_tagged_end(struct dt_tree *t, uint64_t *first, uint64_t last,
+				   unsigned tag, dt_tree_update_fn fn, void (*end)(void *arg),
+				   void *arg, bool *done)
 {
 	struct update u = { .fn = fn, .arg = arg };
 
@@ -1031,8 +1050,16 @@ uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last
 		return 0;
 	tree_lock(t);
 	*done = locked_for_each(t, first, last, (int)tag, update_visit, &u);
+	if (end)
+		end(arg);
 	tree_unlock(t);
 	return u.visited;
+}
+
+uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last, unsigned tag,
+			       dt_tree_update_fn fn, void *arg, bool *done)
+{
+	return dt_tree_update_tagged_end(t, first, last, tag, fn, NULL, arg, done);
 }
 
 /* How many refs ahead dt_tree_update_refs() prefetches: their loads are independent. */

@@ -11,6 +11,8 @@
  *	entry was replaced and only one sleeper was woken, the others slept on
  *	a key that no longer existed.  Replacing, deleting or splitting a
  *	locked entry wakes every waiter on it.
+ *  writeback_waits: a writeback (locking, or on the clean path) that meets a
+ *	held entry sleeps on it, then flushes it and the rest once each.
  *
  * Each scenario makes the waiters sleep for certain (it waits until the
  * mapping's "waiting" counter says so) before the holder lets go; a lost
@@ -28,7 +30,7 @@
 
 DT_TEST_DEFINE("test_regress_wait");
 
-enum job_op { JOB_FAULT, JOB_GRAB_PUT, JOB_PUNCH };
+enum job_op { JOB_FAULT, JOB_GRAB_PUT, JOB_PUNCH, JOB_WRITEBACK };
 
 struct job {
 	pthread_t th;
@@ -39,6 +41,9 @@ struct job {
 	bool write;
 	int ret;
 	struct dt_fault f;
+	const struct dt_flush_ops *ops;	/* JOB_WRITEBACK of [pgoff, last] */
+	struct rec r;
+	struct dt_writeback_report rep;
 };
 
 static void *job_main(void *arg)
@@ -57,6 +62,9 @@ static void *job_main(void *arg)
 		break;
 	case JOB_PUNCH:
 		j->ret = dt_mapping_punch(j->m, j->pgoff, j->last);
+		break;
+	case JOB_WRITEBACK:
+		j->ret = dt_mapping_writeback(j->m, j->pgoff, j->last, j->ops, &j->r, &j->rep);
 		break;
 	}
 	urcu_memb_unregister_thread();
@@ -388,12 +396,72 @@ static void grab_put_exclusive(void)
 	done_map(m);
 }
 
+/*
+ * A writeback meets an entry locked by another: it flushes (or, on the clean
+ * path, cleans) what comes before, sleeps on that entry, and once it is put
+ * flushes it and the rest, each exactly once.
+ */
+static void writeback_waits_once(const struct dt_flush_ops *ops, const char *what)
+{
+	struct dt_mapping *m = new_map();
+	struct dt_mapping_counters c;
+	uint64_t i, bytes = 0;
+	struct job j;
+
+	dt_test_ctx("writeback waits for a held entry (%s)", what);
+	for (i = 0; i < 10; i++)
+		CHECK_EQ(dt_mapping_fault(m, 100 + i, DT_PTE, true, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 100, 109), 0);
+	CHECK_EQ(dt_mapping_grab(m, 105, DT_PTE, NULL), 0);
+	memset(&j, 0, sizeof(j));
+	j.m = m;
+	j.op = JOB_WRITEBACK;
+	j.pgoff = 0;
+	j.last = 8191;
+	j.ops = ops;
+	j.ret = -1;
+	if (pthread_create(&j.th, NULL, job_main, &j))
+		abort();
+	wait_for_sleepers(m, 1);
+	/* Asleep on 105: what comes before it is clean, it and the rest are not. */
+	for (i = 100; i < 105; i++)
+		CHECK(!dt_mapping_page_dirty(m, i));
+	for (i = 105; i < 110; i++)
+		CHECK(dt_mapping_page_dirty(m, i));
+	CHECK_EQ(count_tagged(m, DT_TAG_TOWRITE), 5);
+	dt_mapping_put(m, 105);
+	job_join(&j);
+	CHECK_EQ(j.rep.entries, 10);
+	CHECK_EQ(j.rep.bytes, 10 * PAGE);
+	CHECK_EQ(j.rep.ranges, j.r.n);
+	CHECK_EQ(j.r.drains, 1);
+	for (i = 0; i < j.r.n; i++) {
+		CHECK(j.r.off[i] >= 100 * PAGE + bytes);	/* ascending, none twice */
+		bytes = j.r.off[i] + j.r.len[i] - 100 * PAGE;
+	}
+	CHECK_EQ(bytes, 10 * PAGE);
+	for (i = 100; i < 110; i++)
+		CHECK(!dt_mapping_page_dirty(m, i));
+	CHECK_EQ(count_tagged(m, DT_TAG_TOWRITE), 0);
+	dt_mapping_counters(m, &c);
+	CHECK_EQ(c.waiting, 0);
+	rec_reset(&j.r);
+	done_map(m);
+}
+
+static void writeback_waits(void)
+{
+	writeback_waits_once(&rec_ops, "locking");
+	writeback_waits_once(&rec_ops_nb, "nonblocking flush");
+}
+
 int main(void)
 {
 	urcu_memb_register_thread();
 	bug_missed_wakeup_pmd();
 	bug_deadlock_4k_holes();
 	grab_put_exclusive();
+	writeback_waits();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }

@@ -132,6 +132,82 @@ static void check_clear_while_visiting(struct dt_tree *t)
 	TREE_OK(t);
 }
 
+/* What the end hook saw: how often it ran and how many visits came before. */
+struct end_seen {
+	struct collect *c;
+	unsigned calls, visits_before;
+};
+
+static bool end_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
+		      const struct dt_slot_ref *ref)
+{
+	struct end_seen *e = arg;
+
+	CHECK_EQ(e->calls, 0);	/* no visit after the hook */
+	return collect_visit(e->c, base, order, entry, tags, ref);
+}
+
+static void end_hook(void *arg)
+{
+	struct end_seen *e = arg;
+
+	e->calls++;
+	e->visits_before = e->c->n;
+}
+
+static unsigned run_end(struct dt_tree *t, uint64_t first, uint64_t last, unsigned stop_at,
+			struct end_seen *e, bool *done)
+{
+	static struct collect c;
+	uint64_t pos = first;
+	unsigned n;
+
+	memset(&c, 0, sizeof(c));
+	memset(e, 0, sizeof(*e));
+	c.stop_at = stop_at;
+	e->c = &c;
+	n = (unsigned)dt_tree_update_tagged_end(t, &pos, last, 0, end_visit, end_hook, e, done);
+	CHECK_EQ(n, c.n);
+	return n;
+}
+
+/* dt_tree_update_tagged_end(): the hook runs once, after the last visit. */
+static void check_end_hook(struct dt_tree *t)
+{
+	struct end_seen e;
+	uint64_t pos = 5;
+	unsigned all;
+	bool done;
+
+	all = run_end(t, 0, UINT64_MAX, UINT32_MAX, &e, &done);	/* exhausted */
+	CHECK(done);
+	CHECK(all > 7);
+	CHECK_EQ(e.calls, 1);
+	CHECK_EQ(e.visits_before, all);
+	CHECK_EQ(run_end(t, 0, UINT64_MAX, 7, &e, &done), 7);	/* stopped */
+	CHECK(!done);
+	CHECK_EQ(e.calls, 1);
+	CHECK_EQ(e.visits_before, 7);
+	CHECK_EQ(run_end(t, 0, UINT64_MAX, 0, &e, &done), 0);	/* stopped at once */
+	CHECK(!done);
+	CHECK_EQ(e.calls, 1);
+	CHECK_EQ(run_end(t, UINT64_MAX - 1, UINT64_MAX - 1, UINT32_MAX, &e, &done), 0);
+	CHECK(done);	/* nothing there: still one call */
+	CHECK_EQ(e.calls, 1);
+	memset(&e, 0, sizeof(e));
+	CHECK_EQ(dt_tree_update_tagged_end(t, &pos, 4, 0, end_visit, end_hook, &e, &done), 0);
+	CHECK(done);	/* first > last: no mutex, no hook */
+	CHECK_EQ(e.calls, 0);
+	pos = 0;
+	CHECK_EQ(dt_tree_update_tagged_end(t, &pos, 9, DT_TREE_MAX_TAGS, end_visit, end_hook, &e,
+					   &done), 0);
+	CHECK_EQ(e.calls, 0);
+	pos = 0;
+	CHECK_EQ(dt_tree_update_tagged_end(t, &pos, UINT64_MAX, 0, collect_visit, NULL,
+					   &(struct collect){ .stop_at = 3 }, &done), 3);
+	TREE_OK(t);
+}
+
 /* dt_tree_update_refs() revisits, by their refs, what update_tagged collected. */
 static void check_refs(struct dt_tree *t, uint64_t far)
 {
@@ -243,6 +319,7 @@ int main(void)
 		check_same_as_iteration(t, 12345, where[1] + 777777);
 		check_same_as_iteration(t, where[2] + 5, UINT64_MAX - 3);
 		check_resume_and_change(t, 100, where[1] + (1u << 19));
+		check_end_hook(t);
 		check_clear_while_visiting(t);
 		dt_tree_free(t);
 		t = build(&seed, where);

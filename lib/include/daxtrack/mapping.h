@@ -105,8 +105,12 @@ typedef int (*dt_sector_fn)(void *arg, uint64_t pgoff, unsigned order, uint64_t 
  * makes a system call and never calls the mapping.  The writeback may then
  * call it with the tree's mutex held, as it locks each entry, so that the
  * search for the next entry runs while the write-backs of the previous ones
- * are in flight.  Never set it for pmem_msync() or anything that can block:
- * every writer of the mapping would wait for it.
+ * are in flight.  On x86 it also lets the writeback skip the entry locks:
+ * it flushes and cleans the entries under the mutex and issues a full
+ * fence (mfence, which orders clwb and clflushopt) before releasing it, so
+ * @flush's write-backs must be ones such a fence orders.  Never set it for
+ * pmem_msync() or anything that can block: every writer of the mapping
+ * would wait for it.
  */
 struct dt_flush_ops {
 	void (*flush)(void *arg, uint64_t offset, uint64_t len);

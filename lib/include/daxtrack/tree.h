@@ -377,6 +377,31 @@ uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last
 			       dt_tree_update_fn fn, void *arg, bool *done);
 
 /**
+ * dt_tree_update_tagged_end() - dt_tree_update_tagged() with a last word.
+ * @t: The tree.
+ * @first: As for dt_tree_update_tagged().
+ * @last: Last index of the range (inclusive).
+ * @tag: The tag an entry must have to be visited.
+ * @fn: Called for each such entry intersecting the range, in order.
+ * @end: Called once after the last visit, whether the range was exhausted
+ *	 or @fn stopped, still under the tree's mutex; NULL: nothing.  Not
+ *	 called for a bad @tag or *@first > @last (no mutex is taken).
+ * @arg: Passed to @fn and @end.
+ * @done: Set to true when the range was exhausted, false if @fn stopped.
+ *
+ * What @fn changed becomes visible to the next holder of the mutex only
+ * after @end has run: the mapping layer issues its last flush there and
+ * fences, so that a writeback that finds an entry clean knows it flushed.
+ * @end follows the rules of @fn.
+ *
+ * Context: Takes the tree's mutex for the whole call.
+ * Return: The number of entries @fn accepted.
+ */
+uint64_t dt_tree_update_tagged_end(struct dt_tree *t, uint64_t *first, uint64_t last,
+				   unsigned tag, dt_tree_update_fn fn, void (*end)(void *arg),
+				   void *arg, bool *done);
+
+/**
  * dt_tree_update_refs() - Visit and change entries by their refs.
  * @t: The tree.
  * @refs: The entries, each valid as struct dt_slot_ref says.
