@@ -177,7 +177,8 @@ struct dt_region {
  *
  * NULL (the default) costs one relaxed load per flush call.  Set it before
  * any region is flushed and clear it once no flush runs; the hook is called
- * in the flushing thread, with entry locks held.
+ * in the flushing thread, with entry locks or (on the pmem and fence paths)
+ * the mapping's tree mutex held: what it costs, every writer waits for.
  */
 extern void (*dt_region_flush_hook)(struct dt_region *r, enum dt_flush_event ev,
 				    uint64_t off, uint64_t len);

@@ -219,6 +219,19 @@ static void test_flush_ops(struct dt_region *r)
 	CHECK(event_is(0, DT_FLUSH_EV_RANGE, 7 * PG, 2 * PG));
 	CHECK(event_is(1, DT_FLUSH_EV_DRAIN, 0, 0));
 	CHECK_EQ(r->counters.drains, 1);
+	CHECK_EQ(r->counters.flushes, 3);
+	CHECK_EQ(r->counters.flush_bytes, 5 * PG);
+
+	dt_test_ctx("no report asked for: still counted");
+	nevents = 0;
+	CHECK_EQ(dt_mapping_mark_dirty(r->mapping, 30, 30), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(r->mapping, 40, 40), 0);
+	CHECK_EQ(dt_region_writeback(r, 0, r->npages - 1, NULL), 0);
+	CHECK_EQ(nevents, 3);
+	CHECK_EQ(r->counters.flushes, 5);
+	CHECK_EQ(r->counters.flush_bytes, 7 * PG);
+	CHECK_EQ(r->counters.drains, 2);
+	nevents = 0;
 
 	dt_test_ctx("fence-only path: no flush work, one drain");
 	r->flush_path = DT_FLUSH_PATH_FENCE;
