@@ -12,6 +12,8 @@
 #define DT_BENCH_H
 
 #include <pthread.h>
+#include <sched.h>
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -198,6 +200,36 @@ void bench_value(const struct bench_opts *o, const char *name, double value, con
  */
 bool bench_target(const struct bench_opts *o, const char *name, double ratio, bool at_most,
 		  double target);
+
+/**
+ * bench_cpu_pair() - The first two CPUs the calling thread may run on.
+ * @client: Receives the first, for the timing thread.
+ * @server: Receives the second, for the process it talks to.
+ * Return: 0, -ENODEV with fewer than two, or a negative errno.
+ */
+int bench_cpu_pair(int *client, int *server);
+
+/**
+ * bench_pin_thread() - Keep the calling thread on @cpu.
+ * @cpu: The CPU.
+ * @saved: Receives the thread's affinity before, for bench_unpin_thread().
+ * Return: 0 or a negative errno.
+ */
+int bench_pin_thread(int cpu, cpu_set_t *saved);
+
+/** bench_unpin_thread() - Give the calling thread back @saved.  Return: 0 or -errno. */
+int bench_unpin_thread(const cpu_set_t *saved);
+
+/**
+ * bench_pin_process() - Set the affinity of every thread @pid has now.
+ * @pid: The process (threads it creates later inherit its creator's).
+ * @set: The CPUs.
+ * Return: 0, or the first negative errno (the other threads are still set).
+ */
+int bench_pin_process(pid_t pid, const cpu_set_t *set);
+
+/** bench_pin_process_cpu() - bench_pin_process() onto the one CPU @cpu. */
+int bench_pin_process_cpu(pid_t pid, int cpu);
 
 /**
  * bench_fail() - Report a functional failure on stderr.
