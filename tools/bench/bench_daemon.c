@@ -766,6 +766,12 @@ static void fs_free(struct fs_ctx *x, struct fs_size *sizes)
 			free(sizes[k].st[j]);
 }
 
+static void fs_unpin(pid_t daemon, const cpu_set_t *saved)
+{
+	bench_pin_process(daemon, saved);
+	bench_unpin_thread(saved);
+}
+
 /*
  * The timing thread on one CPU, the echo process and the daemon on another:
  * both round trips then cross CPUs, always.  Left to the scheduler, the
@@ -783,20 +789,13 @@ static bool fs_pin(const struct bench_opts *o, pid_t echo, pid_t daemon, cpu_set
 	if (bench_pin_thread(client, saved))
 		return false;
 	if (bench_pin_process_cpu(echo, server) || bench_pin_process_cpu(daemon, server)) {
-		bench_pin_process(daemon, saved);
-		bench_unpin_thread(saved);
+		fs_unpin(daemon, saved);
 		bench_note(o, "could not pin the processes: CPUs left to the scheduler");
 		return false;
 	}
 	bench_note(o, "the timing thread on CPU %d; the echo process and the daemon on CPU %d",
 		   client, server);
 	return true;
-}
-
-static void fs_unpin(pid_t daemon, const cpu_set_t *saved)
-{
-	bench_pin_process(daemon, saved);
-	bench_unpin_thread(saved);
 }
 
 static int part_fsync(const struct bench_opts *o, struct dmn *d)
