@@ -697,6 +697,31 @@ void *dt_tree_lookup_tags(const struct dt_tree *t, uint64_t index, uint64_t *bas
 	return lookup_range(t, index, base, order, tags);
 }
 
+void dt_tree_prefetch(const struct dt_tree *t, uint64_t index)
+{
+	struct dt_node *n;
+
+	read_lock();
+	n = root_load(t);
+	if (!n || index > node_last(n))
+		goto out;
+	for (unsigned shift = n->shift; shift >= MAP_SHIFT; shift -= MAP_SHIFT) {
+		void *slot = slot_load(n, (unsigned)((index >> shift) & MAP_MASK));
+
+		if (!slot_is_node(slot))
+			break;
+		n = slot_to_node(slot);
+		if (shift == MAP_SHIFT) {	/* n is a bottom node: ask, do not wait */
+			__builtin_prefetch(n, 1);
+			__builtin_prefetch(&n->tags[DT_TREE_MAX_TAGS - 1], 1);
+			__builtin_prefetch(&n->slots[index & MAP_MASK], 1);
+			break;
+		}
+	}
+out:
+	read_unlock();
+}
+
 static void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off,
 			     unsigned set_tags, unsigned clear_tags)
 {

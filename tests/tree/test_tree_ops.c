@@ -402,6 +402,63 @@ static void test_locate_empty_stats_dump(void)
 	dt_tree_free(NULL);
 }
 
+/* The tree's dump, for comparing a tree before and after. */
+static char *dump_text(const struct dt_tree *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return NULL;
+	dt_tree_dump(t, f);
+	fclose(f);
+	return buf;
+}
+
+/* dt_tree_prefetch() at @index leaves the tree as it was. */
+static void prefetch_changes_nothing(struct dt_tree *t, uint64_t index)
+{
+	struct dt_tree_stats s0 = tree_stats(t), s1;
+	char *before = dump_text(t), *after;
+
+	dt_tree_prefetch(t, index);
+	after = dump_text(t);
+	s1 = tree_stats(t);
+	CHECK(stats_equal(&s0, &s1));
+	CHECK(before && after && !strcmp(before, after));
+	free(before);
+	free(after);
+}
+
+/*
+ * A hint: whatever the shape at the index (no tree, past the end, one node,
+ * a hole, an entry at an inner level, a bottom node), it reads only and
+ * changes nothing.
+ */
+static void test_prefetch(void)
+{
+	struct dt_tree *t = new_tree();
+	const uint64_t at[] = { 0, 1, 5, 63, 64, 1000, 1001, (uint64_t)1 << 30,
+				((uint64_t)1 << 30) + 77, (uint64_t)1 << 40, UINT64_MAX };
+
+	prefetch_changes_nothing(t, 0);
+	prefetch_changes_nothing(t, UINT64_MAX);
+	CHECK_EQ(dt_tree_insert(t, 5, 0, obj(70)), 0);		/* one node */
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		prefetch_changes_nothing(t, at[i]);
+	CHECK_EQ(dt_tree_insert(t, 1000, 0, obj(71)), 0);
+	CHECK_EQ(dt_tree_insert(t, 1 << 30, 2 * S, obj(72)), 0);	/* inner-level entry */
+	CHECK_EQ(dt_tree_tag_set(t, 1000, 1), 0);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		prefetch_changes_nothing(t, at[i]);
+	CHECK(dt_tree_lookup(t, 1000) == obj(71));
+	CHECK(dt_tree_tag_get(t, 1000, 1));
+	TREE_OK(t);
+	dt_tree_free(t);
+}
+
 int main(void)
 {
 	urcu_memb_register_thread();
@@ -411,6 +468,7 @@ int main(void)
 	test_split();
 	test_join();
 	test_locate_empty_stats_dump();
+	test_prefetch();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }

@@ -184,6 +184,22 @@ void *dt_tree_lookup_tags(const struct dt_tree *t, uint64_t index, uint64_t *bas
 			  unsigned *order, unsigned *tags);
 
 /**
+ * dt_tree_prefetch() - Start loading the bottom node that holds an index.
+ * @t: The tree.
+ * @index: The index about to be looked up or tagged.
+ *
+ * Walks the inner nodes (hot in a tree that is used) and asks the CPU for
+ * the bottom node's header, tags and slot without waiting for them.  Called
+ * a few indices ahead over a batch of scattered indices, it overlaps their
+ * cache (and TLB) misses instead of taking them one after the other; the
+ * lookups that follow find the lines loaded or in flight.  Only a hint:
+ * it changes nothing, and an index with no node is no error.
+ *
+ * Context: Lock-free RCU reader.
+ */
+void dt_tree_prefetch(const struct dt_tree *t, uint64_t index);
+
+/**
  * dt_tree_replace() - Replace the entry covering an index.
  * @t: The tree.
  * @index: Any index inside the entry's range.
