@@ -64,9 +64,6 @@ static inline int byte_range(const struct dt_region *r, uint64_t off, uint64_t l
 /* Look up the region of a request (and for writers check the rights). */
 int dt_req_region(struct req *q, uint32_t id, bool writer, struct srv_region **out);
 
-/* The wire value of a namespace mode (dispatch-read.c). */
-uint8_t dt_wire_ns_mode(enum dt_ns_mode m);
-
 int do_query(struct req *q);
 int do_list(struct req *q);
 int do_dump(struct req *q);

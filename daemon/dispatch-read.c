@@ -279,17 +279,6 @@ int do_stats(struct req *q)
 	return 0;
 }
 
-uint8_t dt_wire_ns_mode(enum dt_ns_mode m)
-{
-	switch (m) {
-	case DT_NS_MODE_FSDAX: return DT_NS_FSDAX;
-	case DT_NS_MODE_DEVDAX: return DT_NS_DEVDAX;
-	case DT_NS_MODE_RAW: return DT_NS_RAW;
-	case DT_NS_MODE_SECTOR: return DT_NS_SECTOR;
-	default: return DT_NS_UNKNOWN;
-	}
-}
-
 /* An RCU reader of srv->nd: a SIGHUP rescan replaces the scan (main.c). */
 int do_namespaces(struct req *q)
 {
@@ -314,7 +303,7 @@ int do_namespaces(struct req *q)
 			copy_str(o[i].chardev, sizeof(o[i].chardev), ns->devname);
 		else
 			copy_str(o[i].blockdev, sizeof(o[i].blockdev), ns->devname);
-		o[i].mode = dt_wire_ns_mode(ns->mode);
+		o[i].mode = dt_ns_wire_mode(ns->mode);
 		o[i].numa_node = ns->numa_node;
 		o[i].size = ns->size;
 		o[i].align = ns->align;

@@ -138,26 +138,6 @@ static uint32_t region_flags(const struct srv_region *sr)
 	return f;
 }
 
-static uint8_t wire_flush(enum dt_flush_path p)
-{
-	switch (p) {
-	case DT_FLUSH_PATH_PMEM: return DT_FLUSH_PMEM;
-	case DT_FLUSH_PATH_FENCE: return DT_FLUSH_FENCE;
-	default: return DT_FLUSH_MSYNC;
-	}
-}
-
-static uint8_t wire_match(enum dt_region_match m)
-{
-	switch (m) {
-	case DT_REGION_MATCH_NONE: return DT_NS_MATCH_NONE;
-	case DT_REGION_MATCH_NO_NAMESPACES: return DT_NS_MATCH_NO_NAMESPACES;
-	case DT_REGION_MATCH_DAX: return DT_NS_MATCH_DAX;
-	case DT_REGION_MATCH_BLOCK: return DT_NS_MATCH_BLOCK;
-	default: return DT_NS_MATCH_PARTITION;
-	}
-}
-
 /* One region record: the namespace view is copied once, consistently. */
 static void fill_region(struct srv_region *sr, struct dt_proto_region *o)
 {
@@ -171,18 +151,18 @@ static void fill_region(struct srv_region *sr, struct dt_proto_region *o)
 	if (ni.nbad)
 		o->flags |= DT_REGION_BADBLOCKS;
 	o->size = r->size;
-	o->flush = wire_flush(r->flush_path);
+	o->flush = dt_region_wire_flush(r->flush_path);
 	o->badblocks = ni.nbad;
 	o->bad_bytes = ni.bad_bytes;
 	o->numa_node = ni.ns.numa_node;
 	copy_str(o->name, sizeof(o->name), r->name);
 	copy_str(o->path, sizeof(o->path), r->path);
-	o->ns_match = wire_match(ni.match);
+	o->ns_match = dt_region_wire_match(ni.match);
 	o->dev_major = major(ni.dev);
 	o->dev_minor = minor(ni.dev);
 	if (o->ns_match < DT_NS_MATCH_DAX)
 		return;
-	o->ns_mode = dt_wire_ns_mode(ni.ns.mode);
+	o->ns_mode = dt_ns_wire_mode(ni.ns.mode);
 	copy_str(o->ns_name, sizeof(o->ns_name), ni.ns.name);
 	copy_str(o->ns_region, sizeof(o->ns_region), ni.ns.region);
 	copy_str(o->ns_device, sizeof(o->ns_device), ni.ns.devname);

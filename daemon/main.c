@@ -362,8 +362,8 @@ static void fmt_namespace(char *buf, size_t len, const struct dt_region *r)
 	}
 	ns = &r->nd->ns[r->ns_index];
 	snprintf(buf, len, ", namespace %s (%s %s, by %s device %u:%u)", ns->name,
-		 dt_ns_mode_name(ns->mode), ns->devname[0] ? ns->devname : "-",
-		 dt_region_match_name(r->ns_match), major(dev), minor(dev));
+		 dt_proto_ns_mode_name(dt_ns_wire_mode(ns->mode)), ns->devname[0] ? ns->devname : "-",
+		 dt_proto_ns_match_name(dt_region_wire_match(r->ns_match)), major(dev), minor(dev));
 }
 
 #define LOG_BAD_MAX	16	/* bad ranges listed in the log, per region */
@@ -399,7 +399,7 @@ static void log_region(const struct dt_region *r)
 	       "region \"%s\": %s: %s%s, pmem %s, eADR %s, PMD %s, flush %s, geometry %s%s",
 	       r->name, r->path, size, r->devdax ? " devdax" : "", r->is_pmem ? "yes" : "no",
 	       r->has_eadr ? "yes" : "no", r->pmd_capable ? "yes" : "no",
-	       dt_region_flush_path_name(r->flush_path), r->geometry, ns);
+	       dt_proto_flush_name(dt_region_wire_flush(r->flush_path)), r->geometry, ns);
 	if (!r->is_pmem)
 		dt_log(LOG_NOTICE, "region \"%s\": %s: not persistent memory: flushing with msync",
 		       r->name, r->path);

@@ -30,14 +30,14 @@ struct dt_ndctl_private {
 	struct ndctl_region **regions;	/* region of each namespace */
 };
 
-const char *dt_ns_mode_name(enum dt_ns_mode mode)
+uint8_t dt_ns_wire_mode(enum dt_ns_mode mode)
 {
 	switch (mode) {
-	case DT_NS_MODE_FSDAX: return "fsdax";
-	case DT_NS_MODE_DEVDAX: return "devdax";
-	case DT_NS_MODE_RAW: return "raw";
-	case DT_NS_MODE_SECTOR: return "sector";
-	default: return "unknown";
+	case DT_NS_MODE_FSDAX: return DT_NS_FSDAX;
+	case DT_NS_MODE_DEVDAX: return DT_NS_DEVDAX;
+	case DT_NS_MODE_RAW: return DT_NS_RAW;
+	case DT_NS_MODE_SECTOR: return DT_NS_SECTOR;
+	default: return DT_NS_UNKNOWN;
 	}
 }
 

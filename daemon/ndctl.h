@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <daxtrack/proto.h>
+
 enum dt_ns_mode { DT_NS_MODE_FSDAX, DT_NS_MODE_DEVDAX, DT_NS_MODE_RAW, DT_NS_MODE_SECTOR, DT_NS_MODE_UNKNOWN };
 
 /* A bad range in bytes, relative to the start of a device or a region. */
@@ -121,11 +123,11 @@ int dt_ndctl_match(const struct dt_ndctl *nd, bool is_chr, dev_t dev);
 int dt_ndctl_deep_flush(struct dt_ndctl *nd, unsigned index);
 
 /**
- * dt_ns_mode_name() - "fsdax", "devdax", "raw", "sector" or "unknown".
+ * dt_ns_wire_mode() - A namespace mode as the protocol says it.
  * @mode: The mode.
  *
- * Return: A static string.
+ * Return: Its DT_NS_* value; dt_proto_ns_mode_name() names it.
  */
-const char *dt_ns_mode_name(enum dt_ns_mode mode);
+uint8_t dt_ns_wire_mode(enum dt_ns_mode mode);
 
 #endif /* DAXTRACKD_NDCTL_H */

@@ -54,12 +54,12 @@ static void region_err(const char *name, const char *path, char *err, size_t err
 
 #define rerr(r, err, errlen, ...) region_err((r)->name, (r)->path, err, errlen, __VA_ARGS__)
 
-const char *dt_region_flush_path_name(enum dt_flush_path path)
+uint8_t dt_region_wire_flush(enum dt_flush_path path)
 {
 	switch (path) {
-	case DT_FLUSH_PATH_PMEM: return "pmem";
-	case DT_FLUSH_PATH_FENCE: return "fence";
-	default: return "msync";
+	case DT_FLUSH_PATH_PMEM: return DT_FLUSH_PMEM;
+	case DT_FLUSH_PATH_FENCE: return DT_FLUSH_FENCE;
+	default: return DT_FLUSH_MSYNC;
 	}
 }
 
@@ -349,14 +349,14 @@ int dt_region_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector
 
 /* ---- bad blocks ---- */
 
-const char *dt_region_match_name(enum dt_region_match m)
+uint8_t dt_region_wire_match(enum dt_region_match m)
 {
 	switch (m) {
-	case DT_REGION_MATCH_NONE: return "none";
-	case DT_REGION_MATCH_NO_NAMESPACES: return "no namespaces";
-	case DT_REGION_MATCH_DAX: return "dax";
-	case DT_REGION_MATCH_BLOCK: return "block";
-	default: return "partition";
+	case DT_REGION_MATCH_NONE: return DT_NS_MATCH_NONE;
+	case DT_REGION_MATCH_NO_NAMESPACES: return DT_NS_MATCH_NO_NAMESPACES;
+	case DT_REGION_MATCH_DAX: return DT_NS_MATCH_DAX;
+	case DT_REGION_MATCH_BLOCK: return DT_NS_MATCH_BLOCK;
+	default: return DT_NS_MATCH_PARTITION;
 	}
 }
 

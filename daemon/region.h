@@ -347,13 +347,12 @@ void dt_region_ns_info(struct dt_region *r, struct dt_region_ns_info *out);
 bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit);
 
 /**
- * dt_region_match_name() - "none", "no namespaces", "dax", "block" or
- * "partition".
+ * dt_region_wire_match() - A match as the protocol says it.
  * @m: A match.
  *
- * Return: A static string.
+ * Return: Its enum dt_proto_ns_match value; dt_proto_ns_match_name() names it.
  */
-const char *dt_region_match_name(enum dt_region_match m);
+uint8_t dt_region_wire_match(enum dt_region_match m);
 
 /**
  * dt_region_range_bad() - Whether a byte range touches a bad block.
@@ -381,11 +380,11 @@ bool dt_region_range_bad(struct dt_region *r, uint64_t off, uint64_t len);
 int dt_region_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector);
 
 /**
- * dt_region_flush_path_name() - "pmem", "fence" or "msync".
+ * dt_region_wire_flush() - A flush path as the protocol says it.
  * @path: A flush path.
  *
- * Return: A static string.
+ * Return: Its DT_FLUSH_* value; dt_proto_flush_name() names it.
  */
-const char *dt_region_flush_path_name(enum dt_flush_path path);
+uint8_t dt_region_wire_flush(enum dt_flush_path path);
 
 #endif /* DAXTRACKD_REGION_H */

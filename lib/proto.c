@@ -420,9 +420,9 @@ const char *dt_proto_flush_name(unsigned flush)
 {
 	switch (flush) {
 	case DT_FLUSH_PMEM:
-		return "pmem_flush+drain";
+		return "pmem_flush";
 	case DT_FLUSH_FENCE:
-		return "fence (eADR)";
+		return "fence";
 	case DT_FLUSH_MSYNC:
 		return "msync";
 	}

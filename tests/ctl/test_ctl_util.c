@@ -212,10 +212,6 @@ static void test_formatting(void)
 	       "pmd,zero,empty");
 	fmt_is(ctl_fmt_names(1, ctl_entry_flag_names, ctl_entry_flag_bits, b), "-");
 
-	fmt_is(ctl_flush_name(1), "pmem_flush");
-	fmt_is(ctl_flush_name(2), "fence");
-	fmt_is(ctl_flush_name(3), "msync");
-	fmt_is(ctl_flush_name(9), "unknown");
 	fmt_is(ctl_region_type(1U << 3), "devdax");
 	fmt_is(ctl_region_type(0), "file");
 }

@@ -21,7 +21,7 @@ static void check_namespace(const struct dt_namespace *ns)
 	CHECK(!strncmp(ns->region, "region", 6));
 	CHECK(ns->bus[0] != '\0');
 	CHECK(ns->mode <= DT_NS_MODE_UNKNOWN);
-	CHECK(strcmp(dt_ns_mode_name(ns->mode), "") != 0);
+	CHECK(dt_ns_wire_mode(ns->mode) <= DT_NS_UNKNOWN);
 	if (ns->enabled && ns->mode == DT_NS_MODE_DEVDAX)
 		CHECK(ns->is_chr && !strncmp(ns->devname, "dax", 3));
 	if (ns->enabled && ns->mode == DT_NS_MODE_FSDAX)
@@ -61,12 +61,13 @@ int main(void)
 	}
 	CHECK_EQ(dt_ndctl_deep_flush(nd, nd->nns), -ENOENT);
 
-	dt_test_ctx("mode names");
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_FSDAX), "fsdax"));
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_DEVDAX), "devdax"));
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_RAW), "raw"));
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_SECTOR), "sector"));
-	CHECK(!strcmp(dt_ns_mode_name(DT_NS_MODE_UNKNOWN), "unknown"));
+	dt_test_ctx("modes on the wire");
+	CHECK_EQ(dt_ns_wire_mode(DT_NS_MODE_FSDAX), DT_NS_FSDAX);
+	CHECK_EQ(dt_ns_wire_mode(DT_NS_MODE_DEVDAX), DT_NS_DEVDAX);
+	CHECK_EQ(dt_ns_wire_mode(DT_NS_MODE_RAW), DT_NS_RAW);
+	CHECK_EQ(dt_ns_wire_mode(DT_NS_MODE_SECTOR), DT_NS_SECTOR);
+	CHECK_EQ(dt_ns_wire_mode(DT_NS_MODE_UNKNOWN), DT_NS_UNKNOWN);
+	CHECK(!strcmp(dt_proto_ns_mode_name(dt_ns_wire_mode(DT_NS_MODE_FSDAX)), "fsdax"));
 
 	dt_ndctl_free(nd);
 	dt_ndctl_free(NULL);

@@ -271,9 +271,14 @@ static void test_flush_ops(struct dt_region *r)
 	dt_test_ctx("flush ops table");
 	CHECK(dt_region_flush_ops(r)->flush != NULL);
 	CHECK(dt_region_flush_ops(r)->drain == NULL);
-	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_PATH_MSYNC), "msync"));
-	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_PATH_PMEM), "pmem"));
-	CHECK(!strcmp(dt_region_flush_path_name(DT_FLUSH_PATH_FENCE), "fence"));
+	CHECK_EQ(dt_region_wire_flush(DT_FLUSH_PATH_MSYNC), DT_FLUSH_MSYNC);
+	CHECK_EQ(dt_region_wire_flush(DT_FLUSH_PATH_PMEM), DT_FLUSH_PMEM);
+	CHECK_EQ(dt_region_wire_flush(DT_FLUSH_PATH_FENCE), DT_FLUSH_FENCE);
+	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_NONE), DT_NS_MATCH_NONE);
+	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_NO_NAMESPACES), DT_NS_MATCH_NO_NAMESPACES);
+	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_DAX), DT_NS_MATCH_DAX);
+	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_BLOCK), DT_NS_MATCH_BLOCK);
+	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_PARTITION), DT_NS_MATCH_PARTITION);
 }
 
 /*
@@ -394,7 +399,7 @@ static void test_file_region(const char *base, bool tmpfs)
 	CHECK_EQ(r->pmd_capable, (uintptr_t)r->addr % (2 * MiB) == 0);
 	CHECK_EQ(r->ns_index, -1);
 	printf("test_region: %s: geometry %s, flush %s, pmd %d, is_pmem %d\n", path, r->geometry,
-	       dt_region_flush_path_name(r->flush_path), r->pmd_capable, r->is_pmem);
+	       dt_proto_flush_name(dt_region_wire_flush(r->flush_path)), r->pmd_capable, r->is_pmem);
 	ino = r->st_ino;
 	check_geometry(r, tmpfs);
 	test_flush_ops(r);

@@ -1312,8 +1312,11 @@ static void test_names(void)
 	CHECK(!strcmp(dt_proto_strerror(-ENOENT), "No such file or directory"));
 	CHECK(!strcmp(dt_proto_strerror(-4000), "Unknown error"));
 	CHECK(!strcmp(dt_proto_strerror(1), "Unknown error"));
+	CHECK(!strcmp(dt_proto_flush_name(DT_FLUSH_PMEM), "pmem_flush"));
+	CHECK(!strcmp(dt_proto_flush_name(DT_FLUSH_FENCE), "fence"));
 	CHECK(!strcmp(dt_proto_flush_name(DT_FLUSH_MSYNC), "msync"));
 	CHECK(!strcmp(dt_proto_flush_name(0), "unknown"));
+	CHECK(!strcmp(dt_proto_flush_name(9), "unknown"));
 	CHECK(!strcmp(dt_proto_ns_mode_name(DT_NS_DEVDAX), "devdax"));
 	CHECK(!strcmp(dt_proto_ns_mode_name(99), "unknown"));
 	CHECK(!strcmp(dt_proto_ns_match_name(DT_NS_MATCH_NONE), "none"));

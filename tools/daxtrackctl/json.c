@@ -69,7 +69,7 @@ struct json_object *ctl_json_region(const struct dt_proto_region *r)
 	add_bool(o, "pmem", r->flags & DT_REGION_PMEM);
 	add_bool(o, "eadr", r->flags & DT_REGION_EADR);
 	add_bool(o, "pmd", r->flags & DT_REGION_PMD);
-	add_str(o, "flush", ctl_flush_name(r->flush));
+	add_str(o, "flush", dt_proto_flush_name(r->flush));
 	add_bool(o, "default", r->flags & DT_REGION_DEFAULT);
 	add_i64(o, "numa_node", r->numa_node);
 	add_u64(o, "badblocks", r->badblocks);

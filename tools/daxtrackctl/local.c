@@ -22,7 +22,7 @@ static void to_local(const struct dt_namespace *ns, struct ctl_local_ns *out)
 		snprintf(out->chardev, sizeof(out->chardev), "%s", ns->devname);
 	else
 		snprintf(out->blockdev, sizeof(out->blockdev), "%s", ns->devname);
-	out->mode = dt_ns_mode_name(ns->mode);
+	out->mode = dt_proto_ns_mode_name(dt_ns_wire_mode(ns->mode));
 	out->numa_node = ns->numa_node;
 	out->size = ns->size;
 	out->align = ns->align;

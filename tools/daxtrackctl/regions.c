@@ -55,7 +55,7 @@ static int regions_table(const struct dt_proto_region *r, uint32_t n)
 				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
 				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
-				    ctl_flush_name(r[i].flush), fmt_numa(r[i].numa_node, numa), bad,
+				    dt_proto_flush_name(r[i].flush), fmt_numa(r[i].numa_node, numa), bad,
 				    ctl_fmt_size(r[i].bad_bytes, bb),
 				    dt_proto_ns_match_name(r[i].ns_match),
 				    r[i].ns_name[0] ? r[i].ns_name : "-",

@@ -67,7 +67,7 @@ static int status_table(const struct dt_proto_region *r, uint32_t n, const struc
 				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
 				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
-				    ctl_flush_name(r[i].flush), ent, dir, ctl_fmt_size(b, db));
+				    dt_proto_flush_name(r[i].flush), ent, dir, ctl_fmt_size(b, db));
 		size += r[i].size;
 		entries += e;
 		dirty += d;

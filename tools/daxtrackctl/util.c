@@ -245,20 +245,6 @@ const unsigned ctl_entry_flag_bits[] = { DT_PROTO_ENTRY_PMD, DT_PROTO_ENTRY_ZERO
 const char *const ctl_tag_names[] = { "dirty", "towrite", NULL };
 const unsigned ctl_tag_bits[] = { DT_PROTO_TAG_DIRTY, DT_PROTO_TAG_TOWRITE, 0 };
 
-const char *ctl_flush_name(unsigned flush)
-{
-	switch (flush) {
-	case DT_FLUSH_PMEM:
-		return "pmem_flush";
-	case DT_FLUSH_FENCE:
-		return "fence";
-	case DT_FLUSH_MSYNC:
-		return "msync";
-	default:
-		return "unknown";
-	}
-}
-
 const char *ctl_region_type(uint32_t region_flags)
 {
 	return region_flags & DT_REGION_DEVDAX ? "devdax" : "file";

@@ -117,9 +117,6 @@ char *ctl_fmt_rate(double bytes_per_second, char *buf);
 
 /* Names of protocol values, as the man page and the JSON schema spell them. */
 
-/* "pmem_flush", "fence", "msync" or "unknown". */
-const char *ctl_flush_name(unsigned flush);
-
 /* "devdax" or "file", from DT_REGION_* flags. */
 const char *ctl_region_type(uint32_t region_flags);
 

@@ -639,7 +639,11 @@ const char *dt_proto_strerror(int status);
  * dt_proto_flush_name() - The name of a flush path.
  * @flush: enum dt_proto_flush.
  *
- * Return: "pmem_flush+drain", "fence (eADR)", "msync" or "unknown".
+ * The names daxtrackctl prints and its JSON carries, and daxtrackd logs:
+ * "pmem_flush" (pmem_flush(), then one pmem_drain()), "fence" (eADR: the
+ * stores are persistent once fenced), "msync" (pmem_msync(): not pmem).
+ *
+ * Return: "pmem_flush", "fence", "msync" or "unknown".
  */
 const char *dt_proto_flush_name(unsigned flush);
 
