@@ -362,8 +362,10 @@ static void fmt_namespace(char *buf, size_t len, const struct dt_region *r)
 	}
 	ns = &r->nd->ns[r->ns_index];
 	snprintf(buf, len, ", namespace %s (%s %s, by %s device %u:%u)", ns->name,
-		 dt_proto_ns_mode_name(dt_ns_wire_mode(ns->mode)), ns->devname[0] ? ns->devname : "-",
-		 dt_proto_ns_match_name(dt_region_wire_match(r->ns_match)), major(dev), minor(dev));
+		 dt_proto_ns_mode_name(dt_ns_wire_mode(ns->mode)),
+		 ns->devname[0] ? ns->devname : "-",
+		 dt_proto_ns_match_name(dt_region_wire_match(r->ns_match)), major(dev),
+		 minor(dev));
 }
 
 #define LOG_BAD_MAX	16	/* bad ranges listed in the log, per region */

@@ -399,7 +399,8 @@ static void test_file_region(const char *base, bool tmpfs)
 	CHECK_EQ(r->pmd_capable, (uintptr_t)r->addr % (2 * MiB) == 0);
 	CHECK_EQ(r->ns_index, -1);
 	printf("test_region: %s: geometry %s, flush %s, pmd %d, is_pmem %d\n", path, r->geometry,
-	       dt_proto_flush_name(dt_region_wire_flush(r->flush_path)), r->pmd_capable, r->is_pmem);
+	       dt_proto_flush_name(dt_region_wire_flush(r->flush_path)), r->pmd_capable,
+	       r->is_pmem);
 	ino = r->st_ino;
 	check_geometry(r, tmpfs);
 	test_flush_ops(r);

@@ -44,8 +44,9 @@ static void describe(const struct dt_region *r)
 	printf("region %s: %s size %llu is_pmem %d eadr %d pmd %d align %llu flush %s "
 	       "geometry %s ns %d bad %u addr %p\n", r->name, r->path,
 	       (unsigned long long)r->size, r->is_pmem, r->has_eadr, r->pmd_capable,
-	       (unsigned long long)r->dev_align, dt_proto_flush_name(dt_region_wire_flush(r->flush_path)),
-	       r->geometry, r->ns_index, r->nbad, r->addr);
+	       (unsigned long long)r->dev_align,
+	       dt_proto_flush_name(dt_region_wire_flush(r->flush_path)), r->geometry, r->ns_index,
+	       r->nbad, r->addr);
 }
 
 static void exercise(struct dt_region *r, struct dt_ndctl *nd, enum dt_ns_mode mode)
@@ -64,8 +65,8 @@ static void exercise(struct dt_region *r, struct dt_ndctl *nd, enum dt_ns_mode m
 	if (idx >= 0) {
 		CHECK_EQ(nd->ns[idx].mode, mode);
 		printf("  namespace %s (%s) %s on %s, %s\n", nd->ns[idx].name,
-		       dt_proto_ns_mode_name(dt_ns_wire_mode(nd->ns[idx].mode)), nd->ns[idx].devname, nd->ns[idx].region,
-		       nd->ns[idx].bus);
+		       dt_proto_ns_mode_name(dt_ns_wire_mode(nd->ns[idx].mode)),
+		       nd->ns[idx].devname, nd->ns[idx].region, nd->ns[idx].bus);
 	}
 	CHECK(!dt_region_range_bad(r, 0, r->size));
 
@@ -119,7 +120,8 @@ int main(void)
 	for (i = 0; i < nd->nns; i++)
 		printf("  %s %s %s mode %s size %llu align %llu numa %d dev %s %u:%u bad %u\n",
 		       nd->ns[i].bus, nd->ns[i].region, nd->ns[i].name,
-		       dt_proto_ns_mode_name(dt_ns_wire_mode(nd->ns[i].mode)), (unsigned long long)nd->ns[i].size,
+		       dt_proto_ns_mode_name(dt_ns_wire_mode(nd->ns[i].mode)),
+		       (unsigned long long)nd->ns[i].size,
 		       (unsigned long long)nd->ns[i].align, nd->ns[i].numa_node,
 		       nd->ns[i].devname, major(nd->ns[i].devt), minor(nd->ns[i].devt),
 		       nd->ns[i].nbad);
