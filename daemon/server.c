@@ -483,6 +483,11 @@ static void conn_close(struct dt_server *srv, struct dt_conn *c, const char *why
 	       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid,
 	       why ? ": " : "", why ? why : "");
 	epoll_ctl(srv->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	/*
+	 * Give the DUMP budget back before the client stops counting in
+	 * STATS: whoever sees it gone finds its bytes free.
+	 */
+	dt_conn_free_state(srv, c);
 	conn_unlink(srv, c);
 	conn_free(srv, c);
 }

@@ -320,6 +320,31 @@ static int dump_first(struct dh_conn *c, uint32_t id, uint64_t *total)
 	return ret;
 }
 
+/* Connections the daemon counts now, asked on @c; 0 if STATS fails. */
+static uint32_t clients_now(struct dh_conn *c)
+{
+	struct dt_msg req, rep;
+
+	dt_proto_init_request(&req, DT_OP_STATS, 0);
+	req.stats_req.region = DT_PROTO_ALL_REGIONS;
+	if (dh_call(c, &req, &rep))
+		return 0;
+	return rep.stats_rep.clients;
+}
+
+/*
+ * Close @gone and wait, asking on @c, until the daemon counts @c alone (and
+ * has given back the DUMP texts of every other connection, this one's and
+ * any an earlier test closed): a worker notices a close in its own time.
+ */
+static void close_and_wait(struct dh_conn *c, struct dh_conn *gone)
+{
+	dh_close(gone);
+	for (unsigned i = 0; i < 1000 && clients_now(c) != 1; i++)
+		dh_sleep_ms(2);
+	CHECK_EQ(clients_now(c), 1);
+}
+
 /* Reload with max_dump = @bytes; wait for the @nth "configuration reloaded". */
 static void reload_max_dump(uint64_t bytes, unsigned nth)
 {
@@ -354,7 +379,7 @@ static void test_dump_budget(void)
 		CHECK_EQ(dh_fault(c1, ra, (2 * i + 1) * PG, 0, true, NULL), 0);
 	CHECK_EQ(dump_first(c1, ra, &t1), 0);
 	CHECK(t1 > 8192);
-	dh_close(c1);
+	close_and_wait(c2, c1);
 	c1 = dh_open();
 	dh_region_id(c1, "a");
 	reload_max_dump(t1 + t1 / 2, 1);
