@@ -919,10 +919,11 @@ static void prefetch_leaf_slots(const struct dt_node *c, int tag)
 
 /*
  * Entering child @i of @n: start loading the heads (tags, used bitmap) of
- * the next candidate children, which the walk reaches after this one.  A
+ * the next candidate children, which the walk reaches after this one, and
+ * with @slots the slots of the next leaf that the walk will look at.  A
  * walk over sparse entries is a chain of dependent cache misses otherwise.
  */
-static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag)
+static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag, bool slots)
 {
 	for (unsigned k = 0; k < WALK_PREFETCH; k++) {
 		void *slot;
@@ -933,7 +934,7 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag)
 		slot = slot_load(n, i);
 		if (!slot_is_node(slot))
 			continue;
-		if (k == 0 && n->shift == MAP_SHIFT)
+		if (slots && k == 0 && n->shift == MAP_SHIFT)
 			prefetch_leaf_slots(slot_to_node(slot), tag);	/* head asked for before */
 		else
 			__builtin_prefetch(slot_to_node(slot), 1);
@@ -943,12 +944,13 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag)
 /*
  * Under t->lock: the entry after @w, with @tag (any for a negative @tag).
  * Parent links are stable under the lock, so the search goes on along the
- * node's later slots, then up and across, never back from the root.
+ * node's later slots, then up and across, never back from the root.  @slots:
+ * the walk loads the slots of the entries (not only the tags of a leaf).
  */
-static bool locked_next_entry(int tag, struct walk *w)
+static bool locked_next_entry(int tag, bool slots, struct walk *w)
 {
 	struct dt_node *n = w->node;
-	unsigned i = w->off + group_size(n, w->off);
+	unsigned i = w->off + (1u << (w->order - n->shift));	/* past its siblings */
 
 	for (;;) {
 		void *slot;
@@ -963,7 +965,7 @@ static bool locked_next_entry(int tag, struct walk *w)
 		}
 		slot = slot_load(n, i);
 		if (slot_is_node(slot)) {
-			prefetch_next_children(n, i, tag);
+			prefetch_next_children(n, i, tag, slots);
 			n = slot_to_node(slot);
 			i = 0;
 			continue;
@@ -1002,18 +1004,110 @@ static bool locked_for_each(struct dt_tree *t, uint64_t *fromp, uint64_t last, i
 		if (order_last(w.base, w.order) >= last)
 			break;
 		from = order_last(w.base, w.order) + 1;
-	} while (locked_next_entry(tag, &w));
+	} while (locked_next_entry(tag, true, &w));
 exhausted:
 	*fromp = last == UINT64_MAX ? last : last + 1;
 	return true;
 }
 
+/* The slots of the entry whose canonical slot is @off: one unless the next is in use. */
+static unsigned entry_slots(const struct dt_node *n, unsigned off)
+{
+	if (off + 1 >= MAP_SIZE || !((used_load(n) >> (off + 1)) & 1))
+		return 1;
+	return group_size(n, off);
+}
+
+/*
+ * A walk that handles a leaf's entries together.  @one takes an entry held
+ * above the leaves; @leaf the entries of leaf @n from its slot *@off up to
+ * @last, and leaves *@off at the last one it took.  Each returns false when
+ * it stopped before an entry; @leaf says in *@took whether it took any.
+ */
+struct leaf_walk {
+	int tag;
+	bool slots;		/* the handlers load the entries' slots */
+	bool (*one)(struct dt_tree *t, const struct walk *w, void *arg);
+	bool (*leaf)(struct dt_tree *t, struct dt_node *n, unsigned *off, uint64_t last,
+		     void *arg, bool *took);
+};
+
+/*
+ * Under t->lock: locked_for_each() a leaf at a time, so that a walk over a
+ * large range pays for each leaf once, not for each of its entries.
+ */
+static bool locked_for_each_leaf(struct dt_tree *t, uint64_t *fromp, uint64_t last,
+				 const struct leaf_walk *lw, void *arg)
+{
+	uint64_t from = *fromp;
+	struct walk w;
+	bool more, took;
+
+	if (!walk_next(t, from, last, lw->tag, &w))
+		goto exhausted;
+	do {
+		if (w.base > last)
+			break;
+		if (w.node->shift) {
+			more = lw->one(t, &w, arg);
+			took = more;
+		} else {
+			unsigned off = w.off;
+
+			more = lw->leaf(t, w.node, &off, last, arg, &took);
+			if (took) {
+				w.off = off;
+				w.base = slot_base(w.node, off);
+				w.order = group_order(w.node, entry_slots(w.node, off));
+			}
+		}
+		if (took)
+			from = order_last(w.base, w.order) + 1;
+		if (!more) {
+			*fromp = from;
+			return false;
+		}
+		if (order_last(w.base, w.order) >= last)
+			break;
+	} while (locked_next_entry(lw->tag, lw->slots, &w));
+exhausted:
+	*fromp = last == UINT64_MAX ? last : last + 1;
+	return true;
+}
+
+/* The last slot of leaf @n in a range that ends at @last. */
+static unsigned leaf_last_slot(const struct dt_node *n, uint64_t last)
+{
+	return last >= node_last(n) ? MAP_SIZE - 1 : node_offset(n, last);
+}
+
+/* The slots [@from, @to] of a node, as a tag word's bits. */
+static uint64_t slot_mask(unsigned from, unsigned to)
+{
+	uint64_t upto = to >= 63 ? UINT64_MAX : (UINT64_C(1) << (to + 1)) - 1;
+
+	return upto & ~((UINT64_C(1) << from) - 1);
+}
+
+/* Keep the lowest @n set bits of @bits. */
+static uint64_t lowest_bits(uint64_t bits, uint64_t n)
+{
+	uint64_t keep = 0;
+
+	for (; bits && n; n--) {
+		keep |= bits & -bits;
+		bits &= bits - 1;
+	}
+	return keep;
+}
+
+/* dt_tree_tag_range_if_tagged_from(): set one tag where another is, up to a budget. */
 struct tag_range {
-	unsigned settag;
+	unsigned iftag, settag;
 	uint64_t max, visited;
 };
 
-static bool tag_range_visit(struct dt_tree *t, const struct walk *w, void *arg)
+static bool tag_one(struct dt_tree *t, const struct walk *w, void *arg)
 {
 	struct tag_range *r = arg;
 
@@ -1027,17 +1121,53 @@ static bool tag_range_visit(struct dt_tree *t, const struct walk *w, void *arg)
 	return true;
 }
 
+/*
+ * The entries of a leaf from its tag words alone: a leaf holds no child,
+ * so each @iftag bit is an entry's canonical slot, and no slot is loaded.
+ */
+static bool tag_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint64_t last,
+		     void *arg, bool *took)
+{
+	struct tag_range *r = arg;
+	uint64_t bits = tags_load(n, r->iftag) & slot_mask(*off, leaf_last_slot(n, last));
+	uint64_t old = tags_load(n, r->settag), set;
+	unsigned count = slot_bits_count(bits);
+	bool all = count <= r->max - r->visited;
+
+	if (!all) {
+		bits = lowest_bits(bits, r->max - r->visited);
+		count = (unsigned)(r->max - r->visited);
+	}
+	*took = bits;
+	if (!bits)
+		return all;
+	r->visited += count;
+	*off = 63u - (unsigned)__builtin_clzll(bits);
+	set = bits & ~old;
+	if (set) {
+		tags_store(n, r->settag, old | set);
+		t->tagged[r->settag] += slot_bits_count(set);
+		if (n->parent)
+			tag_propagate_set(n->parent, n->offset, r->settag);
+	}
+	return all;
+}
+
+static const struct leaf_walk tag_range_walk = { .one = tag_one, .leaf = tag_leaf };
+
 uint64_t dt_tree_tag_range_if_tagged_from(struct dt_tree *t, uint64_t *first, uint64_t last,
 					  unsigned iftag, unsigned settag,
 					  uint64_t max_entries, bool *done)
 {
-	struct tag_range r = { .settag = settag, .max = max_entries };
+	struct tag_range r = { .iftag = iftag, .settag = settag, .max = max_entries };
+	struct leaf_walk lw = tag_range_walk;
 
 	*done = true;
 	if (iftag >= DT_TREE_MAX_TAGS || settag >= DT_TREE_MAX_TAGS || *first > last)
 		return 0;
+	lw.tag = (int)iftag;
 	tree_lock(t);
-	*done = locked_for_each(t, first, last, (int)iftag, tag_range_visit, &r);
+	*done = locked_for_each_leaf(t, first, last, &lw, &r);
 	tree_unlock(t);
 	return r.visited;
 }
@@ -1085,6 +1215,89 @@ uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last
 			       dt_tree_update_fn fn, void *arg, bool *done)
 {
 	return dt_tree_update_tagged_end(t, first, last, tag, fn, NULL, arg, done);
+}
+
+/* dt_tree_clear_tagged(): the entries @take accepts lose the tags of @clear. */
+struct clear {
+	unsigned tag, clear;
+	dt_tree_take_fn take;
+	void *arg;
+	uint64_t taken;
+};
+
+/* Clear the tags of @clear on the slots @bits of @n, and the summary bits left without one. */
+static void clear_slots(struct dt_tree *t, struct dt_node *n, uint64_t bits, unsigned clear)
+{
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
+		uint64_t old = tags_load(n, tag), had = old & bits;
+
+		if (!(clear & (1u << tag)) || !had)
+			continue;
+		tags_store(n, tag, old & ~had);
+		t->tagged[tag] -= slot_bits_count(had);
+		if (old == had && n->parent)
+			tag_propagate_clear(n->parent, n->offset, tag);
+	}
+}
+
+static bool clear_one(struct dt_tree *t, const struct walk *w, void *arg)
+{
+	struct clear *c = arg;
+
+	if (!c->take(c->arg, w->base, w->order, w->entry))
+		return false;
+	slot_change_tags(t, w->node, w->off, 0, c->clear);
+	c->taken++;
+	return true;
+}
+
+/* The entries of a leaf offered in order; the tags of those taken are cleared together. */
+static bool clear_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint64_t last,
+		       void *arg, bool *took)
+{
+	struct clear *c = arg;
+	uint64_t bits, taken = 0;
+	unsigned ntaken = 0;
+	bool all = true;
+
+	bits = tags_load(n, c->tag) & slot_mask(*off, leaf_last_slot(n, last));
+	for (; bits; bits &= bits - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(bits);
+		unsigned order = group_order(n, entry_slots(n, i));
+
+		if (!c->take(c->arg, slot_base(n, i), order, slot_load(n, i))) {
+			all = false;
+			break;
+		}
+		taken |= UINT64_C(1) << i;
+		ntaken++;
+		*off = i;
+	}
+	clear_slots(t, n, taken, c->clear);
+	c->taken += ntaken;
+	*took = ntaken;
+	return all;
+}
+
+static const struct leaf_walk clear_walk = { .slots = true, .one = clear_one, .leaf = clear_leaf };
+
+uint64_t dt_tree_clear_tagged(struct dt_tree *t, uint64_t *first, uint64_t last, unsigned tag,
+			      unsigned clear, dt_tree_take_fn take, void (*end)(void *arg),
+			      void *arg, bool *done)
+{
+	struct clear c = { .tag = tag, .clear = clear, .take = take, .arg = arg };
+	struct leaf_walk lw = clear_walk;
+
+	*done = true;
+	if (tag >= DT_TREE_MAX_TAGS || clear >= (1u << DT_TREE_MAX_TAGS) || *first > last)
+		return 0;
+	lw.tag = (int)tag;
+	tree_lock(t);
+	*done = locked_for_each_leaf(t, first, last, &lw, &c);
+	if (end)
+		end(arg);
+	tree_unlock(t);
+	return c.taken;
 }
 
 /* How many refs ahead dt_tree_update_refs() prefetches: their loads are independent. */

@@ -40,10 +40,14 @@
 /* Entries locked at once: one span of PTE entries. */
 #define WB_BATCH_MAX 512
 /*
- * Entries the clean path flushes per hold of the tree's mutex: as many as
- * step 1 tags per hold (about 1 ms of flushing 4KiB pages of DRAM here).
+ * What the clean path takes per hold of the tree's mutex, whichever comes
+ * first: entries (their tree work, about 0.5 ms here) and bytes flushed
+ * (the flushes are issued under the mutex: 64 MiB is about 3 ms of DRAM
+ * here).  A writeback within both is one walk; a larger one tags the rest
+ * TOWRITE after its first hold and walks it again.
  */
-#define WB_CLEAN_MAX WB_TAG_BATCH
+#define WB_CLEAN_MAX 16384
+#define WB_CLEAN_BYTES (64ULL << 20)
 
 /*
  * The unlocked clean path (clean_visit()) relies on a full fence ordering
@@ -74,6 +78,7 @@ struct wb_batch {
 	uint64_t blocked_base;	/* its first index */
 	bool early;		/* DT_FLUSH_NONBLOCKING: flush as the entries are locked */
 	bool clean;		/* early, and clean unlocked entries under the mutex */
+	uint64_t hold_pages;	/* the clean path: pages taken in this hold */
 	uint64_t run_first;	/* the run of adjacent entries not yet flushed */
 	uint64_t run_end;	/* the index after it; == run_first: none */
 	struct locked_entry ent[WB_BATCH_MAX];
@@ -213,46 +218,46 @@ static void take_waited_entry(struct dt_mapping *m, struct wb_batch *b,
  * for it to flush until the mutex is released, and clean_end() fences the
  * write-backs before that.  An entry locked by another (a fault, a dirtier,
  * another writeback) stops the visit: the caller waits for its lock.  Up to
- * WB_CLEAN_MAX entries per mutex hold: their runs are issued, not waited
- * for, under it.
+ * WB_CLEAN_MAX entries and WB_CLEAN_BYTES per mutex hold: their runs are
+ * issued, not waited for, under it.  The tree clears DIRTY and TOWRITE of the entries taken.
  */
-static bool clean_visit(struct wb_batch *b, uint64_t base, unsigned order, void *entry,
-			unsigned *tags)
+static bool clean_take(void *arg, uint64_t base, unsigned order, void *entry)
 {
+	struct wb_batch *b = arg;
 	uint64_t v = entry_from_tree(entry);
 
+	if (b->n && b->hold_pages + (1ULL << order) > WB_CLEAN_BYTES >> DT_PAGE_SHIFT)
+		return false;
 	if (visit_stops(b, WB_CLEAN_MAX, base, v))
 		return false;
-	*tags &= ~WB_CLEAN_TAGS;
 	if (entry_real(v)) {
 		extend_run(b, base, order);
 		b->n++;
+		b->hold_pages += 1ULL << order;
 	}
 	return true;
 }
 
 /* Still under the mutex: the last run, then no one sees them clean before they are flushed. */
-static void clean_end(struct wb_batch *b)
+static void clean_end(void *arg)
 {
-	if (!b->clean || !b->n)
+	struct wb_batch *b = arg;
+
+	if (!b->n)
 		return;
 	flush_run(b);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	b->rep->entries += b->n;
 	b->n = 0;
+	b->hold_pages = 0;
 }
 
-/* Step 2's visitor and end hook on the clean path. */
-static bool towrite_clean_visit(void *arg, uint64_t base, unsigned order, void **entry,
-				unsigned *tags, const struct dt_slot_ref *ref)
+/* One hold of the clean path: take the @tag entries from *@pos on. */
+static uint64_t clean_tagged(struct dt_mapping *m, uint64_t *pos, uint64_t last, unsigned tag,
+			     struct wb_batch *b, bool *done)
 {
-	(void)ref;
-	return clean_visit(arg, base, order, *entry, tags);
-}
-
-static void towrite_clean_end(void *arg)
-{
-	clean_end(arg);
+	return dt_tree_clear_tagged(m->tree, pos, last, tag, WB_CLEAN_TAGS, clean_take, clean_end,
+				    b, done);
 }
 
 /*
@@ -276,18 +281,11 @@ static bool tag_visit(void *arg, uint64_t base, unsigned order, void **entry, un
 		      const struct dt_slot_ref *ref)
 {
 	struct tag_pass *p = arg;
-	bool took;
 
 	if (p->tagged == WB_TAG_BATCH)
 		return false;
 	p->tagged++;
-	if (!p->locking)
-		took = false;
-	else if (p->b->clean)
-		took = clean_visit(p->b, base, order, *entry, tags);
-	else
-		took = lock_visit(p->b, base, order, entry, tags, ref);
-	if (took) {
+	if (p->locking && lock_visit(p->b, base, order, entry, tags, ref)) {
 		/* Ours now, flushed by the first batch: no TOWRITE to set and clear. */
 		p->locked++;
 		p->lock_end = base + (1ULL << order);
@@ -298,31 +296,51 @@ static bool tag_visit(void *arg, uint64_t base, unsigned order, void **entry, un
 	return true;
 }
 
-static void tag_end(void *arg)
+/*
+ * The first hold: lock (or clean) what it can, and on the locking path tag
+ * on after that.  *@lock_pos: where the lock side stopped; *@tag_pos: where
+ * tagging goes on.  Return: whether the lock side took the whole range.
+ */
+static bool first_hold(struct dt_mapping *m, uint64_t first, uint64_t last, struct wb_batch *b,
+		       uint64_t *lock_pos, uint64_t *tag_pos)
 {
-	struct tag_pass *p = arg;
+	struct tag_pass p = { .b = b, .lock_end = first, .locking = true };
+	bool done;
 
-	clean_end(p->b);
+	*tag_pos = first;
+	if (b->clean) {
+		counter_add(&m->cnt.wb_visits,
+			    clean_tagged(m, tag_pos, last, DT_TAG_DIRTY, b, &done));
+		*lock_pos = *tag_pos;
+		return done;
+	}
+	dt_tree_update_tagged(m->tree, tag_pos, last, DT_TAG_DIRTY, tag_visit, &p, &done);
+	counter_add(&m->cnt.wb_visits, p.locked);
+	*lock_pos = p.lock_end > first ? p.lock_end : first;
+	if (done)
+		*tag_pos = last + 1;
+	return done && p.locking;
 }
 
-/* Returns whether the lock side covered the whole range; *@lock_pos: where it stopped. */
+/*
+ * Returns whether the first hold took the whole range; *@lock_pos: where
+ * it stopped.  The later holds only tag, a bottom node at a time.
+ */
 static bool tag_towrite(struct dt_mapping *m, uint64_t first, uint64_t last, struct wb_batch *b,
 			uint64_t *lock_pos)
 {
-	struct tag_pass p = { .b = b, .lock_end = first, .locking = true };
-	uint64_t pos = first;
-	bool done = false;
+	uint64_t pos;
+	bool done;
 
-	while (!done) {
-		p.tagged = 0;
-		dt_tree_update_tagged_end(m->tree, &pos, last, DT_TAG_DIRTY, tag_visit, tag_end,
-					  &p, &done);
-		if (!done)
-			p.locking = false;	/* the next holds only tag */
+	if (first_hold(m, first, last, b, lock_pos, &pos))
+		return true;
+	while (pos <= last) {
+		dt_tree_tag_range_if_tagged_from(m->tree, &pos, last, DT_TAG_DIRTY, DT_TAG_TOWRITE,
+						 WB_TAG_BATCH, &done);
+		if (done)
+			break;
 	}
-	counter_add(&m->cnt.wb_visits, p.locked);
-	*lock_pos = p.lock_end > first ? p.lock_end : first;
-	return p.locking;
+	return false;
 }
 
 /*
@@ -357,9 +375,7 @@ static void flush_towrite(struct dt_mapping *m, uint64_t pos, uint64_t last, str
 		if (done)
 			return;
 		if (b->clean)
-			visits = dt_tree_update_tagged_end(m->tree, &pos, last, DT_TAG_TOWRITE,
-							   towrite_clean_visit, towrite_clean_end,
-							   b, &done);
+			visits = clean_tagged(m, &pos, last, DT_TAG_TOWRITE, b, &done);
 		else
 			visits = dt_tree_update_tagged(m->tree, &pos, last, DT_TAG_TOWRITE,
 						       lock_visit, b, &done);
@@ -388,6 +404,7 @@ int dt_mapping_writeback(struct dt_mapping *m, uint64_t first, uint64_t last,
 	b.early = ops->flags & DT_FLUSH_NONBLOCKING;
 	b.clean = b.early && WB_CLEAN_UNLOCKED;
 	b.run_first = b.run_end = 0;
+	b.hold_pages = 0;
 	done = tag_towrite(m, first, last, &b, &pos);
 	flush_towrite(m, pos, last, &b, done);
 	if (local.ranges && ops->drain)

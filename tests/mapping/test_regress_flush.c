@@ -146,9 +146,51 @@ static void writeback_visits_once(uint64_t n, uint64_t dirty_ahead, bool nb)
 	dt_mapping_free(m);
 }
 
+/*
+ * @n dirty PMD entries on every other 2MiB span, written back with the
+ * nonblocking flush: more than 64 MiB takes the clean path more than one
+ * hold of the tree's mutex, with a TOWRITE pass between.
+ */
+static void writeback_pmds_visit_once(uint64_t n)
+{
+	uint64_t npages = 2 * n * 512, i;
+	struct dt_mapping *m = new_map(npages);
+	struct dt_mapping_counters c0, c1;
+	struct dt_writeback_report rep;
+	struct rec r = { 0 };
+	bool ascending = true;
+
+	dt_test_ctx("bug_writeback_restart: %" PRIu64 " PMD entries, nonblocking flush", n);
+	for (i = 0; i < n; i++)
+		CHECK_EQ(dt_mapping_mark_dirty(m, 2 * i * 512, 2 * i * 512 + 511), 0);
+	CHECK_EQ(count_entries(m, 9), n);
+	dt_mapping_counters(m, &c0);
+	CHECK_EQ(dt_mapping_writeback(m, 0, npages - 1, &rec_ops_nb, &r, &rep), 0);
+	dt_mapping_counters(m, &c1);
+	CHECK_EQ(c1.wb_visits - c0.wb_visits, n);
+	CHECK_EQ(rep.entries, n);
+	CHECK_EQ(rep.ranges, n);
+	CHECK_EQ(rep.bytes, n * PMD_BYTES);
+	CHECK_EQ(r.n, n);
+	CHECK_EQ(r.drains, 1);
+	for (i = 0; i < r.n; i++) {
+		CHECK_EQ(r.len[i], PMD_BYTES);
+		if (i && r.off[i] <= r.off[i - 1])
+			ascending = false;
+	}
+	CHECK(ascending);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_TOWRITE), 0);
+	CHECK_EQ(dt_tree_check(dt_mapping_tree(m), stderr), 0);
+	rec_reset(&r);
+	dt_mapping_free(m);
+}
+
 static void bug_writeback_restart(void)
 {
 	uint64_t big = (uint64_t)(10000 * test_scale());
+	/* More than a hold of the clean path (16384 entries). */
+	uint64_t big_nb = big > 20000 ? big : 20000;
 
 	if (big < 5000)
 		big = 5000;	/* more than one TOWRITE tagging batch (4096) */
@@ -158,8 +200,11 @@ static void bug_writeback_restart(void)
 	writeback_visits_once(1, 0, true);
 	writeback_visits_once(100, 0, true);
 	writeback_visits_once(big, 0, true);
+	writeback_visits_once(big_nb, 0, true);
 	writeback_visits_once(100, 3, false);
 	writeback_visits_once(big, 1, false);
+	writeback_pmds_visit_once(31);	/* 62 MiB: one hold */
+	writeback_pmds_visit_once(100);	/* 200 MiB: four holds */
 }
 
 /* A second writeback of a range restarted inside an entry never repeats a flush. */

@@ -57,6 +57,7 @@ enum op_kind {
 	OP_ITERATE,
 	OP_TAG_RANGE,
 	OP_TAG_RANGE_FROM,
+	OP_CLEAR_TAGGED,
 	OP_SPLIT,
 	OP_JOIN,
 	OP_LOCATE,
@@ -69,6 +70,7 @@ static const unsigned op_weight[OP_NR] = {
 	[OP_CMPXCHG] = 4,	[OP_TAG_SET] = 8,	 [OP_TAG_CLEAR] = 5,
 	[OP_TAG_GET] = 6,	[OP_LOOKUP] = 8,	 [OP_LOOKUP_ORDER] = 6,
 	[OP_ITERATE] = 6,	[OP_TAG_RANGE] = 3,	 [OP_TAG_RANGE_FROM] = 1,
+	[OP_CLEAR_TAGGED] = 3,
 	[OP_SPLIT] = 6,		[OP_JOIN] = 5,		 [OP_LOCATE] = 1,
 };
 
@@ -171,6 +173,10 @@ static void print_op(FILE *f, const struct op *op)
 		fprintf(f, "/* tag_range_if_tagged_from batches of %" PRIu64 " [%#" PRIx64
 			", %#" PRIx64 "] %u -> %u */", op->max, op->index, op->last, op->tag,
 			op->tag2);
+		break;
+	case OP_CLEAR_TAGGED:
+		fprintf(f, "/* clear_tagged batches of %" PRIu64 " [%#" PRIx64 ", %#" PRIx64
+			"] tag %u clear %#x */", op->max, op->index, op->last, op->tag, op->tag2);
 		break;
 	case OP_SPLIT:
 		fprintf(f, "dt_tree_split(t, %#" PRIx64 ", %u);", op->index, op->order);
@@ -498,13 +504,19 @@ static void generate(struct run *r, struct op *op)
 	case OP_ITERATE:
 	case OP_TAG_RANGE:
 	case OP_TAG_RANGE_FROM:
+	case OP_CLEAR_TAGGED:
 		op->index = pick_index(r);
 		op->last = pick_last(r, op->index);
 		op->tagged = rng_chance(&r->rng, 40);
 		op->tag = pick_tag(r);
 		op->tag2 = pick_tag(r);
+		if (op->kind == OP_CLEAR_TAGGED)	/* a mask; now and then a bad one */
+			op->tag2 = rng_chance(&r->rng, 3) ? 1u << DT_TREE_MAX_TAGS :
+				   rng_below(&r->rng, 1u << DT_TREE_MAX_TAGS);
 		if (op->kind == OP_TAG_RANGE_FROM)
 			op->max = 1 + rng_below(&r->rng, 4);
+		else if (op->kind == OP_CLEAR_TAGGED)
+			op->max = rng_chance(&r->rng, 50) ? 1 + rng_below(&r->rng, 8) : UINT64_MAX;
 		else if (rng_chance(&r->rng, 10))
 			op->max = 0;
 		else
@@ -604,6 +616,105 @@ static void exec_tag_range_from(struct run *r, const struct op *op)
 			   op->last + 1);
 	expect_u64(r, "tag_range_if_tagged_from total", total, want);
 	compare_iteration(r, op->index, op->last, true, op->tag2);
+}
+
+/* What dt_tree_clear_tagged() offered and was taken, batch by batch. */
+struct clear_log {
+	uint64_t max;		/* entries taken per batch */
+	uint64_t batch;		/* taken in this batch */
+	uint64_t n, cap;
+	struct model_range *got;
+	unsigned ends;		/* calls of the end hook */
+};
+
+static bool clear_log_take(void *arg, uint64_t base, unsigned order, void *entry)
+{
+	struct clear_log *l = arg;
+
+	if (l->batch == l->max)
+		return false;
+	l->batch++;
+	if (l->n < l->cap)
+		l->got[l->n] = (struct model_range){ .base = base, .order = order, .entry = entry };
+	l->n++;
+	return true;
+}
+
+static void clear_log_end(void *arg)
+{
+	((struct clear_log *)arg)->ends++;
+}
+
+/* The @tag entries of [@first, @last], in order, from the model: how many, in *@want. */
+static uint64_t model_tagged_ranges(struct run *r, uint64_t first, uint64_t last, unsigned tag,
+				    struct model_range **want)
+{
+	struct model_iter it;
+	uint64_t n = 0;
+
+	*want = calloc(model_count(r->m) + 1, sizeof(**want));
+	if (!*want)
+		fail(r, "out of memory");
+	model_iter_init(&it, first);
+	while (model_next_tagged(r->m, &it, last, tag))
+		(*want)[n++] = (struct model_range){ .base = it.index, .order = it.order,
+						     .entry = it.entry };
+	return n;
+}
+
+/*
+ * Clear tags in batches of op->max entries: the batches take each @tag
+ * entry of the range once, in order, and exactly those lose the tags.
+ */
+static void exec_clear_tagged(struct run *r, const struct op *op)
+{
+	struct clear_log l = { .max = op->max };
+	struct model_range *want;
+	uint64_t first = op->index, nwant, total = 0, batches = 0;
+	bool done = false;
+
+	if (op->tag >= DT_TREE_MAX_TAGS || op->tag2 >= (1u << DT_TREE_MAX_TAGS) ||
+	    op->index > op->last) {
+		expect_u64(r, "clear_tagged with bad arguments",
+			   dt_tree_clear_tagged(r->t, &first, op->last, op->tag, op->tag2,
+						clear_log_take, clear_log_end, &l, &done), 0);
+		expect_int(r, "clear_tagged with bad arguments: done", done, true);
+		expect_u64(r, "clear_tagged with bad arguments: end hook", l.ends, 0);
+		return;
+	}
+	nwant = model_tagged_ranges(r, op->index, op->last, op->tag, &want);
+	l.cap = nwant;
+	l.got = calloc(nwant + 1, sizeof(*l.got));
+	if (!l.got)
+		fail(r, "out of memory");
+	while (!done) {
+		uint64_t prev = first, got;
+
+		l.batch = 0;
+		got = dt_tree_clear_tagged(r->t, &first, op->last, op->tag, op->tag2,
+					   clear_log_take, clear_log_end, &l, &done);
+		expect_u64(r, "clear_tagged: entries taken", got, l.batch);
+		total += got;
+		if (++batches > nwant + 3 || (!done && first <= prev))
+			fail(r, "clear_tagged does not progress: batch %" PRIu64 " from %#" PRIx64
+			     " resumes at %#" PRIx64 ", done %d, %" PRIu64 " taken, model %" PRIu64,
+			     batches, prev, first, done, total, nwant);
+	}
+	expect_u64(r, "clear_tagged: end hook calls", l.ends, batches);
+	expect_u64(r, "clear_tagged total", total, nwant);
+	for (uint64_t i = 0; i < nwant && i < l.n; i++) {
+		expect_u64(r, "clear_tagged: base", l.got[i].base, want[i].base);
+		expect_u64(r, "clear_tagged: order", l.got[i].order, want[i].order);
+		expect_ptr(r, "clear_tagged: entry", l.got[i].entry, want[i].entry);
+		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+			if (op->tag2 & (1u << tag))
+				model_tag_clear(r->m, want[i].base, tag);
+	}
+	r->n_hit[op->kind] += nwant != 0;
+	free(want);
+	free(l.got);
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		compare_iteration(r, op->index, op->last, true, tag);
 }
 
 static void exec_locate(struct run *r, const struct op *op)
@@ -718,6 +829,9 @@ static void execute(struct run *r, const struct op *op)
 	case OP_TAG_RANGE_FROM:
 		exec_tag_range_from(r, op);
 		break;
+	case OP_CLEAR_TAGGED:
+		exec_clear_tagged(r, op);
+		break;
 	case OP_LOCATE:
 		exec_locate(r, op);
 		break;
@@ -818,6 +932,7 @@ static double now(void)
 static const char *const op_name[OP_NR] = {
 	[OP_INSERT] = "insert",	[OP_DELETE] = "delete",	[OP_REPLACE] = "replace",
 	[OP_SPLIT] = "split",	[OP_JOIN] = "join",	[OP_LOOKUP] = "lookup",
+	[OP_CLEAR_TAGGED] = "clear_tagged",
 };
 
 /* How many of the operations that can miss did something: the test's reach. */

@@ -418,6 +418,48 @@ uint64_t dt_tree_update_tagged_end(struct dt_tree *t, uint64_t *first, uint64_t 
 				   void *arg, bool *done);
 
 /**
+ * typedef dt_tree_take_fn - A visitor of dt_tree_clear_tagged().
+ * @arg: The caller's argument.
+ * @base: The entry's first index.
+ * @order: Its order.
+ * @entry: The entry.
+ *
+ * Runs under the tree's mutex: it must not call the tree, block or sleep.
+ * Return: true to take the entry (it loses the tags) and go on; false to
+ * stop before it, leaving it untouched.
+ */
+typedef bool (*dt_tree_take_fn)(void *arg, uint64_t base, unsigned order, void *entry);
+
+/**
+ * dt_tree_clear_tagged() - Take the entries that have a tag, and clear tags of them.
+ * @t: The tree.
+ * @first: As for dt_tree_update_tagged().
+ * @last: Last index of the range (inclusive).
+ * @tag: The tag an entry must have to be offered.
+ * @clear: The tags, as a mask (1 << tag), that each entry taken loses.
+ * @take: Offered each such entry intersecting the range, in order.
+ * @end: As for dt_tree_update_tagged_end(): called once, under the mutex,
+ *	 after the last offer; NULL: nothing.
+ * @arg: Passed to @take and @end.
+ * @done: Set to true when the range was exhausted, false if @take stopped.
+ *
+ * The narrow form of dt_tree_update_tagged_end() for a visitor that
+ * changes nothing but clears the same tags of every entry it takes: the
+ * tags of a bottom node's entries are cleared together, once its entries
+ * have been offered, so that a walk over many entries spends little more
+ * than a look at each.  The mapping layer's writeback cleans entries with it.
+ * As there, the changes become visible to the next holder of the mutex
+ * only after @end has run.
+ *
+ * Context: Takes the tree's mutex for the whole call.
+ * Return: The number of entries taken; 0 for a bad @tag or @clear, or
+ * *@first > @last (no mutex is taken, @end is not called).
+ */
+uint64_t dt_tree_clear_tagged(struct dt_tree *t, uint64_t *first, uint64_t last, unsigned tag,
+			      unsigned clear, dt_tree_take_fn take, void (*end)(void *arg),
+			      void *arg, bool *done);
+
+/**
  * dt_tree_update_refs() - Visit and change entries by their refs.
  * @t: The tree.
  * @refs: The entries, each valid as struct dt_slot_ref says.
