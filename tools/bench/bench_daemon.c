@@ -7,11 +7,13 @@
  *    4KiB entries (every page of region "a" marked) and with 2MiB entries
  *    (every 2MiB range of the PMD-capable region "b"), and the tree's bytes
  *    from STATS;
- * 2. fsync: round trip p50/p99 with 1, 64 and 4096 dirty random 4KiB pages,
- *    timing dt_client_fsync() only (the pending DIRTY batch of the marks goes
- *    with it, pipelined), against the floor: a bare SOCK_SEQPACKET 64-byte
- *    round trip to another process plus pmem_flush() of the same ranges and
- *    one pmem_drain() on the same memory;
+ * 2. fsync: round trip p50/p99 with 1, 64 and 4096 dirty random 4KiB pages
+ *    (marked with dt_client_dirty() and sent untimed: the daemon knows them
+ *    dirty), timing dt_client_fsync() only, against the floor: a bare
+ *    SOCK_SEQPACKET 64-byte round trip to another process plus pmem_flush()
+ *    of the same ranges and one pmem_drain() on the same memory; and the
+ *    persist of the same pages, their marks still in the client's batch and
+ *    sent with the FSYNC (pipelined), timed the same way;
  * 3. dirty: DIRTY throughput in pages/s, one client sending batches of 256
  *    single-page ranges, onto holes, dirty entries and clean entries;
  * 4. requests: QUERY, and DIRTY+FSYNC of one page (dt_client_persist_range()),
@@ -503,7 +505,13 @@ static int part_memory(const struct bench_opts *o, struct dmn *d)
 
 /* ---- 2. fsync against its floor ---- */
 
-enum { ST_FSYNC50, ST_FSYNC99, ST_RTT50, ST_RTT99, ST_FLUSH50, ST_FLUSH99, ST_DAEMON50, NR_ST };
+enum {
+	ST_FSYNC50, ST_FSYNC99, ST_RTT50, ST_RTT99, ST_FLUSH50, ST_FLUSH99, ST_DAEMON50,
+	ST_PERSIST50, ST_PERSIST99, NR_ST
+};
+
+/* The per-sample times of fs_ctx.v[]. */
+enum { V_FSYNC, V_RTT, V_FLUSH, V_DAEMON, V_PERSIST, NR_V };
 
 struct fs_size {
 	unsigned pages;
@@ -519,7 +527,7 @@ struct fs_ctx {
 	uint64_t *pages;		/* this sample's, sorted */
 	uint64_t *run_first, *run_len;
 	uint64_t nruns;
-	double *v[4];			/* per sample: fsync, rtt, flush, daemon flush */
+	double *v[NR_V];		/* per sample */
 };
 
 static pid_t echo_start(int *sock)
@@ -628,23 +636,29 @@ static double floor_flush(struct fs_ctx *x)
 	return (double)(bench_now_ns() - t0);
 }
 
-static int timed_fsync(struct fs_ctx *x, unsigned k, double *ns, double *daemon_ns)
+/* Mark the sample's pages with dt_client_dirty(): they wait in the client's batch. */
+static int mark_pages(struct fs_ctx *x, unsigned k)
 {
-	struct dt_client_region *r = x->d->r[0];
-	struct dt_proto_fsync_rep rep = { 0 };
-	uint64_t t0;
 	int ret = 0;
 
 	for (unsigned i = 0; i < k && !ret; i++)
-		ret = dt_client_dirty(r, x->pages[i] * PAGE, PAGE);
-	if (ret) {
+		ret = dt_client_dirty(x->d->r[0], x->pages[i] * PAGE, PAGE);
+	if (ret)
 		bench_fail("dt_client_dirty: %s", strerror(-ret));
-		return -1;
-	}
-	t0 = bench_now_ns();
-	ret = dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, &rep);
+	return ret ? -1 : 0;
+}
+
+/* The timed FSYNC of the whole region, which must flush exactly the @k pages. */
+static int timed_fsync(struct fs_ctx *x, unsigned k, double *ns, double *daemon_ns)
+{
+	struct dt_proto_fsync_rep rep = { 0 };
+	uint64_t t0 = bench_now_ns();
+	int ret;
+
+	ret = dt_client_fsync(x->d->r[0], 0, 0, DT_FSYNC_WHOLE, &rep);
 	*ns = (double)(bench_now_ns() - t0);
-	*daemon_ns = (double)rep.time_ns;
+	if (daemon_ns)
+		*daemon_ns = (double)rep.time_ns;
 	if (ret || rep.entries != k || rep.bytes != k * PAGE) {
 		bench_fail("fsync of %u dirty pages: %s, flushed %" PRIu64 " entries, %" PRIu64
 			   " bytes", k, strerror(-ret), rep.entries, rep.bytes);
@@ -653,16 +667,34 @@ static int timed_fsync(struct fs_ctx *x, unsigned k, double *ns, double *daemon_
 	return 0;
 }
 
-/* One sample: a round trip, the floor's flush, the fsync; the same pages for both. */
+/*
+ * One sample, the same pages for all: a round trip and the floor's flush;
+ * the fsync round trip (the marks sent and acknowledged before, untimed);
+ * the persist (the marks still in the client's batch, sent with the FSYNC).
+ */
 static int fs_sample(struct fs_ctx *x, unsigned k, uint64_t i)
 {
+	int ret;
+
 	pick_pages(x, k);
-	if (rtt_once(x->echo, &x->v[1][i]))
+	if (rtt_once(x->echo, &x->v[V_RTT][i]))
 		return -1;
 	dirty_memory(x, k);
-	x->v[2][i] = floor_flush(x);
+	x->v[V_FLUSH][i] = floor_flush(x);
 	dirty_memory(x, k);
-	return timed_fsync(x, k, &x->v[0][i], &x->v[3][i]);
+	if (mark_pages(x, k))
+		return -1;
+	ret = dt_client_flush_dirty(x->d->c);
+	if (ret) {
+		bench_fail("dt_client_flush_dirty: %s", strerror(-ret));
+		return -1;
+	}
+	if (timed_fsync(x, k, &x->v[V_FSYNC][i], &x->v[V_DAEMON][i]))
+		return -1;
+	dirty_memory(x, k);
+	if (mark_pages(x, k))
+		return -1;
+	return timed_fsync(x, k, &x->v[V_PERSIST][i], NULL);
 }
 
 /* The nearest-rank percentile of sorted @v. */
@@ -689,15 +721,17 @@ static int fs_rep(struct fs_ctx *x, struct fs_size *s, unsigned rep)
 	for (uint64_t i = 0; i < n; i++)
 		if (fs_sample(x, s->pages, i))
 			return -1;
-	for (unsigned j = 0; j < 4; j++)
+	for (unsigned j = 0; j < NR_V; j++)
 		qsort(x->v[j], n, sizeof(double), cmp_double);
-	s->st[ST_FSYNC50][rep] = pct(x->v[0], n, 500);
-	s->st[ST_FSYNC99][rep] = pct(x->v[0], n, 990);
-	s->st[ST_RTT50][rep] = pct(x->v[1], n, 500);
-	s->st[ST_RTT99][rep] = pct(x->v[1], n, 990);
-	s->st[ST_FLUSH50][rep] = pct(x->v[2], n, 500);
-	s->st[ST_FLUSH99][rep] = pct(x->v[2], n, 990);
-	s->st[ST_DAEMON50][rep] = pct(x->v[3], n, 500);
+	s->st[ST_FSYNC50][rep] = pct(x->v[V_FSYNC], n, 500);
+	s->st[ST_FSYNC99][rep] = pct(x->v[V_FSYNC], n, 990);
+	s->st[ST_RTT50][rep] = pct(x->v[V_RTT], n, 500);
+	s->st[ST_RTT99][rep] = pct(x->v[V_RTT], n, 990);
+	s->st[ST_FLUSH50][rep] = pct(x->v[V_FLUSH], n, 500);
+	s->st[ST_FLUSH99][rep] = pct(x->v[V_FLUSH], n, 990);
+	s->st[ST_DAEMON50][rep] = pct(x->v[V_DAEMON], n, 500);
+	s->st[ST_PERSIST50][rep] = pct(x->v[V_PERSIST], n, 500);
+	s->st[ST_PERSIST99][rep] = pct(x->v[V_PERSIST], n, 990);
 	return 0;
 }
 
@@ -721,6 +755,12 @@ static void fs_report(const struct bench_opts *o, struct fs_size *s)
 	bench_value(o, name, floor99 > 0 ? m[ST_FSYNC99] / floor99 : 0, "x", "no target");
 	snprintf(name, sizeof(name), "fsync.4k_%u.p50/floor", s->pages);
 	bench_target(o, name, floor50 > 0 ? m[ST_FSYNC50] / floor50 : 0, true, 1.5);
+	snprintf(name, sizeof(name), "persist.4k_%u.p50", s->pages);
+	bench_row(o, name, m[ST_PERSIST50], "the marks sent with the FSYNC; p99 %.1f us",
+		  m[ST_PERSIST99] / 1000);
+	snprintf(name, sizeof(name), "persist.4k_%u.p50/floor", s->pages);
+	bench_value(o, name, floor50 > 0 ? m[ST_PERSIST50] / floor50 : 0, "x",
+		    "no target: it marks the pages too");
 }
 
 #define NR_FS_SIZES 3
@@ -745,7 +785,7 @@ static int fs_alloc(const struct bench_opts *o, struct fs_ctx *x, struct fs_size
 				return -1;
 		}
 	}
-	for (unsigned j = 0; j < 4; j++) {
+	for (unsigned j = 0; j < NR_V; j++) {
 		x->v[j] = bench_alloc(most, sizeof(double), "samples");
 		if (!x->v[j])
 			return -1;
@@ -759,7 +799,7 @@ static void fs_free(struct fs_ctx *x, struct fs_size *sizes)
 	free(x->pages);
 	free(x->run_first);
 	free(x->run_len);
-	for (unsigned j = 0; j < 4; j++)
+	for (unsigned j = 0; j < NR_V; j++)
 		free(x->v[j]);
 	for (unsigned k = 0; k < NR_FS_SIZES; k++)
 		for (unsigned j = 0; j < NR_ST; j++)
@@ -813,9 +853,10 @@ static int part_fsync(const struct bench_opts *o, struct dmn *d)
 
 	bench_section(o, "daemon.fsync");
 	bench_note(o, "random distinct 4KiB pages of \"a\", every cache line written, marked with "
-		   "dt_client_dirty(); timed: dt_client_fsync(WHOLE) only, the pending DIRTY batch "
-		   "pipelined with it (one round trip); median over %u reps of each rep's p50/p99",
-		   o->reps);
+		   "dt_client_dirty(); fsync: the marks sent and acknowledged first (untimed), "
+		   "timed dt_client_fsync(WHOLE); persist: the same with the marks still in the "
+		   "client's batch, sent with the FSYNC (pipelined); median over %u reps of each "
+		   "rep's p50/p99", o->reps);
 	bench_note(o, "floor: 64-byte SOCK_SEQPACKET round trip to an echo process + pmem_flush() "
 		   "of the same ranges and one pmem_drain() on the same memory");
 	if (fs_alloc(o, &x, sizes))
