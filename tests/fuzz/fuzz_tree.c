@@ -61,13 +61,14 @@ enum op_kind {
 	OP_JOIN,
 	OP_LOCATE,
 	OP_CENTRE,
+	OP_CLEAR_TAGGED,
 	OP_NR
 };
 
 static const char *const op_names[OP_NR] = {
 	"insert", "delete", "replace", "cmpxchg", "cmpxchg_tags", "tag_set", "tag_clear",
 	"tag_get", "lookup", "iterate", "tag_range", "tag_range_from", "update_tagged", "split",
-	"join", "locate", "centre",
+	"join", "locate", "centre", "clear_tagged",
 };
 
 /* The bytes of the input, consumed from the front. */
@@ -86,6 +87,7 @@ struct fz {
 	uint64_t next_value;
 	unsigned step;
 	enum op_kind kind;
+	unsigned ends;		/* calls of an end hook in this operation */
 	char args[256];		/* the operation in progress, for messages */
 };
 
@@ -617,6 +619,80 @@ static void op_update_tagged(struct fz *f)
 	}
 }
 
+/* The take callback of dt_tree_clear_tagged(): one byte says take or stop. */
+static bool take_fn(void *arg, uint64_t base, unsigned order, void *entry)
+{
+	struct visitor *vs = arg;
+	struct visit *v;
+
+	if (vs->n == MAX_VISITS)
+		return false;
+	v = &vs->v[vs->n++];
+	v->base = base;
+	v->order = order;
+	v->entry_in = v->entry_out = entry;
+	v->accepted = u8(&vs->f->s) % 16 != 0;
+	return v->accepted;
+}
+
+static void count_end(void *arg)
+{
+	((struct visitor *)arg)->f->ends++;
+}
+
+/* dt_tree_clear_tagged(): the offers are the model's tagged entries, in order. */
+static void op_clear_tagged(struct fz *f)
+{
+	uint64_t first = pick_index(f), last = pick_last(f, first), from = first, got;
+	unsigned tag = pick_tag(f), clear = u8(&f->s);
+	struct visitor vs = { .f = f, .v = visits };
+	struct model_iter mi;
+	size_t i, accepted = 0;
+	bool done = false;
+
+	clear = clear < 16 ? clear : clear & ((1U << DT_TREE_MAX_TAGS) - 1);	/* 8..15: bad */
+	set_args(f, "%#" PRIx64 ", %#" PRIx64 ", tag %u, clear %#x", first, last, tag, clear);
+	f->ends = 0;
+	got = dt_tree_clear_tagged(f->t, &from, last, tag, clear, take_fn, count_end, &vs, &done);
+	if (tag >= DT_TREE_MAX_TAGS || clear >= (1U << DT_TREE_MAX_TAGS) || first > last) {
+		if (got || vs.n || !done || f->ends)
+			fail(f, "clear_tagged with bad arguments: %" PRIu64 " taken, %zu offers, "
+			     "done %d, %u end calls", got, vs.n, done, f->ends);
+		return;
+	}
+	expect_u64(f, "clear_tagged: end hook calls", f->ends, 1);
+	model_iter_init(&mi, first);
+	for (i = 0; i < vs.n; i++) {
+		const struct visit *v = &vs.v[i];
+
+		if (!model_next_tagged(f->m, &mi, last, tag))
+			fail(f, "offer %zu (%#" PRIx64 " order %u): the model has no more", i,
+			     v->base, v->order);
+		if (v->base != mi.index || v->order != mi.order || v->entry_in != mi.entry)
+			fail(f, "offer %zu: tree %#" PRIx64 " order %u %p, model %#" PRIx64
+			     " order %u %p", i, v->base, v->order, v->entry_in, mi.index,
+			     mi.order, mi.entry);
+		if (!v->accepted)
+			break;
+		accepted++;
+	}
+	if (i == vs.n && model_next_tagged(f->m, &mi, last, tag))
+		fail(f, "clear_tagged missed %#" PRIx64 " order %u", mi.index, mi.order);
+	expect_u64(f, "clear_tagged taken", got, accepted);
+	if (done != (accepted == vs.n))
+		fail(f, "clear_tagged: done %d, %zu of %zu offers taken", done, accepted, vs.n);
+	if (done && (last != UINT64_MAX || from != UINT64_MAX))
+		expect_u64(f, "clear_tagged: end", from, last + 1);
+	if (!done && (from < first || from > model_range_last(vs.v[vs.n - 1].base,
+							      vs.v[vs.n - 1].order)))
+		fail(f, "clear_tagged stopped before %#" PRIx64 " resumes at %#" PRIx64,
+		     vs.v[vs.n - 1].base, from);
+	for (i = 0; i < accepted; i++)
+		for (unsigned t = 0; t < DT_TREE_MAX_TAGS; t++)
+			if (clear & (1U << t))
+				model_tag_clear(f->m, vs.v[i].base, t);
+}
+
 static void op_locate(struct fz *f)
 {
 	uint64_t tbase = 0x5a5a, mbase = 0x5a5a;
@@ -658,6 +734,9 @@ static void one_op(struct fz *f)
 		break;
 	case OP_UPDATE_TAGGED:
 		op_update_tagged(f);
+		break;
+	case OP_CLEAR_TAGGED:
+		op_clear_tagged(f);
 		break;
 	case OP_LOCATE:
 		op_locate(f);
