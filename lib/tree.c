@@ -934,8 +934,8 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag,
 		slot = slot_load(n, i);
 		if (!slot_is_node(slot))
 			continue;
-		if (slots && k == 0 && n->shift == MAP_SHIFT)
-			prefetch_leaf_slots(slot_to_node(slot), tag);	/* head asked for before */
+		if (slots && k == 0 && n->shift == MAP_SHIFT)	/* head asked for before */
+			prefetch_leaf_slots(slot_to_node(slot), tag);
 		else
 			__builtin_prefetch(slot_to_node(slot), 1);
 	}
@@ -1225,17 +1225,29 @@ struct clear {
 	uint64_t taken;
 };
 
-/* Clear the tags of @clear on the slots @bits of @n, and the summary bits left without one. */
-static void clear_slots(struct dt_tree *t, struct dt_node *n, uint64_t bits, unsigned clear)
+/* Clear the tags of @clear at slot @off of @n; the summary bits above wait. */
+static void clear_slot_tags(struct dt_tree *t, struct dt_node *n, unsigned off, unsigned clear)
 {
-	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
-		uint64_t old = tags_load(n, tag), had = old & bits;
+	uint64_t bit = UINT64_C(1) << off;
 
-		if (!(clear & (1u << tag)) || !had)
+	for (; clear; clear &= clear - 1) {
+		unsigned tag = (unsigned)__builtin_ctz(clear);
+		uint64_t old = tags_load(n, tag);
+
+		if (!(old & bit))
 			continue;
-		tags_store(n, tag, old & ~had);
-		t->tagged[tag] -= slot_bits_count(had);
-		if (old == had && n->parent)
+		tags_store(n, tag, old & ~bit);
+		t->tagged[tag]--;
+	}
+}
+
+/* The summary bits above @n of the tags of @clear it has none of any more. */
+static void clear_summary(struct dt_node *n, unsigned clear)
+{
+	for (; clear && n->parent; clear &= clear - 1) {
+		unsigned tag = (unsigned)__builtin_ctz(clear);
+
+		if (!tags_load(n, tag))
 			tag_propagate_clear(n->parent, n->offset, tag);
 	}
 }
@@ -1251,12 +1263,17 @@ static bool clear_one(struct dt_tree *t, const struct walk *w, void *arg)
 	return true;
 }
 
-/* The entries of a leaf offered in order; the tags of those taken are cleared together. */
+/*
+ * The entries of a leaf offered in order.  Each one taken loses its tags
+ * before the next is offered: the mapping layer flushes an entry only
+ * after that (dt_tree_clear_tagged()).  The summary bits above are cleared
+ * once, after the leaf.
+ */
 static bool clear_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint64_t last,
 		       void *arg, bool *took)
 {
 	struct clear *c = arg;
-	uint64_t bits, taken = 0;
+	uint64_t bits;
 	unsigned ntaken = 0;
 	bool all = true;
 
@@ -1269,11 +1286,12 @@ static bool clear_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint
 			all = false;
 			break;
 		}
-		taken |= UINT64_C(1) << i;
+		clear_slot_tags(t, n, i, c->clear);
 		ntaken++;
 		*off = i;
 	}
-	clear_slots(t, n, taken, c->clear);
+	if (ntaken)
+		clear_summary(n, c->clear);
 	c->taken += ntaken;
 	*took = ntaken;
 	return all;

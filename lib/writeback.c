@@ -50,7 +50,7 @@
 #define WB_CLEAN_BYTES (64ULL << 20)
 
 /*
- * The unlocked clean path (clean_visit()) relies on a full fence ordering
+ * The unlocked clean path (clean_take()) relies on a full fence ordering
  * the cache-line write-backs issued before it, as mfence orders clwb and
  * clflushopt on x86.  Elsewhere (arm64's DC CVAP completes only at a DSB)
  * the entries are locked and flushed as on the blocking path.
@@ -219,7 +219,8 @@ static void take_waited_entry(struct dt_mapping *m, struct wb_batch *b,
  * write-backs before that.  An entry locked by another (a fault, a dirtier,
  * another writeback) stops the visit: the caller waits for its lock.  Up to
  * WB_CLEAN_MAX entries and WB_CLEAN_BYTES per mutex hold: their runs are
- * issued, not waited for, under it.  The tree clears DIRTY and TOWRITE of the entries taken.
+ * issued, not waited for, under it.  The tree clears DIRTY and TOWRITE of
+ * the entries taken.
  */
 static bool clean_take(void *arg, uint64_t base, unsigned order, void *entry)
 {

@@ -334,8 +334,8 @@ static int wb_cycle(const struct wb_arg *a, uint64_t *ns)
 	    (rep.entries != a->set->count || rep.bytes != a->set->pages << 12 ||
 	     rep.ranges < a->set->nruns || rep.ranges > a->set->count)) {
 		bench_fail("writeback %s: flushed %" PRIu64 " entries, %" PRIu64 " bytes, %" PRIu64
-			   " ranges; expected %" PRIu64 ", %" PRIu64 ", %" PRIu64 " or more", a->set->name,
-			   rep.entries, rep.bytes, rep.ranges, a->set->count,
+			   " ranges; expected %" PRIu64 ", %" PRIu64 ", %" PRIu64 " or more",
+			   a->set->name, rep.entries, rep.bytes, rep.ranges, a->set->count,
 			   a->set->pages << 12, a->set->nruns);
 		return -1;
 	}

@@ -444,12 +444,15 @@ typedef bool (*dt_tree_take_fn)(void *arg, uint64_t base, unsigned order, void *
  * @done: Set to true when the range was exhausted, false if @take stopped.
  *
  * The narrow form of dt_tree_update_tagged_end() for a visitor that
- * changes nothing but clears the same tags of every entry it takes: the
- * tags of a bottom node's entries are cleared together, once its entries
- * have been offered, so that a walk over many entries spends little more
- * than a look at each.  The mapping layer's writeback cleans entries with it.
- * As there, the changes become visible to the next holder of the mutex
- * only after @end has run.
+ * changes nothing but clears the same tags of every entry it takes, so
+ * that a walk over many entries spends little more than a look at each:
+ * the entries of a bottom node are offered from its tag words, and the
+ * summary bits above it are updated once, after them.  An entry taken
+ * loses its tags before the next one is offered (lock-free readers may see
+ * that at once): the mapping layer's writeback, which cleans entries with
+ * it, issues an entry's flush only after its DIRTY is gone.  As for
+ * dt_tree_update_tagged_end(), the next holder of the mutex sees the
+ * changes only after @end has run.
  *
  * Context: Takes the tree's mutex for the whole call.
  * Return: The number of entries taken; 0 for a bad @tag or @clear, or
