@@ -620,6 +620,9 @@ static void exec_tag_range_from(struct run *r, const struct op *op)
 
 /* What dt_tree_clear_tagged() offered and was taken, batch by batch. */
 struct clear_log {
+	struct dt_tree *t;
+	unsigned clear;		/* the mask of the call */
+	uint64_t early;		/* offers made while an entry taken before still had a tag */
 	uint64_t max;		/* entries taken per batch */
 	uint64_t batch;		/* taken in this batch */
 	uint64_t n, cap;
@@ -631,6 +634,12 @@ static bool clear_log_take(void *arg, uint64_t base, unsigned order, void *entry
 {
 	struct clear_log *l = arg;
 
+	/* The entry taken before lost its tags already (a lock-free look). */
+	if (l->batch && l->n <= l->cap)
+		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+			if ((l->clear & (1u << tag)) &&
+			    dt_tree_tag_get(l->t, l->got[l->n - 1].base, tag))
+				l->early++;
 	if (l->batch == l->max)
 		return false;
 	l->batch++;
@@ -668,7 +677,7 @@ static uint64_t model_tagged_ranges(struct run *r, uint64_t first, uint64_t last
  */
 static void exec_clear_tagged(struct run *r, const struct op *op)
 {
-	struct clear_log l = { .max = op->max };
+	struct clear_log l = { .t = r->t, .clear = op->tag2, .max = op->max };
 	struct model_range *want;
 	uint64_t first = op->index, nwant, total = 0, batches = 0;
 	bool done = false;
@@ -701,6 +710,7 @@ static void exec_clear_tagged(struct run *r, const struct op *op)
 			     batches, prev, first, done, total, nwant);
 	}
 	expect_u64(r, "clear_tagged: end hook calls", l.ends, batches);
+	expect_u64(r, "clear_tagged: offers before the last taken lost its tags", l.early, 0);
 	expect_u64(r, "clear_tagged total", total, nwant);
 	for (uint64_t i = 0; i < nwant && i < l.n; i++) {
 		expect_u64(r, "clear_tagged: base", l.got[i].base, want[i].base);
