@@ -979,37 +979,6 @@ static bool locked_next_entry(int tag, bool slots, struct walk *w)
 	}
 }
 
-/*
- * Under t->lock: visit the entries with @tag (any for a negative @tag) that
- * intersect [*@fromp, @last] in order, with one walk from the root and then
- * the node links.  The visitor may change the entry's
- * value and tags, never the tree's shape.  *@fromp ends where to resume.
- * Return: true when the range is exhausted, false when the visitor stopped.
- */
-static bool locked_for_each(struct dt_tree *t, uint64_t *fromp, uint64_t last, int tag,
-			    locked_visit_fn visit, void *arg)
-{
-	uint64_t from = *fromp;
-	struct walk w;
-
-	if (!walk_next(t, from, last, tag, &w))
-		goto exhausted;
-	do {
-		if (w.base > last)
-			break;
-		if (!visit(t, &w, arg)) {
-			*fromp = from;
-			return false;
-		}
-		if (order_last(w.base, w.order) >= last)
-			break;
-		from = order_last(w.base, w.order) + 1;
-	} while (locked_next_entry(tag, true, &w));
-exhausted:
-	*fromp = last == UINT64_MAX ? last : last + 1;
-	return true;
-}
-
 /* The slots of the entry whose canonical slot is @off: one unless the next is in use. */
 static unsigned entry_slots(const struct dt_node *n, unsigned off)
 {
@@ -1019,42 +988,48 @@ static unsigned entry_slots(const struct dt_node *n, unsigned off)
 }
 
 /*
- * A walk that handles a leaf's entries together.  @one takes an entry held
- * above the leaves; @leaf the entries of leaf @n from its slot *@off up to
- * @last, and leaves *@off at the last one it took.  Each returns false when
- * it stopped before an entry; @leaf says in *@took whether it took any.
+ * How a gang walk visits.  @one takes an entry (a locked_visit_fn).
+ * @leaf, if there is one, takes the entries of leaf @n together, from its
+ * slot *@off up to @last, leaves *@off at the last one it took and says in
+ * *@took whether it took any; it returns false if it stopped before an
+ * entry.  Without @leaf, leaves' entries go through @one too.
  */
-struct leaf_walk {
-	int tag;
+struct gang_walk {
+	int tag;		/* the tag visited entries have; negative: any */
 	bool slots;		/* the handlers load the entries' slots */
-	bool (*one)(struct dt_tree *t, const struct walk *w, void *arg);
+	locked_visit_fn one;
 	bool (*leaf)(struct dt_tree *t, struct dt_node *n, unsigned *off, uint64_t last,
 		     void *arg, bool *took);
 };
 
 /*
- * Under t->lock: locked_for_each() a leaf at a time, so that a walk over a
- * large range pays for each leaf once, not for each of its entries.
+ * Under t->lock: visit the entries with @gw->tag that intersect [*@fromp,
+ * @last] in order, with one walk from the root and then the node links, a
+ * leaf at a time where there is a @gw->leaf (so that a walk over a large
+ * range pays for each leaf once, not for each of its entries).  The
+ * handlers may change entries' values and tags, never the tree's shape.
+ * *@fromp ends where to resume.
+ * Return: true when the range is exhausted, false when a handler stopped.
  */
-static bool locked_for_each_leaf(struct dt_tree *t, uint64_t *fromp, uint64_t last,
-				 const struct leaf_walk *lw, void *arg)
+static bool locked_for_each(struct dt_tree *t, uint64_t *fromp, uint64_t last,
+			    const struct gang_walk *gw, void *arg)
 {
 	uint64_t from = *fromp;
 	struct walk w;
 	bool more, took;
 
-	if (!walk_next(t, from, last, lw->tag, &w))
+	if (!walk_next(t, from, last, gw->tag, &w))
 		goto exhausted;
 	do {
 		if (w.base > last)
 			break;
-		if (w.node->shift) {
-			more = lw->one(t, &w, arg);
+		if (w.node->shift || !gw->leaf) {
+			more = gw->one(t, &w, arg);
 			took = more;
 		} else {
 			unsigned off = w.off;
 
-			more = lw->leaf(t, w.node, &off, last, arg, &took);
+			more = gw->leaf(t, w.node, &off, last, arg, &took);
 			if (took) {
 				w.off = off;
 				w.base = slot_base(w.node, off);
@@ -1069,7 +1044,7 @@ static bool locked_for_each_leaf(struct dt_tree *t, uint64_t *fromp, uint64_t la
 		}
 		if (order_last(w.base, w.order) >= last)
 			break;
-	} while (locked_next_entry(lw->tag, lw->slots, &w));
+	} while (locked_next_entry(gw->tag, gw->slots, &w));
 exhausted:
 	*fromp = last == UINT64_MAX ? last : last + 1;
 	return true;
@@ -1153,21 +1128,21 @@ static bool tag_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint64
 	return all;
 }
 
-static const struct leaf_walk tag_range_walk = { .one = tag_one, .leaf = tag_leaf };
+static const struct gang_walk tag_range_walk = { .one = tag_one, .leaf = tag_leaf };
 
 uint64_t dt_tree_tag_range_if_tagged_from(struct dt_tree *t, uint64_t *first, uint64_t last,
 					  unsigned iftag, unsigned settag,
 					  uint64_t max_entries, bool *done)
 {
 	struct tag_range r = { .iftag = iftag, .settag = settag, .max = max_entries };
-	struct leaf_walk lw = tag_range_walk;
+	struct gang_walk gw = tag_range_walk;
 
 	*done = true;
 	if (iftag >= DT_TREE_MAX_TAGS || settag >= DT_TREE_MAX_TAGS || *first > last)
 		return 0;
-	lw.tag = (int)iftag;
+	gw.tag = (int)iftag;
 	tree_lock(t);
-	*done = locked_for_each_leaf(t, first, last, &lw, &r);
+	*done = locked_for_each(t, first, last, &gw, &r);
 	tree_unlock(t);
 	return r.visited;
 }
@@ -1198,13 +1173,14 @@ uint64_t dt_tree_update_tagged_end(struct dt_tree *t, uint64_t *first, uint64_t 
 				   unsigned tag, dt_tree_update_fn fn, void (*end)(void *arg),
 				   void *arg, bool *done)
 {
+	struct gang_walk gw = { .tag = (int)tag, .slots = true, .one = update_visit };
 	struct update u = { .fn = fn, .arg = arg };
 
 	*done = true;
 	if (tag >= DT_TREE_MAX_TAGS || *first > last)
 		return 0;
 	tree_lock(t);
-	*done = locked_for_each(t, first, last, (int)tag, update_visit, &u);
+	*done = locked_for_each(t, first, last, &gw, &u);
 	if (end)
 		end(arg);
 	tree_unlock(t);
@@ -1297,21 +1273,21 @@ static bool clear_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint
 	return all;
 }
 
-static const struct leaf_walk clear_walk = { .slots = true, .one = clear_one, .leaf = clear_leaf };
+static const struct gang_walk clear_walk = { .slots = true, .one = clear_one, .leaf = clear_leaf };
 
 uint64_t dt_tree_clear_tagged(struct dt_tree *t, uint64_t *first, uint64_t last, unsigned tag,
 			      unsigned clear, dt_tree_take_fn take, void (*end)(void *arg),
 			      void *arg, bool *done)
 {
 	struct clear c = { .tag = tag, .clear = clear, .take = take, .arg = arg };
-	struct leaf_walk lw = clear_walk;
+	struct gang_walk gw = clear_walk;
 
 	*done = true;
 	if (tag >= DT_TREE_MAX_TAGS || clear >= (1u << DT_TREE_MAX_TAGS) || *first > last)
 		return 0;
-	lw.tag = (int)tag;
+	gw.tag = (int)tag;
 	tree_lock(t);
-	*done = locked_for_each_leaf(t, first, last, &lw, &c);
+	*done = locked_for_each(t, first, last, &gw, &c);
 	if (end)
 		end(arg);
 	tree_unlock(t);
