@@ -554,14 +554,62 @@ static bool visit_fn(void *arg, uint64_t base, unsigned order, void **entry, uns
 	return true;
 }
 
+/*
+ * The visits @vs of a gang call (@what) over [@first, @last] are the
+ * model's entries with @tag there, in order (with their tags if
+ * @with_tags), up to the first one refused; the call's result @got, @done
+ * and its resume point @from agree with them.  Return: the visits accepted.
+ */
+static size_t check_gang(struct fz *f, const struct visitor *vs, const char *what,
+			 uint64_t first, uint64_t last, unsigned tag, bool with_tags, uint64_t got,
+			 bool done, uint64_t from)
+{
+	const struct visit *v;
+	struct model_iter mi;
+	size_t i, accepted = 0;
+
+	model_iter_init(&mi, first);
+	for (i = 0; i < vs->n; i++) {
+		v = &vs->v[i];
+		if (!model_next_tagged(f->m, &mi, last, tag))
+			fail(f, "%s: visit %zu (%#" PRIx64 " order %u): the model has no more",
+			     what, i, v->base, v->order);
+		if (v->base != mi.index || v->order != mi.order || v->entry_in != mi.entry ||
+		    (with_tags && v->tags_in != mi.tags))
+			fail(f, "%s: visit %zu: tree %#" PRIx64 " order %u %p tags %#x, model %#"
+			     PRIx64 " order %u %p tags %#x", what, i, v->base, v->order, v->entry_in,
+			     v->tags_in, mi.index, mi.order, mi.entry, mi.tags);
+		if (!v->accepted)
+			break;
+		accepted++;
+	}
+	if (i == vs->n && model_next_tagged(f->m, &mi, last, tag))
+		fail(f, "%s missed %#" PRIx64 " order %u", what, mi.index, mi.order);
+	if (got != accepted)
+		fail(f, "%s: %" PRIu64 " accepted, %zu visits accepted", what, got, accepted);
+	if (done != (accepted == vs->n))
+		fail(f, "%s: done %d, %zu of %zu visits accepted", what, done, accepted, vs->n);
+	if (done && (last != UINT64_MAX || from != UINT64_MAX) && from != last + 1)
+		fail(f, "%s: ends at %#" PRIx64 ", not %#" PRIx64, what, from, last + 1);
+	if (!done) {
+		/* Resuming from @from visits the refused entry first. */
+		v = &vs->v[vs->n - 1];
+		if (from < first || from > model_range_last(v->base, v->order) ||
+		    (accepted && from <= model_range_last(vs->v[accepted - 1].base,
+							  vs->v[accepted - 1].order)))
+			fail(f, "%s stopped before %#" PRIx64 " order %u resumes at %#" PRIx64,
+			     what, v->base, v->order, from);
+	}
+	return accepted;
+}
+
 static void op_update_tagged(struct fz *f)
 {
 	uint64_t first = pick_index(f), last = pick_last(f, first), from = first, got;
 	unsigned tag = pick_tag(f);
 	struct visitor vs = { .f = f, .v = visits };
-	struct model_iter mi;
 	const struct visit *v;
-	size_t i, accepted = 0;
+	size_t i, accepted;
 	bool done = false;
 
 	set_args(f, "%#" PRIx64 ", %#" PRIx64 ", tag %u", first, last, tag);
@@ -572,39 +620,7 @@ static void op_update_tagged(struct fz *f)
 			     "visits, done %d", got, vs.n, done);
 		return;
 	}
-	/* The visits are the model's tagged entries of the range, in order. */
-	model_iter_init(&mi, first);
-	for (i = 0; i < vs.n; i++) {
-		v = &vs.v[i];
-		if (!model_next_tagged(f->m, &mi, last, tag))
-			fail(f, "visit %zu (%#" PRIx64 " order %u): the model has no more", i,
-			     v->base, v->order);
-		if (v->base != mi.index || v->order != mi.order || v->entry_in != mi.entry ||
-		    v->tags_in != mi.tags)
-			fail(f, "visit %zu: tree %#" PRIx64 " order %u %p tags %#x, model %#"
-			     PRIx64 " order %u %p tags %#x", i, v->base, v->order, v->entry_in,
-			     v->tags_in, mi.index, mi.order, mi.entry, mi.tags);
-		if (!v->accepted)
-			break;
-		accepted++;
-	}
-	if (i == vs.n && model_next_tagged(f->m, &mi, last, tag))
-		fail(f, "the visitor missed %#" PRIx64 " order %u", mi.index, mi.order);
-	expect_u64(f, "update_tagged accepted", got, accepted);
-	if (done != (accepted == vs.n))
-		fail(f, "update_tagged: done %d, %zu of %zu visits accepted", done, accepted,
-		     vs.n);
-	if (done && (last != UINT64_MAX || from != UINT64_MAX))
-		expect_u64(f, "update_tagged: end", from, last + 1);
-	if (!done) {
-		/* Resuming from @from visits the refused entry first. */
-		v = &vs.v[vs.n - 1];
-		if (from < first || from > model_range_last(v->base, v->order) ||
-		    (accepted && from <= model_range_last(vs.v[accepted - 1].base,
-							  vs.v[accepted - 1].order)))
-			fail(f, "update_tagged stopped before %#" PRIx64 " order %u resumes at %#"
-			     PRIx64, v->base, v->order, from);
-	}
+	accepted = check_gang(f, &vs, "update_tagged", first, last, tag, true, got, done, from);
 	/* Apply the accepted changes to the model. */
 	for (i = 0; i < accepted; i++) {
 		v = &vs.v[i];
@@ -631,6 +647,7 @@ static bool take_fn(void *arg, uint64_t base, unsigned order, void *entry)
 	v->base = base;
 	v->order = order;
 	v->entry_in = v->entry_out = entry;
+	v->tags_in = v->tags_out = 0;	/* not offered: check_gang() leaves them out */
 	v->accepted = u8(&vs->f->s) % 16 != 0;
 	return v->accepted;
 }
@@ -646,8 +663,7 @@ static void op_clear_tagged(struct fz *f)
 	uint64_t first = pick_index(f), last = pick_last(f, first), from = first, got;
 	unsigned tag = pick_tag(f), clear = u8(&f->s);
 	struct visitor vs = { .f = f, .v = visits };
-	struct model_iter mi;
-	size_t i, accepted = 0;
+	size_t i, accepted;
 	bool done = false;
 
 	clear = clear < 16 ? clear : clear & ((1U << DT_TREE_MAX_TAGS) - 1);	/* 8..15: bad */
@@ -661,32 +677,7 @@ static void op_clear_tagged(struct fz *f)
 		return;
 	}
 	expect_u64(f, "clear_tagged: end hook calls", f->ends, 1);
-	model_iter_init(&mi, first);
-	for (i = 0; i < vs.n; i++) {
-		const struct visit *v = &vs.v[i];
-
-		if (!model_next_tagged(f->m, &mi, last, tag))
-			fail(f, "offer %zu (%#" PRIx64 " order %u): the model has no more", i,
-			     v->base, v->order);
-		if (v->base != mi.index || v->order != mi.order || v->entry_in != mi.entry)
-			fail(f, "offer %zu: tree %#" PRIx64 " order %u %p, model %#" PRIx64
-			     " order %u %p", i, v->base, v->order, v->entry_in, mi.index,
-			     mi.order, mi.entry);
-		if (!v->accepted)
-			break;
-		accepted++;
-	}
-	if (i == vs.n && model_next_tagged(f->m, &mi, last, tag))
-		fail(f, "clear_tagged missed %#" PRIx64 " order %u", mi.index, mi.order);
-	expect_u64(f, "clear_tagged taken", got, accepted);
-	if (done != (accepted == vs.n))
-		fail(f, "clear_tagged: done %d, %zu of %zu offers taken", done, accepted, vs.n);
-	if (done && (last != UINT64_MAX || from != UINT64_MAX))
-		expect_u64(f, "clear_tagged: end", from, last + 1);
-	if (!done && (from < first || from > model_range_last(vs.v[vs.n - 1].base,
-							      vs.v[vs.n - 1].order)))
-		fail(f, "clear_tagged stopped before %#" PRIx64 " resumes at %#" PRIx64,
-		     vs.v[vs.n - 1].base, from);
+	accepted = check_gang(f, &vs, "clear_tagged", first, last, tag, false, got, done, from);
 	for (i = 0; i < accepted; i++)
 		for (unsigned t = 0; t < DT_TREE_MAX_TAGS; t++)
 			if (clear & (1U << t))
