@@ -457,8 +457,13 @@ void srv_unlisten(struct dt_server *srv)
 
 /* ---- connections ---- */
 
+/*
+ * Take a connection off the list, its state (the DUMP text) given back
+ * first: a client that sees it gone from STATS finds its bytes free.
+ */
 static void conn_unlink(struct dt_server *srv, struct dt_conn *c)
 {
+	dt_conn_free_state(srv, c);
 	pthread_mutex_lock(&srv->conns_lock);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -470,9 +475,8 @@ static void conn_unlink(struct dt_server *srv, struct dt_conn *c)
 	pthread_mutex_unlock(&srv->conns_lock);
 }
 
-static void conn_free(struct dt_server *srv, struct dt_conn *c)
+static void conn_free(struct dt_conn *c)
 {
-	dt_conn_free_state(srv, c);
 	close(c->fd);
 	free(c);
 }
@@ -483,13 +487,8 @@ static void conn_close(struct dt_server *srv, struct dt_conn *c, const char *why
 	       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid,
 	       why ? ": " : "", why ? why : "");
 	epoll_ctl(srv->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	/*
-	 * Give the DUMP budget back before the client stops counting in
-	 * STATS: whoever sees it gone finds its bytes free.
-	 */
-	dt_conn_free_state(srv, c);
 	conn_unlink(srv, c);
-	conn_free(srv, c);
+	conn_free(c);
 }
 
 static void log_refusal(struct dt_server *srv)
@@ -547,7 +546,7 @@ static void accept_one(struct dt_server *srv, int fd)
 	if (epoll_ctl(srv->ep, EPOLL_CTL_ADD, fd, &ev)) {
 		dt_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 		conn_unlink(srv, c);
-		conn_free(srv, c);
+		conn_free(c);
 	}
 }
 
@@ -808,7 +807,8 @@ void srv_close_all(struct dt_server *srv)
 	pthread_mutex_lock(&srv->conns_lock);
 	while ((c = srv->conns)) {
 		srv->conns = c->next;
-		conn_free(srv, c);
+		dt_conn_free_state(srv, c);
+		conn_free(c);
 	}
 	srv->nconns = 0;
 	pthread_mutex_unlock(&srv->conns_lock);
