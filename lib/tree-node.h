@@ -62,6 +62,7 @@ struct dt_node {
 struct dt_tree {
 	struct dt_node *root;
 	pthread_mutex_t lock;
+	struct dt_node *hint;	/* under lock: a bottom node a walk ended in; never a retired one */
 	long fail_countdown;	/* node allocations left before failing; < 0: never */
 	bool used_call_rcu;
 	uint64_t nodes;

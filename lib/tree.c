@@ -123,6 +123,8 @@ static void node_free_cb(struct rcu_head *head)
 /* Unlink is done: free @n once no reader can hold it. */
 static void node_retire(struct dt_tree *t, struct dt_node *n)
 {
+	if (t->hint == n)
+		t->hint = NULL;
 	t->nodes--;
 	t->used_call_rcu = true;
 	tsan_release();
@@ -240,17 +242,41 @@ static void count_entry(struct dt_tree *t, unsigned order, unsigned tags, int64_
 
 /* The writer's walk (under t->lock). */
 
-/* Find the node and canonical slot of the entry covering @index. */
-static struct dt_node *locked_find(const struct dt_tree *t, uint64_t index, unsigned *offp)
+/*
+ * The bottom node that the last locked walk ended in, if it covers @index.
+ * A node in the tree is reached from the root through node slots only, so
+ * it answers for the indices it covers as a walk from the root would; the
+ * writers' operations on nearby indices (a batch of marks, a writeback's
+ * unlocks) then skip the walk.  node_retire() forgets it.
+ */
+static struct dt_node *hint_covering(const struct dt_tree *t, uint64_t index)
 {
-	struct dt_node *n = t->root;
+	struct dt_node *n = t->hint;
 
-	if (!n || index > node_last(n))
-		return NULL;
+	return n && index >= n->base && index <= node_last(n) ? n : NULL;
+}
+
+static void hint_set(struct dt_tree *t, struct dt_node *n)
+{
+	if (!n->shift)
+		t->hint = n;
+}
+
+/* Find the node and canonical slot of the entry covering @index. */
+static struct dt_node *locked_find(struct dt_tree *t, uint64_t index, unsigned *offp)
+{
+	struct dt_node *n = hint_covering(t, index);
+
+	if (!n) {
+		n = t->root;
+		if (!n || index > node_last(n))
+			return NULL;
+	}
 	for (;;) {
 		unsigned off = node_offset(n, index);
 		void *slot = slot_load(n, off);
 
+		hint_set(t, n);
 		if (!slot)
 			return NULL;
 		if (slot_is_node(slot)) {
@@ -277,6 +303,10 @@ static uint64_t path_probe(const struct dt_tree *t, uint64_t base, unsigned es,
 	unsigned top = index_shift(base);
 	uint64_t missing;
 
+	if (!es && hint_covering(t, base)) {
+		*target = t->hint;
+		return 0;
+	}
 	if (top < es)
 		top = es;
 	*target = NULL;
@@ -360,14 +390,17 @@ static int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, struct dt
 	struct prealloc p;
 	int ret;
 
-	if (!missing)
+	if (!missing) {
+		hint_set(t, *target);
 		return 0;
+	}
 	ret = prealloc_fill(t, &p, missing);
 	if (ret)
 		return ret;
 	tree_extend(t, &p, base, es);
 	*target = path_create(t, &p, base, es);
 	prealloc_release(&p);
+	hint_set(t, *target);
 	return 0;
 }
 
@@ -595,9 +628,12 @@ unsigned dt_tree_map_shift(void)
 /* Whether any entry intersects the @size slots at shift @es over @base. */
 static bool range_occupied(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size)
 {
-	struct dt_node *n = t->root;
+	struct dt_node *n = es ? NULL : hint_covering(t, base);
 	unsigned off;
 
+	if (n)
+		goto found;
+	n = t->root;
 	if (!n || base > node_last(n))
 		return false;
 	if (n->shift < es)
@@ -611,6 +647,7 @@ static bool range_occupied(const struct dt_tree *t, uint64_t base, unsigned es, 
 			return true;	/* a bigger entry covers the range */
 		n = slot_to_node(slot);
 	}
+found:
 	off = node_offset(n, base);
 	return (used_load(n) >> off) & (UINT64_MAX >> (64 - size));
 }
