@@ -18,11 +18,9 @@ static uint64_t range_end(const struct dt_proto_range *r)
 	return r->offset + r->length;
 }
 
-/* The first range whose end is at or after @pos (touching counts). */
-static uint32_t first_reaching(const struct dt_rset *s, uint64_t pos)
+/* The first range of [@lo, @hi) whose end is at or after @pos (touching counts). */
+static uint32_t search_reaching(const struct dt_rset *s, uint32_t lo, uint32_t hi, uint64_t pos)
 {
-	uint32_t lo = 0, hi = s->n;
-
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
@@ -32,6 +30,30 @@ static uint32_t first_reaching(const struct dt_rset *s, uint64_t pos)
 			hi = mid;
 	}
 	return lo;
+}
+
+static uint32_t first_reaching(const struct dt_rset *s, uint64_t pos)
+{
+	return search_reaching(s, 0, s->n, pos);
+}
+
+/*
+ * The same, knowing that no range before @lo reaches @pos: a galloping
+ * search from @lo, which costs the log of the distance to the answer, not
+ * of the set (a sorted set added to a large one lands near its last place).
+ */
+static uint32_t first_reaching_from(const struct dt_rset *s, uint32_t lo, uint64_t pos)
+{
+	uint64_t step = 1;
+
+	if (lo >= s->n || range_end(&s->r[lo]) >= pos)
+		return lo;
+	/* r[lo] ends before @pos; double the step until a range reaches it. */
+	while (lo + step < s->n && range_end(&s->r[lo + step]) < pos) {
+		lo += (uint32_t)step;
+		step *= 2;
+	}
+	return search_reaching(s, lo + 1, lo + step < s->n ? lo + (uint32_t)step : s->n, pos);
 }
 
 static int grow(struct dt_rset *s, uint32_t want)
@@ -52,18 +74,21 @@ static int grow(struct dt_rset *s, uint32_t want)
 	return 0;
 }
 
-int dt_rset_add(struct dt_rset *s, uint64_t start, uint64_t end)
+/*
+ * Add [@start, @end), merging what it touches, searching from @from on (no
+ * range before it may reach @start); *@at: where the merged range is.
+ */
+static int rset_add_from(struct dt_rset *s, uint32_t from, uint64_t start, uint64_t end,
+			 uint32_t *at)
 {
 	uint32_t i, j;
 	int err;
 
-	if (end <= start)
-		return 0;
 	/* The common case: past the last range. */
 	if (s->n && range_end(&s->r[s->n - 1]) < start)
 		i = j = s->n;
 	else
-		i = j = first_reaching(s, start);
+		i = j = first_reaching_from(s, from, start);
 	while (j < s->n && s->r[j].offset <= end) {
 		if (s->r[j].offset < start)
 			start = s->r[j].offset;
@@ -83,17 +108,45 @@ int dt_rset_add(struct dt_rset *s, uint64_t start, uint64_t end)
 	}
 	s->r[i].offset = start;
 	s->r[i].length = end - start;
+	*at = i;
 	return 0;
 }
 
+int dt_rset_add(struct dt_rset *s, uint64_t start, uint64_t end)
+{
+	uint32_t at;
+
+	if (end <= start)
+		return 0;
+	if (s->n && range_end(&s->r[s->n - 1]) >= start)
+		return rset_add_from(s, first_reaching(s, start), start, end, &at);
+	return rset_add_from(s, s->n, start, end, &at);
+}
+
+/*
+ * The ranges of @from are sorted and apart, so each one's place is at or
+ * after the last one's: into an empty set they are copied, into another
+ * each search starts where the last one ended.
+ */
 int dt_rset_add_set(struct dt_rset *s, const struct dt_rset *from, uint32_t count)
 {
+	uint32_t at = 0;
 	int err;
 
 	if (count > from->n)
 		count = from->n;
+	if (!count)
+		return 0;
+	if (!s->n) {
+		err = grow(s, count);
+		if (err)
+			return err;
+		memcpy(s->r, from->r, (size_t)count * sizeof(*s->r));
+		s->n = count;
+		return 0;
+	}
 	for (uint32_t i = 0; i < count; i++) {
-		err = dt_rset_add(s, from->r[i].offset, range_end(&from->r[i]));
+		err = rset_add_from(s, at, from->r[i].offset, range_end(&from->r[i]), &at);
 		if (err)
 			return err;
 	}
