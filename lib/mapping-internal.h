@@ -20,6 +20,7 @@ struct dt_mapping {
 	bool pmd_capable;
 	dt_sector_fn sector;
 	void *sector_arg;
+	uint64_t hole_span;	/* relaxed: 1 + the 2MiB span of the last hole mark_dirty filled */
 	struct dt_mapping_counters cnt;	/* each updated with __atomic builtins */
 };
 

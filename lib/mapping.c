@@ -349,8 +349,22 @@ static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
 	ret = lookup_sector(m, pgoff, order, &sector);
 	if (ret)
 		return ret;
-	return dt_tree_insert_tagged(m->tree, pgoff, order, entry_to_tree(entry_make(sector, order, 0)),
-				     1u << DT_TAG_DIRTY);
+	ret = dt_tree_insert_tagged(m->tree, pgoff, order,
+				    entry_to_tree(entry_make(sector, order, 0)), 1u << DT_TAG_DIRTY);
+	__atomic_store_n(&m->hole_span, ret ? 0 : (pgoff >> DT_PMD_ORDER) + 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/*
+ * Whether the last hole mark_dirty filled was in @pgoff's 2MiB span: pages
+ * marked for the first time come in runs, and then the lock-free lookup
+ * that would find nothing is skipped.  Only a guess (any thread may have
+ * changed the span since): mark_hole()'s insert fails with -EEXIST where
+ * there is an entry, and that resets it.
+ */
+static bool hole_likely(struct dt_mapping *m, uint64_t pgoff)
+{
+	return __atomic_load_n(&m->hole_span, __ATOMIC_RELAXED) == (pgoff >> DT_PMD_ORDER) + 1;
 }
 
 int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
@@ -363,17 +377,23 @@ int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 	for (;;) {
 		enum dt_size size = DT_PTE;
 		struct dt_fault f;
-		bool hole;
+		bool hole, guess;
 
 		if (!(p & PMD_MASK) && last - p >= PMD_MASK && pmd_fits(m, p))
 			size = DT_PMD;
-		/* One walk for an entry there already (unlocked), one insert for a hole. */
-		if (fault_fast(m, p, size, true, &f, 0, &hole)) {
+		/*
+		 * One walk for an entry there already (unlocked), one insert for
+		 * a hole; no walk where the last mark filled a hole of this span.
+		 */
+		guess = size == DT_PTE && hole_likely(m, p);
+		hole = guess;
+		if (!guess && fault_fast(m, p, size, true, &f, 0, &hole)) {
 			p = f.base + (1ULL << f.order);
 		} else if (hole && !(ret = mark_hole(m, p, size))) {
 			p += size == DT_PMD ? PMD_PAGES : 1;
 		} else {
-			if (hole && ret != -EEXIST)
+			/* A wrong guess takes the full path, which may need no sector. */
+			if (hole && !guess && ret != -EEXIST)
 				return ret;
 			ret = do_fault(m, p, size, true, &f);
 			if (ret)

@@ -453,6 +453,65 @@ static void test_mark_dirty(void)
 	done_map(m);
 }
 
+/*
+ * After mark_dirty fills a hole, it guesses that the next pages of that
+ * 2MiB span are holes too and inserts without looking first.  Wherever the
+ * guess is wrong the result must be the full path's: an existing PTE, ZERO
+ * or PMD entry is tagged (ZERO given its sector), nothing is added, and a
+ * real entry needs no sector, so a failing geometry does not fail it.
+ */
+static void test_mark_dirty_guess(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct rec r = { 0 };
+	uint64_t base;
+	unsigned long calls;
+	unsigned order;
+
+	dt_test_ctx("mark_dirty guess");
+	CHECK_EQ(dt_mapping_fault(m, 5, DT_PTE, true, NULL), 0);	/* a real entry */
+	CHECK_EQ(dt_mapping_fault(m, 9, DT_PTE, false, NULL), 0);	/* a ZERO entry */
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, NULL), 0);
+	CHECK(!dt_mapping_page_dirty(m, 5));
+	/* A hole filled: the span's next marks are guessed holes. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2, 2), 0);
+	calls = geo.calls;
+	CHECK_EQ(dt_mapping_mark_dirty(m, 5, 5), 0);
+	CHECK_EQ(geo.calls, calls + 1);		/* it was guessed a hole */
+	CHECK(dt_mapping_page_dirty(m, 5));
+	CHECK_EQ(raw_entry(m, 5, NULL, NULL), geo_of(5) << 4);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 3, 3), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 9, 9), 0);
+	CHECK_EQ(raw_entry(m, 9, NULL, NULL), geo_of(9) << 4);
+	CHECK(dt_mapping_page_dirty(m, 9));
+	CHECK_EQ(total_entries(m), 4);
+	/* A real entry needs no sector: the geometry's error is not the mark's. */
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 4, 4), 0);
+	geo.fail = -EIO;
+	CHECK_EQ(dt_mapping_mark_dirty(m, 5, 5), 0);
+	CHECK(dt_mapping_page_dirty(m, 5));
+	CHECK_EQ(dt_mapping_mark_dirty(m, 6, 6), -EIO);	/* a hole needs one */
+	geo.fail = 0;
+	/* A PMD entry in the span of the last hole: tagged whole, not split. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 511, 511), 0);
+	CHECK_EQ(dt_mapping_punch(m, 0, 511), 0);
+	CHECK_EQ(dt_mapping_fault(m, 0, DT_PMD, true, NULL), 0);
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, NULL), 0);
+	CHECK(!dt_mapping_page_dirty(m, 300));
+	calls = geo.calls;
+	CHECK_EQ(dt_mapping_mark_dirty(m, 7, 7), 0);
+	CHECK_EQ(geo.calls, calls + 1);		/* it was guessed a hole */
+	raw_entry(m, 7, &base, &order);
+	CHECK_EQ(base, 0);
+	CHECK_EQ(order, 9);
+	CHECK(dt_mapping_page_dirty(m, 300));
+	CHECK_EQ(count_entries(m, 9), 1);
+	CHECK_EQ(count_entries(m, 0), 0);
+	rec_reset(&r);
+	done_map(m);
+}
+
 static void test_bad_ranges(void)
 {
 	struct dt_mapping *m = new_map(NPAGES, true);
@@ -711,6 +770,7 @@ int main(void)
 	test_sector_limits();
 	test_grab_put();
 	test_mark_dirty();
+	test_mark_dirty_guess();
 	test_bad_ranges();
 	test_punch();
 	test_writeback_basic();
