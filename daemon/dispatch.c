@@ -340,24 +340,38 @@ out:
 
 /*
  * Ranges of a DIRTY whose bottom tree node is asked for ahead of marking:
- * scattered pages then take their cache misses together, not in turn.
+ * scattered pages then take their cache misses together, not in turn.  A
+ * range in the bottom node of the last one asked for is not asked again
+ * (pages marked in runs, one node for 2^map_shift of them).
  */
 #define DIRTY_PREFETCH	8
 
-static void dirty_prefetch(const struct dt_region *r, const struct dt_proto_dirty_req *d,
-			   uint32_t i)
+struct dirty_ahead {
+	const struct dt_region *r;
+	const struct dt_proto_dirty_req *d;
+	unsigned shift;		/* dt_tree_map_shift() */
+	uint64_t node;		/* 1 + the bottom node last asked for; 0: none */
+};
+
+static void dirty_prefetch(struct dirty_ahead *a, uint32_t i)
 {
 	struct dt_proto_range rg;
+	uint64_t page;
 
-	if (i >= d->count)
+	if (i >= a->d->count)
 		return;
-	dt_proto_range_at(d, i, &rg);
-	dt_tree_prefetch(dt_mapping_tree(r->mapping), rg.offset / PAGE_SIZE_4K);
+	dt_proto_range_at(a->d, i, &rg);
+	page = rg.offset / PAGE_SIZE_4K;
+	if ((page >> a->shift) + 1 == a->node)
+		return;
+	a->node = (page >> a->shift) + 1;
+	dt_tree_prefetch(dt_mapping_tree(a->r->mapping), page);
 }
 
 static int do_dirty(struct req *q)
 {
 	const struct dt_proto_dirty_req *d = &q->m->dirty_req;
+	struct dirty_ahead ahead = { .d = d, .shift = dt_tree_map_shift() };
 	struct dt_proto_range rg;
 	struct srv_region *sr;
 	uint64_t first = 0, last = 0, pages = 0;
@@ -374,10 +388,11 @@ static int do_dirty(struct req *q)
 		dt_proto_range_at(d, i, &rg);
 		ret = byte_range(sr->r, rg.offset, rg.length, &first, &last);
 	}
+	ahead.r = sr->r;
 	for (i = 0; i < DIRTY_PREFETCH && !ret; i++)
-		dirty_prefetch(sr->r, d, i);
+		dirty_prefetch(&ahead, i);
 	for (i = 0; i < d->count && !ret; i++) {
-		dirty_prefetch(sr->r, d, i + DIRTY_PREFETCH);
+		dirty_prefetch(&ahead, i + DIRTY_PREFETCH);
 		dt_proto_range_at(d, i, &rg);
 		byte_range(sr->r, rg.offset, rg.length, &first, &last);
 		ret = dt_mapping_mark_dirty(sr->r->mapping, first, last);
