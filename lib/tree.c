@@ -938,17 +938,24 @@ bool dt_tree_tagged(const struct dt_tree *t, unsigned tag)
 typedef bool (*locked_visit_fn)(struct dt_tree *t, const struct walk *w, void *arg);
 
 /*
- * Start loading the slots of leaf @c that a walk for @tag (any for a
- * negative one) visits: each of a sparse leaf's entries is in a line of its
- * own, and their loads are independent.  Reads @c's head, which should
- * have been prefetched before.
+ * Start loading the slots of node @c that a walk for @tag (any for a
+ * negative one) visits, a cache line once: each of a sparse node's tagged
+ * slots is in a line of its own, and their loads are independent.  Reads
+ * @c's head, which should have been prefetched before.
  */
-static void prefetch_leaf_slots(const struct dt_node *c, int tag)
+static void prefetch_tagged_slots(const struct dt_node *c, int tag)
 {
 	uint64_t bits = tag >= 0 ? tags_load(c, (unsigned)tag) : used_load(c);
+	uintptr_t line = 0;
 
-	for (; bits; bits &= bits - 1)
-		__builtin_prefetch(&c->slots[__builtin_ctzll(bits)], 1);
+	for (; bits; bits &= bits - 1) {
+		const void *p = &c->slots[__builtin_ctzll(bits)];
+
+		if ((uintptr_t)p >> 6 == line)
+			continue;
+		line = (uintptr_t)p >> 6;
+		__builtin_prefetch(p, 1);
+	}
 }
 
 /* Children a gang walk prefetches ahead of the one it enters. */
@@ -957,8 +964,10 @@ static void prefetch_leaf_slots(const struct dt_node *c, int tag)
 /*
  * Entering child @i of @n: start loading the heads (tags, used bitmap) of
  * the next candidate children, which the walk reaches after this one, and
- * with @slots the slots of the next leaf that the walk will look at.  A
- * walk over sparse entries is a chain of dependent cache misses otherwise.
+ * the slots that the walk will look at in the next one: a child node's
+ * tagged slots, through which it descends, and with @slots a leaf's, whose
+ * entries it loads.  A walk over sparse entries is a chain of dependent
+ * cache misses otherwise: at each level a head, then a slot.
  */
 static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag, bool slots)
 {
@@ -971,8 +980,9 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag,
 		slot = slot_load(n, i);
 		if (!slot_is_node(slot))
 			continue;
-		if (slots && k == 0 && n->shift == MAP_SHIFT)	/* head asked for before */
-			prefetch_leaf_slots(slot_to_node(slot), tag);
+		/* k == 0: its head was asked for at the step before. */
+		if (k == 0 && (slots || n->shift > MAP_SHIFT))
+			prefetch_tagged_slots(slot_to_node(slot), tag);
 		else
 			__builtin_prefetch(slot_to_node(slot), 1);
 	}
