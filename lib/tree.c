@@ -939,22 +939,20 @@ typedef bool (*locked_visit_fn)(struct dt_tree *t, const struct walk *w, void *a
 
 /*
  * Start loading the slots of node @c that a walk for @tag (any for a
- * negative one) visits, a cache line once: each of a sparse node's tagged
- * slots is in a line of its own, and their loads are independent.  Reads
- * @c's head, which should have been prefetched before.
+ * negative one) visits, all of them or only the first: each of a sparse
+ * leaf's entries is in a line of its own, and their loads are independent;
+ * an interior node is entered through its first one, and the walk asks for
+ * the next ones as it goes.  Reads @c's head, which should have been
+ * prefetched before.
  */
-static void prefetch_tagged_slots(const struct dt_node *c, int tag)
+static void prefetch_tagged_slots(const struct dt_node *c, int tag, bool all)
 {
 	uint64_t bits = tag >= 0 ? tags_load(c, (unsigned)tag) : used_load(c);
-	uintptr_t line = 0;
 
 	for (; bits; bits &= bits - 1) {
-		const void *p = &c->slots[__builtin_ctzll(bits)];
-
-		if ((uintptr_t)p >> 6 == line)
-			continue;
-		line = (uintptr_t)p >> 6;
-		__builtin_prefetch(p, 1);
+		__builtin_prefetch(&c->slots[__builtin_ctzll(bits)], 1);
+		if (!all)
+			return;
 	}
 }
 
@@ -964,10 +962,11 @@ static void prefetch_tagged_slots(const struct dt_node *c, int tag)
 /*
  * Entering child @i of @n: start loading the heads (tags, used bitmap) of
  * the next candidate children, which the walk reaches after this one, and
- * the slots that the walk will look at in the next one: a child node's
- * tagged slots, through which it descends, and with @slots a leaf's, whose
- * entries it loads.  A walk over sparse entries is a chain of dependent
- * cache misses otherwise: at each level a head, then a slot.
+ * the slots that the walk will look at in the next one: an interior
+ * child's first tagged slot, through which it descends, and with @slots a
+ * leaf's tagged slots, whose entries it loads.  A walk over sparse entries
+ * is a chain of dependent cache misses otherwise: at each level a head,
+ * then a slot.
  */
 static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag, bool slots)
 {
@@ -981,8 +980,10 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag,
 		if (!slot_is_node(slot))
 			continue;
 		/* k == 0: its head was asked for at the step before. */
-		if (k == 0 && (slots || n->shift > MAP_SHIFT))
-			prefetch_tagged_slots(slot_to_node(slot), tag);
+		if (k == 0 && n->shift > MAP_SHIFT)
+			prefetch_tagged_slots(slot_to_node(slot), tag, false);
+		else if (k == 0 && slots)
+			prefetch_tagged_slots(slot_to_node(slot), tag, true);
 		else
 			__builtin_prefetch(slot_to_node(slot), 1);
 	}
