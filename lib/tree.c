@@ -1298,10 +1298,14 @@ static bool clear_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint
 {
 	struct clear *c = arg;
 	uint64_t bits;
-	unsigned ntaken = 0;
+	unsigned ntaken = 0, clear = 0;
 	bool all = true;
 
 	bits = tags_load(n, c->tag) & slot_mask(*off, leaf_last_slot(n, last));
+	/* The tags to clear that any of the candidates has: often one. */
+	for (unsigned m = c->clear; m; m &= m - 1)
+		if (tags_load(n, (unsigned)__builtin_ctz(m)) & bits)
+			clear |= m & -m;
 	for (; bits; bits &= bits - 1) {
 		unsigned i = (unsigned)__builtin_ctzll(bits);
 		unsigned order = group_order(n, entry_slots(n, i));
@@ -1310,12 +1314,12 @@ static bool clear_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint
 			all = false;
 			break;
 		}
-		clear_slot_tags(t, n, i, c->clear);
+		clear_slot_tags(t, n, i, clear);
 		ntaken++;
 		*off = i;
 	}
 	if (ntaken)
-		clear_summary(n, c->clear);
+		clear_summary(n, clear);
 	c->taken += ntaken;
 	*took = ntaken;
 	return all;

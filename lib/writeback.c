@@ -103,10 +103,11 @@ static void flush_run(struct wb_batch *b)
 /* An entry joins the pending run, or flushes it and starts the next one. */
 static void extend_run(struct wb_batch *b, uint64_t base, unsigned order)
 {
-	if (b->run_end != base)
-		flush_run(b);
-	if (b->run_end == b->run_first)
+	if (b->run_end != base) {
+		if (b->run_end != b->run_first)
+			issue_flush(b, b->run_first, b->run_end);
 		b->run_first = base;
+	}
 	b->run_end = base + (1ULL << order);
 }
 
