@@ -347,11 +347,13 @@ static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
 	int ret;
 
 	ret = lookup_sector(m, pgoff, order, &sector);
-	if (ret)
-		return ret;
-	ret = dt_tree_insert_tagged(m->tree, pgoff, order,
-				    entry_to_tree(entry_make(sector, order, 0)), 1u << DT_TAG_DIRTY);
-	__atomic_store_n(&m->hole_span, ret ? 0 : (pgoff >> DT_PMD_ORDER) + 1, __ATOMIC_RELAXED);
+	if (!ret)
+		ret = dt_tree_insert_tagged(m->tree, pgoff, order,
+					    entry_to_tree(entry_make(sector, order, 0)),
+					    1u << DT_TAG_DIRTY);
+	/* The span of a PTE hole filled is remembered; a PMD fills its span. */
+	__atomic_store_n(&m->hole_span, ret || order ? 0 : (pgoff >> DT_PMD_ORDER) + 1,
+			 __ATOMIC_RELAXED);
 	return ret;
 }
 
@@ -360,7 +362,7 @@ static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
  * marked for the first time come in runs, and then the lock-free lookup
  * that would find nothing is skipped.  Only a guess (any thread may have
  * changed the span since): mark_hole()'s insert fails with -EEXIST where
- * there is an entry, and that resets it.
+ * there is an entry, and any failure forgets the span.
  */
 static bool hole_likely(struct dt_mapping *m, uint64_t pgoff)
 {

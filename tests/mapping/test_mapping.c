@@ -508,6 +508,14 @@ static void test_mark_dirty_guess(void)
 	CHECK(dt_mapping_page_dirty(m, 300));
 	CHECK_EQ(count_entries(m, 9), 1);
 	CHECK_EQ(count_entries(m, 0), 0);
+	/* A PMD filled by a mark leaves no hole in its span to guess. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 1000, 1000), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 1024, 1535), 0);
+	CHECK_EQ(count_entries(m, 9), 2);
+	calls = geo.calls;
+	CHECK_EQ(dt_mapping_mark_dirty(m, 1030, 1030), 0);
+	CHECK_EQ(geo.calls, calls);		/* looked up, not guessed */
+	CHECK_EQ(count_entries(m, 9), 2);
 	rec_reset(&r);
 	done_map(m);
 }
