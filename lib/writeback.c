@@ -104,8 +104,7 @@ static void flush_run(struct wb_batch *b)
 static void extend_run(struct wb_batch *b, uint64_t base, unsigned order)
 {
 	if (b->run_end != base) {
-		if (b->run_end != b->run_first)
-			issue_flush(b, b->run_first, b->run_end);
+		flush_run(b);
 		b->run_first = base;
 	}
 	b->run_end = base + (1ULL << order);
