@@ -1050,6 +1050,89 @@ struct gang_walk {
 		     void *arg, bool *took);
 };
 
+/* The slots of @n that may hold what a walk for @tag (any if negative) looks for. */
+static uint64_t candidates(const struct dt_node *n, int tag)
+{
+	return tag >= 0 ? tags_load(n, (unsigned)tag) : used_load(n);
+}
+
+/*
+ * leaf_chain()'s prefetch, entering a leaf of @p: the next candidate leaf's
+ * slots the handlers load (its head was asked for at the step before), the
+ * head of the one after it.  @later: the candidate slots of @p after the leaf.
+ */
+static void prefetch_chain(const struct dt_node *p, uint64_t later, const struct gang_walk *gw)
+{
+	void *slot;
+
+	if (!later)
+		return;
+	slot = slot_load(p, (unsigned)__builtin_ctzll(later));
+	if (gw->slots && slot_is_node(slot))
+		prefetch_tagged_slots(slot_to_node(slot), gw->tag, true);
+	later &= later - 1;
+	if (!later)
+		return;
+	slot = slot_load(p, (unsigned)__builtin_ctzll(later));
+	if (slot_is_node(slot))
+		__builtin_prefetch(slot_to_node(slot), 1);
+}
+
+/* The index after the entry whose canonical slot is @off of leaf-level node @n. */
+static uint64_t entry_end(const struct dt_node *n, unsigned off)
+{
+	return order_last(slot_base(n, off), group_order(n, entry_slots(n, off))) + 1;
+}
+
+/*
+ * Under t->lock: @gw->leaf on leaf @w->node from slot @w->off, then on the
+ * parent's next candidate children while they are leaves, found from the
+ * parent's tag word: a walk over sparse entries spends most of its steps
+ * going from one leaf to the next, and this way each costs a look at one
+ * bit and one slot.  *@from: past the last entry taken.  On a handler's
+ * stop, return false.  Otherwise *@end says whether the range is exhausted;
+ * if not, @w is left past the end of the last leaf for locked_next_entry()
+ * to go on from (the parent's next candidate is then not a leaf).
+ */
+static bool leaf_chain(struct dt_tree *t, struct walk *w, uint64_t last, const struct gang_walk *gw,
+		       void *arg, uint64_t *from, bool *end)
+{
+	struct dt_node *n = w->node, *p = n->parent;
+	unsigned off = w->off;
+	uint64_t later = 0;	/* the parent's candidate slots after @n */
+
+	if (p && n->offset + 1u < MAP_SIZE)
+		later = candidates(p, gw->tag) >> (n->offset + 1u) << (n->offset + 1u);
+	for (;;) {
+		bool took, more = gw->leaf(t, n, &off, last, arg, &took);
+		void *slot;
+
+		if (took)
+			*from = entry_end(n, off);
+		if (!more)
+			return false;
+		*end = node_last(n) >= last;
+		if (*end || !later)
+			break;
+		/* The handlers change no candidate bit of the parent's later slots. */
+		slot = slot_load(p, (unsigned)__builtin_ctzll(later));
+		if (!slot_is_node(slot))
+			break;
+		later &= later - 1;
+		prefetch_chain(p, later, gw);
+		n = slot_to_node(slot);
+		off = 0;
+		if (n->base > last) {
+			*end = true;
+			break;
+		}
+	}
+	w->node = n;
+	w->off = MAP_SIZE - 1;
+	w->order = n->shift;
+	return true;
+}
+
 /*
  * Under t->lock: visit the entries with @gw->tag that intersect [*@fromp,
  * @last] in order, with one walk from the root and then the node links, a
@@ -1064,32 +1147,27 @@ static bool locked_for_each(struct dt_tree *t, uint64_t *fromp, uint64_t last,
 {
 	uint64_t from = *fromp;
 	struct walk w;
-	bool more, took;
+	bool end;
 
 	if (!walk_next(t, from, last, gw->tag, &w))
 		goto exhausted;
 	do {
 		if (w.base > last)
 			break;
-		if (w.node->shift || !gw->leaf) {
-			more = gw->one(t, &w, arg);
-			took = more;
-		} else {
-			unsigned off = w.off;
-
-			more = gw->leaf(t, w.node, &off, last, arg, &took);
-			if (took) {
-				w.off = off;
-				w.base = slot_base(w.node, off);
-				w.order = group_order(w.node, entry_slots(w.node, off));
+		if (!w.node->shift && gw->leaf) {
+			if (!leaf_chain(t, &w, last, gw, arg, &from, &end)) {
+				*fromp = from;
+				return false;
 			}
+			if (end)
+				break;
+			continue;
 		}
-		if (took)
-			from = order_last(w.base, w.order) + 1;
-		if (!more) {
+		if (!gw->one(t, &w, arg)) {
 			*fromp = from;
 			return false;
 		}
+		from = order_last(w.base, w.order) + 1;
 		if (order_last(w.base, w.order) >= last)
 			break;
 	} while (locked_next_entry(gw->tag, gw->slots, &w));
@@ -1297,31 +1375,44 @@ static bool clear_leaf(struct dt_tree *t, struct dt_node *n, unsigned *off, uint
 		       void *arg, bool *took)
 {
 	struct clear *c = arg;
-	uint64_t bits;
-	unsigned ntaken = 0, clear = 0;
-	bool all = true;
+	uint64_t bits, word, used = used_load(n);
+	unsigned ntaken = 0, clear = 0, taken_last = 0;
+	bool all = true, walked_only;
 
-	bits = tags_load(n, c->tag) & slot_mask(*off, leaf_last_slot(n, last));
+	word = tags_load(n, c->tag);
+	bits = word & slot_mask(*off, leaf_last_slot(n, last));
 	/* The tags to clear that any of the candidates has: often one. */
 	for (unsigned m = c->clear; m; m &= m - 1)
 		if (tags_load(n, (unsigned)__builtin_ctz(m)) & bits)
 			clear |= m & -m;
+	/* Only the tag walked, which every candidate has: one word changes. */
+	walked_only = clear == 1u << c->tag;
 	for (; bits; bits &= bits - 1) {
 		unsigned i = (unsigned)__builtin_ctzll(bits);
-		unsigned order = group_order(n, entry_slots(n, i));
+		/* Order 0 unless the next slot is in use (it may be a sibling). */
+		unsigned order = (used >> i >> 1) & 1 ? group_order(n, group_size(n, i)) : 0;
 
-		if (!c->take(c->arg, slot_base(n, i), order, slot_load(n, i))) {
+		if (!c->take(c->arg, n->base + i, order, slot_load(n, i))) {
 			all = false;
 			break;
 		}
-		clear_slot_tags(t, n, i, clear);
+		if (walked_only) {
+			word &= ~(UINT64_C(1) << i);
+			tags_store(n, c->tag, word);
+		} else {
+			clear_slot_tags(t, n, i, clear);
+		}
 		ntaken++;
-		*off = i;
+		taken_last = i;
 	}
-	if (ntaken)
-		clear_summary(n, clear);
-	c->taken += ntaken;
 	*took = ntaken;
+	if (!ntaken)
+		return all;
+	*off = taken_last;
+	if (walked_only)
+		t->tagged[c->tag] -= ntaken;
+	clear_summary(n, clear);
+	c->taken += ntaken;
 	return all;
 }
 
