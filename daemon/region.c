@@ -103,6 +103,15 @@ static void flush_pmem(void *arg, uint64_t off, uint64_t len)
 	pmem_flush((char *)r->addr + off, len);
 }
 
+/* The writeback's prefetch: start the page walks of a range, a prefetch per 4KiB page. */
+static void prefetch_pmem(void *arg, uint64_t off, uint64_t len)
+{
+	const char *p = (const char *)((struct dt_region *)arg)->addr + off;
+
+	for (uint64_t o = 0; o < len; o += 4096)
+		__builtin_prefetch(p + o, 0, 0);
+}
+
 static void flush_fence(void *arg, uint64_t off, uint64_t len)
 {
 	note_flush(arg, off, len);
@@ -129,7 +138,7 @@ static void drain_pmem(void *arg)
 static const struct dt_flush_ops flush_ops[] = {
 	/* clwb and nothing never block: the writeback flushes as it locks (docs/mapping.md). */
 	[DT_FLUSH_PATH_PMEM] = { .flush = flush_pmem, .drain = drain_pmem,
-				 .flags = DT_FLUSH_NONBLOCKING },
+				 .flags = DT_FLUSH_NONBLOCKING, .prefetch = prefetch_pmem },
 	[DT_FLUSH_PATH_FENCE] = { .flush = flush_fence, .drain = drain_pmem,
 				  .flags = DT_FLUSH_NONBLOCKING },
 	[DT_FLUSH_PATH_MSYNC] = { .flush = flush_msync, .drain = NULL },

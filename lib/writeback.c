@@ -40,6 +40,15 @@
 /* Entries locked at once: one span of PTE entries. */
 #define WB_BATCH_MAX 512
 /*
+ * Runs of adjacent entries are handed to ops->prefetch a group at a time,
+ * and each to ops->flush a group later, one as each new run completes: the
+ * translations of a group's pages load in parallel (a cache-line write-back
+ * that misses the TLB waits for its page walk, one page after the other),
+ * and the flushes still go out between the steps of the walk.
+ */
+#define WB_GROUP 8
+#define WB_RING (2 * WB_GROUP)
+/*
  * What the clean path takes per hold of the tree's mutex, whichever comes
  * first: entries (their tree work, about 0.5 ms here) and bytes flushed
  * (the flushes are issued under the mutex: 64 MiB is about 3 ms of DRAM
@@ -79,8 +88,11 @@ struct wb_batch {
 	bool early;		/* DT_FLUSH_NONBLOCKING: flush as the entries are locked */
 	bool clean;		/* early, and clean unlocked entries under the mutex */
 	uint64_t hold_pages;	/* the clean path: pages taken in this hold */
-	uint64_t run_first;	/* the run of adjacent entries not yet flushed */
+	uint64_t run_first;	/* the run of adjacent entries being extended */
 	uint64_t run_end;	/* the index after it; == run_first: none */
+	/* Complete runs: [flushed, prefetched) prefetched, [prefetched, added) not yet. */
+	unsigned added, prefetched, flushed;	/* counts, modulo WB_RING in runs[] */
+	uint64_t runs[WB_RING][2];	/* each: first index, index after it */
 	struct locked_entry ent[WB_BATCH_MAX];
 	struct dt_slot_ref ref[WB_BATCH_MAX];	/* where each is, for the unlock pass */
 };
@@ -92,15 +104,52 @@ static void issue_flush(struct wb_batch *b, uint64_t first, uint64_t end)
 	b->rep->ranges++;
 }
 
-/* Issue the pending run of adjacent entries, if any. */
-static void flush_run(struct wb_batch *b)
+/* Prefetch the runs not prefetched yet. */
+static void prefetch_runs(struct wb_batch *b)
 {
-	if (b->run_end != b->run_first)
-		issue_flush(b, b->run_first, b->run_end);
-	b->run_first = b->run_end;
+	for (; b->prefetched != b->added; b->prefetched++) {
+		const uint64_t *r = b->runs[b->prefetched % WB_RING];
+
+		if (b->ops->prefetch)
+			b->ops->prefetch(b->arg, r[0] << DT_PAGE_SHIFT,
+					 (r[1] - r[0]) << DT_PAGE_SHIFT);
+	}
 }
 
-/* An entry joins the pending run, or flushes it and starts the next one. */
+static void flush_next_run(struct wb_batch *b)
+{
+	const uint64_t *r = b->runs[b->flushed++ % WB_RING];
+
+	issue_flush(b, r[0], r[1]);
+}
+
+/* The run being extended is complete: queue it, flush the oldest prefetched one. */
+static void flush_run(struct wb_batch *b)
+{
+	uint64_t *r;
+
+	if (b->run_end == b->run_first)
+		return;
+	if (b->flushed != b->prefetched)
+		flush_next_run(b);
+	r = b->runs[b->added++ % WB_RING];
+	r[0] = b->run_first;
+	r[1] = b->run_end;
+	b->run_first = b->run_end;
+	if (b->added - b->prefetched == WB_GROUP)
+		prefetch_runs(b);
+}
+
+/* Issue every flush due: the run being extended and the runs queued. */
+static void flush_all(struct wb_batch *b)
+{
+	flush_run(b);
+	prefetch_runs(b);
+	while (b->flushed != b->added)
+		flush_next_run(b);
+}
+
+/* An entry joins the pending run, or completes it and starts the next one. */
 static void extend_run(struct wb_batch *b, uint64_t base, unsigned order)
 {
 	if (b->run_end != base) {
@@ -115,7 +164,7 @@ static void batch_issue_flushes(struct wb_batch *b)
 {
 	for (unsigned i = 0; i < b->n; i++)
 		extend_run(b, b->ent[i].base, b->ent[i].order);
-	flush_run(b);
+	flush_all(b);
 }
 
 /* Unlock visitor, by refs: our entries lose their lock, DIRTY and TOWRITE. */
@@ -141,7 +190,7 @@ static void batch_flush(struct dt_mapping *m, struct wb_batch *b)
 	if (!b->n)
 		return;
 	if (b->early)
-		flush_run(b);	/* the rest was issued as the entries were locked */
+		flush_all(b);	/* the rest was issued as the entries were locked */
 	else
 		batch_issue_flushes(b);
 	b->next = 0;
@@ -246,7 +295,7 @@ static void clean_end(void *arg)
 
 	if (!b->n)
 		return;
-	flush_run(b);
+	flush_all(b);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	b->rep->entries += b->n;
 	b->n = 0;
@@ -405,6 +454,7 @@ int dt_mapping_writeback(struct dt_mapping *m, uint64_t first, uint64_t last,
 	b.early = ops->flags & DT_FLUSH_NONBLOCKING;
 	b.clean = b.early && WB_CLEAN_UNLOCKED;
 	b.run_first = b.run_end = 0;
+	b.added = b.prefetched = b.flushed = 0;
 	b.hold_pages = 0;
 	done = tag_towrite(m, first, last, &b, &pos);
 	flush_towrite(m, pos, last, &b, done);

@@ -765,6 +765,81 @@ static void test_counters(void)
 	done_map(m);
 }
 
+/* The prefetch op: each flushed range prefetched first, in the same order, a group ahead. */
+struct pf_log {
+	struct rec r;
+	unsigned npf, first_flush_after;
+	uint64_t off[256], len[256];
+	bool bad;
+};
+
+static void pf_prefetch(void *arg, uint64_t off, uint64_t len)
+{
+	struct pf_log *l = arg;
+
+	if (l->npf == 256) {
+		l->bad = true;
+		return;
+	}
+	l->off[l->npf] = off;
+	l->len[l->npf++] = len;
+}
+
+static void pf_flush(void *arg, uint64_t off, uint64_t len)
+{
+	struct pf_log *l = arg;
+	unsigned k = l->r.n;
+
+	if (!k)
+		l->first_flush_after = l->npf;
+	/* The k-th flush is the k-th range prefetched, already prefetched. */
+	if (k >= l->npf || l->off[k] != off || l->len[k] != len)
+		l->bad = true;
+	rec_flush(&l->r, off, len);
+}
+
+static void pf_drain(void *arg)
+{
+	rec_drain(&((struct pf_log *)arg)->r);
+}
+
+static void test_writeback_prefetch(void)
+{
+	const struct dt_flush_ops ops[2] = {
+		{ .flush = pf_flush, .drain = pf_drain, .prefetch = pf_prefetch },
+		{ .flush = pf_flush, .drain = pf_drain, .prefetch = pf_prefetch,
+		  .flags = DT_FLUSH_NONBLOCKING },
+	};
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct dt_mapping *m = new_map(NPAGES, true);
+		struct dt_writeback_report rep;
+		struct pf_log l;
+		unsigned i;
+
+		dt_test_ctx("writeback prefetch, %s", k ? "nonblocking" : "blocking");
+		memset(&l, 0, sizeof(l));
+		/* 40 single pages, a run of 3, a PMD: 42 ranges. */
+		for (i = 0; i < 40; i++)
+			CHECK_EQ(dt_mapping_mark_dirty(m, 3 * i, 3 * i), 0);
+		CHECK_EQ(dt_mapping_mark_dirty(m, 200, 202), 0);
+		CHECK_EQ(dt_mapping_mark_dirty(m, 1024, 1535), 0);
+		CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &ops[k], &l, &rep), 0);
+		CHECK_EQ(rep.ranges, 42);
+		CHECK_EQ(l.r.n, 42);
+		CHECK_EQ(l.npf, 42);
+		CHECK(!l.bad);
+		/* A group is prefetched before the first flush. */
+		CHECK(l.first_flush_after >= 8);
+		CHECK_EQ(l.off[41], 1024 * PAGE);
+		CHECK_EQ(l.len[41], 512 * PAGE);
+		CHECK_EQ(l.r.drains, 1);
+		CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+		rec_reset(&l.r);
+		done_map(m);
+	}
+}
+
 int main(void)
 {
 	urcu_memb_register_thread();
@@ -783,6 +858,7 @@ int main(void)
 	test_punch();
 	test_writeback_basic();
 	test_writeback_coalesce();
+	test_writeback_prefetch();
 	test_writeback_after_split();
 	test_counters();
 	urcu_memb_unregister_thread();

@@ -99,6 +99,15 @@ typedef int (*dt_sector_fn)(void *arg, uint64_t pgoff, unsigned order, uint64_t 
  * @drain: Wait for the flushes to complete (e.g. pmem_drain()); called once
  *	   at the end of a writeback that flushed anything.  May be NULL.
  * @flags: DT_FLUSH_* bits; 0 for none.
+ * @prefetch: Start loading the translations of @len bytes at @offset, which
+ *	   @flush will be given next (e.g. a prefetch instruction per 4KiB
+ *	   page).  May be NULL.  The writeback calls it for its ranges in
+ *	   groups of 8, each range some ranges before @flush gets it (at the
+ *	   end, the rest, then their flushes).  A write-back that misses the
+ *	   TLB waits for its page walk, so @flush alone meets one walk per page
+ *	   in turn; the prefetches start a group's walks together.  Called
+ *	   where @flush is, under the same rules; it must not fault (a prefetch
+ *	   instruction never does).
  *
  * DT_FLUSH_NONBLOCKING: @flush only issues cache-line write-backs (clwb,
  * clflushopt: pmem_flush() on pmem, nothing on eADR): it never sleeps, never
@@ -116,6 +125,7 @@ struct dt_flush_ops {
 	void (*flush)(void *arg, uint64_t offset, uint64_t len);
 	void (*drain)(void *arg);
 	unsigned flags;
+	void (*prefetch)(void *arg, uint64_t offset, uint64_t len);
 };
 
 #define DT_FLUSH_NONBLOCKING	(1u << 0)
