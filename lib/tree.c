@@ -652,7 +652,9 @@ found:
 	return (used_load(n) >> off) & (UINT64_MAX >> (64 - size));
 }
 
-static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, void *entry)
+/* Insert @entry with @tags (a mask); a new entry's slot has no tag bit yet. */
+static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, void *entry,
+			      unsigned tags)
 {
 	unsigned es = order_shift(order);
 	unsigned size = 1u << (order - es);
@@ -660,18 +662,28 @@ static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, 
 	unsigned off;
 	int ret;
 
-	if (range_occupied(t, base, es, size))
-		return -EEXIST;
-	ret = path_prepare(t, base, es, &n);
-	if (ret)
-		return ret;
-	off = node_offset(n, base);
+	n = es ? NULL : hint_covering(t, base);
+	if (n) {
+		/* The common case of a batch of inserts: the bottom node of the last one. */
+		off = node_offset(n, base);
+		if ((used_load(n) >> off) & (UINT64_MAX >> (64 - size)))
+			return -EEXIST;
+	} else {
+		if (range_occupied(t, base, es, size))
+			return -EEXIST;
+		ret = path_prepare(t, base, es, &n);
+		if (ret)
+			return ret;
+		off = node_offset(n, base);
+	}
 	if (size > 1)
 		seq_write_begin(n);
 	group_fill(n, off, size, entry);
 	if (size > 1)
 		seq_write_end(n);
-	count_entry(t, order, 0, 1);
+	for (unsigned m = tags; m; m &= m - 1)
+		tag_propagate_set(n, off, (unsigned)__builtin_ctz(m));
+	count_entry(t, order, tags, 1);
 	return 0;
 }
 
@@ -682,7 +694,7 @@ int dt_tree_insert(struct dt_tree *t, uint64_t index, unsigned order, void *entr
 	if (order > DT_TREE_MAX_ORDER || !entry_storable(entry))
 		return -EINVAL;
 	tree_lock(t);
-	ret = tree_insert_locked(t, order_base(index, order), order, entry);
+	ret = tree_insert_locked(t, order_base(index, order), order, entry, 0);
 	tree_unlock(t);
 	return ret;
 }
@@ -778,20 +790,13 @@ static void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off,
 int dt_tree_insert_tagged(struct dt_tree *t, uint64_t index, unsigned order, void *entry,
 			  unsigned tags)
 {
-	uint64_t base = order_base(index, order);
-	struct dt_node *n;
-	unsigned off = 0;	/* set by locked_find(); gcc -O2 cannot see it */
 	int ret;
 
 	if (order > DT_TREE_MAX_ORDER || !entry_storable(entry) ||
 	    tags >= (1u << DT_TREE_MAX_TAGS))
 		return -EINVAL;
 	tree_lock(t);
-	ret = tree_insert_locked(t, base, order, entry);
-	if (!ret && tags) {
-		n = locked_find(t, base, &off);
-		slot_change_tags(t, n, off, tags, 0);
-	}
+	ret = tree_insert_locked(t, order_base(index, order), order, entry, tags);
 	tree_unlock(t);
 	return ret;
 }
