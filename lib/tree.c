@@ -774,13 +774,15 @@ out:
 static void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off,
 			     unsigned set_tags, unsigned clear_tags)
 {
-	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++) {
+	/* Only the tags named: a mark sets one, a writeback clears two. */
+	for (unsigned m = set_tags | clear_tags; m; m &= m - 1) {
+		unsigned tag = (unsigned)__builtin_ctz(m);
 		bool had = tag_bit(n, tag, off);
 
 		if (!had && (set_tags & (1u << tag))) {
 			tag_propagate_set(n, off, tag);
 			t->tagged[tag]++;
-		} else if (had && (clear_tags & (1u << tag)) && !(set_tags & (1u << tag))) {
+		} else if (had && !(set_tags & (1u << tag))) {
 			tag_propagate_clear(n, off, tag);
 			t->tagged[tag]--;
 		}
@@ -1298,6 +1300,23 @@ static bool update_visit(struct dt_tree *t, const struct walk *w, void *arg)
 	slot_change_tags(t, w->node, w->off, tags & ~old_tags, old_tags & ~tags);
 	u->visited++;
 	return true;
+}
+
+int dt_tree_update(struct dt_tree *t, uint64_t index, dt_tree_update_fn fn, void *arg)
+{
+	struct update u = { .fn = fn, .arg = arg };
+	struct walk w;
+
+	tree_lock(t);
+	w.node = locked_find(t, index, &w.off);
+	if (w.node) {
+		w.entry = slot_load(w.node, w.off);
+		w.base = slot_base(w.node, w.off);
+		w.order = group_order(w.node, group_size(w.node, w.off));
+		update_visit(t, &w, &u);
+	}
+	tree_unlock(t);
+	return (int)u.visited;
 }
 
 uint64_t dt_tree_update_tagged_end(struct dt_tree *t, uint64_t *first, uint64_t last,

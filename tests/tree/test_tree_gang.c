@@ -305,6 +305,66 @@ static void check_insert_tagged(void)
 	dt_tree_free(t);
 }
 
+/* dt_tree_update(): the entry covering an index, its range, a refusal. */
+struct one_update {
+	unsigned calls;
+	uint64_t base;
+	unsigned order, tags_in;
+	bool take;
+	void *to;
+	unsigned tags_out;
+};
+
+static bool one_update_fn(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
+			  const struct dt_slot_ref *ref)
+{
+	struct one_update *u = arg;
+
+	(void)ref;
+	u->calls++;
+	u->base = base;
+	u->order = order;
+	u->tags_in = *tags;
+	if (!u->take)
+		return false;
+	*entry = u->to;
+	*tags = u->tags_out;
+	return true;
+}
+
+static void check_update_one(void)
+{
+	struct dt_tree *t = new_tree();
+	struct one_update u = { 0 };
+
+	CHECK_EQ(dt_tree_insert_tagged(t, 1024, 9, dt_value(1), 1u << 0), 0);
+	CHECK_EQ(dt_tree_insert(t, 7, 0, dt_value(2)), 0);
+	/* No entry: @fn is not called. */
+	CHECK_EQ(dt_tree_update(t, 8, one_update_fn, &u), 0);
+	CHECK_EQ(u.calls, 0);
+	/* Refused: nothing changes. */
+	CHECK_EQ(dt_tree_update(t, 1300, one_update_fn, &u), 0);
+	CHECK_EQ(u.calls, 1);
+	CHECK_EQ(u.base, 1024);
+	CHECK_EQ(u.order, 9);
+	CHECK_EQ(u.tags_in, 1u << 0);
+	CHECK(dt_tree_lookup(t, 1300) == dt_value(1));
+	/* Taken: a new value and tags, for the whole entry. */
+	u = (struct one_update){ .take = true, .to = dt_value(3), .tags_out = 1u << 2 };
+	CHECK_EQ(dt_tree_update(t, 1535, one_update_fn, &u), 1);
+	CHECK(dt_tree_lookup(t, 1024) == dt_value(3));
+	CHECK(!dt_tree_tag_get(t, 1300, 0));
+	CHECK(dt_tree_tag_get(t, 1535, 2));
+	CHECK(!dt_tree_tagged(t, 0));
+	CHECK_EQ(tree_stats(t).tagged[2], 1);
+	u = (struct one_update){ .take = true, .to = dt_value(2), .tags_out = 1u << 1 };
+	CHECK_EQ(dt_tree_update(t, 7, one_update_fn, &u), 1);
+	CHECK_EQ(u.order, 0);
+	CHECK(dt_tree_tag_get(t, 7, 1));
+	TREE_OK(t);
+	dt_tree_free(t);
+}
+
 int main(void)
 {
 	uint64_t seed = test_seed(0x6a6e67);
@@ -328,6 +388,7 @@ int main(void)
 	}
 	check_cmpxchg_tags();
 	check_insert_tagged();
+	check_update_one();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }

@@ -393,6 +393,24 @@ uint64_t dt_tree_update_tagged(struct dt_tree *t, uint64_t *first, uint64_t last
 			       dt_tree_update_fn fn, void *arg, bool *done);
 
 /**
+ * dt_tree_update() - Change the entry covering an index, under the mutex.
+ * @t: The tree.
+ * @index: Any index inside the entry's range.
+ * @fn: Called once with that entry, if there is one, as for
+ *	dt_tree_update_tagged(): it may change the entry (same range) and its
+ *	tags, or refuse it.
+ * @arg: Passed to @fn.
+ *
+ * For a change that depends on the entry's value, where dt_tree_cmpxchg_tags()
+ * would need a lookup first to learn it: one walk (from the writers' hint
+ * when it covers @index) and one mutex hold.
+ *
+ * Context: Takes the tree's mutex.
+ * Return: 1 if @fn took the entry, 0 if it refused it or no entry covers @index.
+ */
+int dt_tree_update(struct dt_tree *t, uint64_t index, dt_tree_update_fn fn, void *arg);
+
+/**
  * dt_tree_update_tagged_end() - dt_tree_update_tagged() with a last word.
  * @t: The tree.
  * @first: As for dt_tree_update_tagged().
