@@ -21,6 +21,7 @@ struct dt_mapping {
 	dt_sector_fn sector;
 	void *sector_arg;
 	uint64_t hole_span;	/* relaxed: 1 + the 2MiB span of the last hole mark_dirty filled */
+	uint64_t clean_span;	/* relaxed: 1 + the span of the last clean entry it tagged */
 	struct dt_mapping_counters cnt;	/* each updated with __atomic builtins */
 };
 

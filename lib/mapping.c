@@ -205,7 +205,7 @@ static void fill_fault(struct dt_fault *out, uint64_t base, unsigned order, uint
  * hole wait for one sector lookup.
  */
 static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
-		       struct dt_fault *out, unsigned flags, bool *hole)
+		       struct dt_fault *out, unsigned flags, bool *hole, bool *tagged)
 {
 	uint64_t base, v;
 	unsigned order, tags;
@@ -223,9 +223,11 @@ static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, 
 	if (write) {
 		if (!entry_real(v))
 			return false;
-		if (!(tags & (1u << DT_TAG_DIRTY)) &&
-		    dt_tree_cmpxchg_tags(m->tree, base, e, e, 1u << DT_TAG_DIRTY, 0) != e)
-			return false;
+		if (!(tags & (1u << DT_TAG_DIRTY))) {
+			if (dt_tree_cmpxchg_tags(m->tree, base, e, e, 1u << DT_TAG_DIRTY, 0) != e)
+				return false;
+			*tagged = true;
+		}
 		flags |= DT_FAULT_DIRTY;
 	}
 	fill_fault(out, base, order, v, flags);
@@ -279,9 +281,9 @@ static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, boo
 		size = DT_PTE;
 		flags |= DT_FAULT_FALLBACK;
 	}
-	bool hole;
+	bool hole, tagged;
 
-	if (fault_fast(m, pgoff, size, write, out, flags, &hole))
+	if (fault_fast(m, pgoff, size, write, out, flags, &hole, &tagged))
 		return 0;
 	ret = grab_entry(m, pgoff, size, &le, &flags);
 	if (ret)
@@ -369,6 +371,62 @@ static bool hole_likely(struct dt_mapping *m, uint64_t pgoff)
 	return __atomic_load_n(&m->hole_span, __ATOMIC_RELAXED) == (pgoff >> DT_PMD_ORDER) + 1;
 }
 
+/*
+ * Whether the last clean entry mark_dirty tagged was in @pgoff's 2MiB span:
+ * pages dirtied again after a writeback come in runs too, and then one
+ * visit under the tree's mutex tags the entry, without the lock-free
+ * lookup that would only find it clean.  A guess like hole_likely().
+ */
+static bool clean_likely(struct dt_mapping *m, uint64_t pgoff)
+{
+	return __atomic_load_n(&m->clean_span, __ATOMIC_RELAXED) == (pgoff >> DT_PMD_ORDER) + 1;
+}
+
+static void clean_remember(struct dt_mapping *m, uint64_t pgoff, bool yes)
+{
+	__atomic_store_n(&m->clean_span, yes ? (pgoff >> DT_PMD_ORDER) + 1 : 0, __ATOMIC_RELAXED);
+}
+
+struct clean_mark {
+	uint64_t next;		/* the page after the entry */
+	bool was_dirty;
+};
+
+/* Under the tree's mutex: tag an unlocked real entry DIRTY, as fault_fast() would. */
+static bool clean_mark_visit(void *arg, uint64_t base, unsigned order, void **entry,
+			     unsigned *tags, const struct dt_slot_ref *ref)
+{
+	struct clean_mark *c = arg;
+	uint64_t v = entry_from_tree(*entry);
+
+	if (entry_locked(v) || !entry_real(v))
+		return false;
+	c->was_dirty = *tags & (1u << DT_TAG_DIRTY);
+	*tags |= 1u << DT_TAG_DIRTY;
+	c->next = base + (1ULL << order);
+	return true;
+}
+
+/*
+ * The guess of a clean entry at @pgoff (a PTE mark): tag it in one visit.
+ * Anything else there (a hole, a locked, ZERO or EMPTY entry) forgets the
+ * span and returns false for the full path; so does a dirty entry, which
+ * the lock-free lookup handles without the mutex.
+ */
+static bool mark_clean_guess(struct dt_mapping *m, uint64_t pgoff, uint64_t *next)
+{
+	struct clean_mark c = { 0 };
+
+	if (dt_tree_update(m->tree, pgoff, clean_mark_visit, &c) != 1) {
+		clean_remember(m, pgoff, false);
+		return false;
+	}
+	if (c.was_dirty)
+		clean_remember(m, pgoff, false);
+	*next = c.next;
+	return true;
+}
+
 int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 {
 	int ret = check_range(m, first, last);
@@ -379,7 +437,7 @@ int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 	for (;;) {
 		enum dt_size size = DT_PTE;
 		struct dt_fault f;
-		bool hole, guess;
+		bool hole, guess, tagged;
 
 		if (!(p & PMD_MASK) && last - p >= PMD_MASK && pmd_fits(m, p))
 			size = DT_PMD;
@@ -389,7 +447,12 @@ int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 		 */
 		guess = size == DT_PTE && hole_likely(m, p);
 		hole = guess;
-		if (!guess && fault_fast(m, p, size, true, &f, 0, &hole)) {
+		tagged = false;
+		if (!guess && size == DT_PTE && clean_likely(m, p) && mark_clean_guess(m, p, &p)) {
+			/* tagged, or found dirty already */
+		} else if (!guess && fault_fast(m, p, size, true, &f, 0, &hole, &tagged)) {
+			if (tagged && size == DT_PTE)
+				clean_remember(m, p, true);
 			p = f.base + (1ULL << f.order);
 		} else if (hole && !(ret = mark_hole(m, p, size))) {
 			p += size == DT_PMD ? PMD_PAGES : 1;

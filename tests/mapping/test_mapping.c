@@ -520,6 +520,62 @@ static void test_mark_dirty_guess(void)
 	done_map(m);
 }
 
+/* Clean entries met after a clean one was tagged in their span: one visit under the mutex. */
+static void test_mark_dirty_clean_guess(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct rec r = { 0 };
+	uint64_t base, p;
+	unsigned long calls;
+	unsigned order;
+
+	dt_test_ctx("mark_dirty clean guess");
+	for (p = 2048; p < 2056; p++)
+		CHECK_EQ(dt_mapping_fault(m, p, DT_PTE, true, NULL), 0);
+	CHECK_EQ(dt_mapping_fault(m, 2060, DT_PTE, false, NULL), 0);	/* ZERO */
+	CHECK_EQ(dt_mapping_fault(m, 1536, DT_PMD, true, NULL), 0);
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, NULL), 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+	/* The first is looked up; the span's next ones are guessed clean. */
+	for (p = 2048; p < 2056; p++)
+		CHECK_EQ(dt_mapping_mark_dirty(m, p, p), 0);
+	for (p = 2048; p < 2056; p++)
+		CHECK(dt_mapping_page_dirty(m, p));
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 8);
+	/* Dirty already: still dirty, nothing else changes. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2050, 2050), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2049, 2049), 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 8);
+	/* A ZERO entry in the span is no guess's: it gets its sector on the full path. */
+	CHECK_EQ(dt_mapping_writeback(m, 2048, 2048, &rec_ops, &r, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2048, 2048), 0);
+	calls = geo.calls;
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2060, 2060), 0);
+	CHECK_EQ(geo.calls, calls + 1);
+	CHECK_EQ(raw_entry(m, 2060, NULL, NULL), geo_of(2060) << 4);
+	CHECK(dt_mapping_page_dirty(m, 2060));
+	/* Nor a hole. */
+	CHECK_EQ(dt_mapping_writeback(m, 2048, 2048, &rec_ops, &r, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2048, 2048), 0);
+	calls = geo.calls;
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2070, 2070), 0);
+	CHECK_EQ(geo.calls, calls + 1);
+	CHECK(dt_mapping_page_dirty(m, 2070));
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 10);
+	/* A clean PMD entry met by a guess in its span is tagged whole, not split. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 1541, 1541), 0);
+	CHECK_EQ(dt_mapping_writeback(m, 1536, 2047, &rec_ops, &r, NULL), 0);
+	CHECK(!dt_mapping_page_dirty(m, 1936));
+	CHECK_EQ(dt_mapping_mark_dirty(m, 1636, 1636), 0);
+	raw_entry(m, 1636, &base, &order);
+	CHECK_EQ(base, 1536);
+	CHECK_EQ(order, 9);
+	CHECK(dt_mapping_page_dirty(m, 1936));
+	CHECK_EQ(count_entries(m, 9), 1);
+	rec_reset(&r);
+	done_map(m);
+}
+
 static void test_bad_ranges(void)
 {
 	struct dt_mapping *m = new_map(NPAGES, true);
@@ -854,6 +910,7 @@ int main(void)
 	test_grab_put();
 	test_mark_dirty();
 	test_mark_dirty_guess();
+	test_mark_dirty_clean_guess();
 	test_bad_ranges();
 	test_punch();
 	test_writeback_basic();
