@@ -393,8 +393,8 @@ struct clean_mark {
 };
 
 /* Under the tree's mutex: tag an unlocked real entry DIRTY, as fault_fast() would. */
-static bool clean_mark_visit(void *arg, uint64_t base, unsigned order, void **entry,
-			     unsigned *tags, const struct dt_slot_ref *ref)
+static bool clean_mark_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
+			     const struct dt_slot_ref *ref)
 {
 	struct clean_mark *c = arg;
 	uint64_t v = entry_from_tree(*entry);
