@@ -625,15 +625,21 @@ unsigned dt_tree_map_shift(void)
 
 /* Public API: entries. */
 
-/* Whether any entry intersects the @size slots at shift @es over @base. */
+/* Whether any of the @size slots of @n from @off is in use. */
+static bool slots_used(const struct dt_node *n, unsigned off, unsigned size)
+{
+	return (used_load(n) >> off) & (UINT64_MAX >> (64 - size));
+}
+
+/*
+ * Whether any entry intersects the @size slots at shift @es over @base, by a
+ * walk from the root (tree_insert_locked() looks at the hint itself).
+ */
 static bool range_occupied(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size)
 {
-	struct dt_node *n = es ? NULL : hint_covering(t, base);
+	struct dt_node *n = t->root;
 	unsigned off;
 
-	if (n)
-		goto found;
-	n = t->root;
 	if (!n || base > node_last(n))
 		return false;
 	if (n->shift < es)
@@ -647,9 +653,8 @@ static bool range_occupied(const struct dt_tree *t, uint64_t base, unsigned es, 
 			return true;	/* a bigger entry covers the range */
 		n = slot_to_node(slot);
 	}
-found:
 	off = node_offset(n, base);
-	return (used_load(n) >> off) & (UINT64_MAX >> (64 - size));
+	return slots_used(n, off, size);
 }
 
 /* Insert @entry with @tags (a mask); a new entry's slot has no tag bit yet. */
@@ -666,7 +671,7 @@ static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, 
 	if (n) {
 		/* The common case of a batch of inserts: the bottom node of the last one. */
 		off = node_offset(n, base);
-		if ((used_load(n) >> off) & (UINT64_MAX >> (64 - size)))
+		if (slots_used(n, off, size))
 			return -EEXIST;
 	} else {
 		if (range_occupied(t, base, es, size))
