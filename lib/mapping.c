@@ -342,6 +342,31 @@ void dt_mapping_put(struct dt_mapping *m, uint64_t pgoff)
  * the entry went in; -EEXIST when something is there (or came meanwhile),
  * for the caller's full fault; or the sector callback's error.
  */
+/*
+ * The guesses of mark_dirty: the 2MiB span of the last hole it filled
+ * (m->hole_span) and of the last clean entry it tagged (m->clean_span), as
+ * 1 + the span's number, 0 for none.  Pages marked for the first time come
+ * in runs, and so do pages dirtied again after a writeback: a mark in the
+ * span skips the lock-free lookup, which would find nothing or a clean
+ * entry.  Only guesses (any thread may have changed a span since): the
+ * guessed operation fails where it is wrong, the full path runs, and the
+ * span is forgotten.
+ */
+static uint64_t span_key(uint64_t pgoff)
+{
+	return (pgoff >> DT_PMD_ORDER) + 1;
+}
+
+static bool span_likely(const uint64_t *span, uint64_t pgoff)
+{
+	return __atomic_load_n(span, __ATOMIC_RELAXED) == span_key(pgoff);
+}
+
+static void span_remember(uint64_t *span, uint64_t pgoff, bool yes)
+{
+	__atomic_store_n(span, yes ? span_key(pgoff) : 0, __ATOMIC_RELAXED);
+}
+
 static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
 {
 	unsigned order = size == DT_PMD ? DT_PMD_ORDER : 0;
@@ -354,37 +379,8 @@ static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
 					    entry_to_tree(entry_make(sector, order, 0)),
 					    1u << DT_TAG_DIRTY);
 	/* The span of a PTE hole filled is remembered; a PMD fills its span. */
-	__atomic_store_n(&m->hole_span, ret || order ? 0 : (pgoff >> DT_PMD_ORDER) + 1,
-			 __ATOMIC_RELAXED);
+	span_remember(&m->hole_span, pgoff, !ret && !order);
 	return ret;
-}
-
-/*
- * Whether the last hole mark_dirty filled was in @pgoff's 2MiB span: pages
- * marked for the first time come in runs, and then the lock-free lookup
- * that would find nothing is skipped.  Only a guess (any thread may have
- * changed the span since): mark_hole()'s insert fails with -EEXIST where
- * there is an entry, and any failure forgets the span.
- */
-static bool hole_likely(struct dt_mapping *m, uint64_t pgoff)
-{
-	return __atomic_load_n(&m->hole_span, __ATOMIC_RELAXED) == (pgoff >> DT_PMD_ORDER) + 1;
-}
-
-/*
- * Whether the last clean entry mark_dirty tagged was in @pgoff's 2MiB span:
- * pages dirtied again after a writeback come in runs too, and then one
- * visit under the tree's mutex tags the entry, without the lock-free
- * lookup that would only find it clean.  A guess like hole_likely().
- */
-static bool clean_likely(struct dt_mapping *m, uint64_t pgoff)
-{
-	return __atomic_load_n(&m->clean_span, __ATOMIC_RELAXED) == (pgoff >> DT_PMD_ORDER) + 1;
-}
-
-static void clean_remember(struct dt_mapping *m, uint64_t pgoff, bool yes)
-{
-	__atomic_store_n(&m->clean_span, yes ? (pgoff >> DT_PMD_ORDER) + 1 : 0, __ATOMIC_RELAXED);
 }
 
 struct clean_mark {
@@ -410,19 +406,20 @@ static bool clean_mark_visit(void *arg, uint64_t base, unsigned order, void **en
 /*
  * The guess of a clean entry at @pgoff (a PTE mark): tag it in one visit.
  * Anything else there (a hole, a locked, ZERO or EMPTY entry) forgets the
- * span and returns false for the full path; so does a dirty entry, which
- * the lock-free lookup handles without the mutex.
+ * span and returns false for the full path.  A dirty entry is taken as it
+ * is but forgets the span too: the lock-free lookup handles those without
+ * the mutex.
  */
 static bool mark_clean_guess(struct dt_mapping *m, uint64_t pgoff, uint64_t *next)
 {
 	struct clean_mark c = { 0 };
 
 	if (dt_tree_update(m->tree, pgoff, clean_mark_visit, &c) != 1) {
-		clean_remember(m, pgoff, false);
+		span_remember(&m->clean_span, pgoff, false);
 		return false;
 	}
 	if (c.was_dirty)
-		clean_remember(m, pgoff, false);
+		span_remember(&m->clean_span, pgoff, false);
 	*next = c.next;
 	return true;
 }
@@ -445,14 +442,15 @@ int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 		 * One walk for an entry there already (unlocked), one insert for
 		 * a hole; no walk where the last mark filled a hole of this span.
 		 */
-		guess = size == DT_PTE && hole_likely(m, p);
+		guess = size == DT_PTE && span_likely(&m->hole_span, p);
 		hole = guess;
 		tagged = false;
-		if (!guess && size == DT_PTE && clean_likely(m, p) && mark_clean_guess(m, p, &p)) {
+		if (!guess && size == DT_PTE && span_likely(&m->clean_span, p) &&
+		    mark_clean_guess(m, p, &p)) {
 			/* tagged, or found dirty already */
 		} else if (!guess && fault_fast(m, p, size, true, &f, 0, &hole, &tagged)) {
 			if (tagged && size == DT_PTE)
-				clean_remember(m, p, true);
+				span_remember(&m->clean_span, p, true);
 			p = f.base + (1ULL << f.order);
 		} else if (hole && !(ret = mark_hole(m, p, size))) {
 			p += size == DT_PMD ? PMD_PAGES : 1;
