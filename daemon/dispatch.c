@@ -22,6 +22,18 @@
 #include "dispatch-internal.h"
 #include "log.h"
 
+/* The wire carries the mapping's flags and tags as they are. */
+_Static_assert(DT_PROTO_FAULT_FALLBACK == DT_FAULT_FALLBACK &&
+	       DT_PROTO_FAULT_ZERO == DT_FAULT_ZERO && DT_PROTO_FAULT_EMPTY == DT_FAULT_EMPTY &&
+	       DT_PROTO_FAULT_NEW == DT_FAULT_NEW && DT_PROTO_FAULT_DIRTY == DT_FAULT_DIRTY &&
+	       DT_PROTO_FAULT_DOWNGRADE == DT_FAULT_DOWNGRADE, "fault flags match mapping.h");
+_Static_assert(DT_PROTO_ENTRY_LOCKED == DT_ENTRY_LOCKED && DT_PROTO_ENTRY_PMD == DT_ENTRY_PMD &&
+	       DT_PROTO_ENTRY_ZERO == DT_ENTRY_ZERO && DT_PROTO_ENTRY_EMPTY == DT_ENTRY_EMPTY,
+	       "entry flags match mapping.h");
+_Static_assert(DT_PROTO_TAG_DIRTY == 1U << DT_TAG_DIRTY &&
+	       DT_PROTO_TAG_TOWRITE == 1U << DT_TAG_TOWRITE, "tags match mapping.h");
+_Static_assert(DT_PROTO_PMD_ORDER == DT_PMD_ORDER, "PMD order matches mapping.h");
+
 void dt_conn_free_state(struct dt_server *srv, struct dt_conn *c)
 {
 	dt_dump_drop(srv, c);

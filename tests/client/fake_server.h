@@ -3,7 +3,7 @@
  * fake_server.h - a tiny daxtrackd stand-in for the client tests.
  *
  * One thread, one connection at a time, speaking the real protocol through
- * lib/proto.c.  It serves two file-backed regions ("alpha", 4 MiB, and
+ * lib/proto/proto.c.  It serves two file-backed regions ("alpha", 4 MiB, and
  * "beta", 2 MiB) in a temporary directory, keeps a dirty bit per 4 KiB page
  * and a count of the messages and ranges it received, so tests can check
  * exactly what the client sent.  Faults on demand: drop the connection when

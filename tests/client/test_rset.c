@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_rset.c - the client's range sets (lib/client-batch.c) against a
+ * test_rset.c - the client's range sets (lib/client/client-batch.c) against a
  * bitmap model.
  *
  * Random adds, adds of whole sets (into empty and into full sets, small and

@@ -218,7 +218,7 @@ struct wb_set {
 
 enum wb_mode { WB_MAPPING, WB_FLOOR, WB_FLOOR_PREFETCH, WB_WHOLE };
 
-/* Runs the writeback hands to its prefetch op at once (WB_GROUP in lib/writeback.c). */
+/* Runs the writeback hands to its prefetch op at once (WB_GROUP in lib/core/writeback.c). */
 #define WB_PREFETCH_GROUP 8
 
 struct wb_arg {

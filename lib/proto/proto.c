@@ -12,20 +12,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include <daxtrack/mapping.h>
+#include <daxtrack/proto.h>
 
 #include "proto-wire.h"
 
-_Static_assert(DT_PROTO_FAULT_FALLBACK == DT_FAULT_FALLBACK &&
-	       DT_PROTO_FAULT_ZERO == DT_FAULT_ZERO && DT_PROTO_FAULT_EMPTY == DT_FAULT_EMPTY &&
-	       DT_PROTO_FAULT_NEW == DT_FAULT_NEW && DT_PROTO_FAULT_DIRTY == DT_FAULT_DIRTY &&
-	       DT_PROTO_FAULT_DOWNGRADE == DT_FAULT_DOWNGRADE, "fault flags match mapping.h");
-_Static_assert(DT_PROTO_ENTRY_LOCKED == DT_ENTRY_LOCKED && DT_PROTO_ENTRY_PMD == DT_ENTRY_PMD &&
-	       DT_PROTO_ENTRY_ZERO == DT_ENTRY_ZERO && DT_PROTO_ENTRY_EMPTY == DT_ENTRY_EMPTY,
-	       "entry flags match mapping.h");
-_Static_assert(DT_PROTO_TAG_DIRTY == 1U << DT_TAG_DIRTY &&
-	       DT_PROTO_TAG_TOWRITE == 1U << DT_TAG_TOWRITE, "tags match mapping.h");
-_Static_assert(DT_PROTO_PMD_ORDER == DT_PMD_ORDER, "PMD order matches mapping.h");
 _Static_assert(DT_OP_LAST < DT_PROTO_STATS_OPS, "every opcode has a STATS slot");
 
 static const struct op_desc *op_desc(unsigned op)
