@@ -16,9 +16,13 @@
 #             (default 60) each (.ci/fuzz.sh)
 #   realdax   the real-DAX programs in the dax-vm guest (.ci/realdax.sh), one
 #             boot; a VM that cannot start is a failure
+#   install   meson install into a DESTDIR, external programs built from the
+#             installed files only, symbol versions, systemd units verified
+#             and their security score (.ci/install-check.sh)
 #
 # Each configuration gets its own build directory under BUILD_ROOT (default
-# ./build-ci, or $DT_BUILD_ROOT), configured with -Dwerror=true.  Every test
+# ./build-ci, or $DT_BUILD_ROOT), configured with -Dwerror=true and
+# -Dsystemd=enabled (the systemd tests may not drop out).  Every test
 # result counts: OK and EXPECTEDFAIL pass; FAIL, TIMEOUT, ERROR,
 # UNEXPECTEDPASS and SKIP fail.  A configuration that does not configure or
 # build, or runs no test, counts as one failure.  The last line printed is
@@ -28,14 +32,14 @@ set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
-ALL_CONFIGS=(plain s3 s4 asan tsan valgrind fuzz realdax)
+ALL_CONFIGS=(plain s3 s4 asan tsan valgrind fuzz realdax install)
 BUILD_ROOT=${DT_BUILD_ROOT:-build-ci}
 VALGRIND_SCALE=${DT_VALGRIND_SCALE:-0.05}
 MESON_TEST=(meson test --no-rebuild --print-errorlogs --num-processes 2)
 
 usage()
 {
-	sed -n '4,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '4,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 configs=()
@@ -54,7 +58,7 @@ while [[ $# -gt 0 ]]; do
 		configs+=("${ALL_CONFIGS[@]}")
 		shift
 		;;
-	plain | s3 | s4 | asan | tsan | valgrind | fuzz | realdax)
+	plain | s3 | s4 | asan | tsan | valgrind | fuzz | realdax | install)
 		configs+=("$1")
 		shift
 		;;
@@ -82,7 +86,7 @@ setup_and_build()
 	shift
 
 	if [[ -f $dir/build.ninja ]]; then
-		if ! meson setup --reconfigure "$dir" -Dwerror=true "$@"; then
+		if ! meson setup --reconfigure "$dir" -Dwerror=true -Dsystemd=enabled "$@"; then
 			echo "run-tests: reconfigure of $dir failed, starting afresh"
 			rm -rf "$dir"
 		fi
@@ -90,7 +94,7 @@ setup_and_build()
 		rm -rf "$dir"
 	fi
 	if [[ ! -f $dir/build.ninja ]]; then
-		meson setup "$dir" -Dwerror=true "$@" || return 1
+		meson setup "$dir" -Dwerror=true -Dsystemd=enabled "$@" || return 1
 	fi
 	ninja -C "$dir" || return 1
 }
@@ -233,6 +237,24 @@ run_config()
 		if [[ $((passed + failed)) -eq 0 ]]; then
 			failed=1
 			failed_names="(no fuzzer ran)"
+		fi
+		;;
+	install)
+		# Each check counts as one test.
+		local out rc
+		out=$(bash .ci/install-check.sh "$dir" 2>&1)
+		rc=$?
+		echo "$out"
+		passed=$(grep -cE '^install: [a-z_-]+: ok' <<<"$out")
+		failed=$(grep -cE '^install: [a-z_-]+: FAILED' <<<"$out")
+		failed_names=$(grep -E '^install: [a-z_-]+: FAILED' <<<"$out" | cut -d: -f2 | paste -sd ',')
+		if [[ $rc -ne 0 && $failed -eq 0 ]]; then
+			failed=1
+			failed_names="(install-check.sh exit $rc)"
+		fi
+		if [[ $((passed + failed)) -eq 0 ]]; then
+			failed=1
+			failed_names="(no install check ran)"
 		fi
 		;;
 	realdax)
