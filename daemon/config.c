@@ -4,6 +4,7 @@
  * docs/daxtrackd.conf.md).
  */
 #include <ctype.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -609,7 +610,86 @@ int dt_config_load(const char *path, struct dt_config *cfg, char *err, size_t er
 	p.file = cfg->source;
 	ret = parse_stream(&p, f);
 	fclose(f);
-	return ret;
+	if (ret)
+		return ret;
+	return dt_config_check_aliases(cfg, err, errlen);
+}
+
+/*
+ * What memory a region's path names: a device-DAX device by its device
+ * number, an existing file by its inode, a file still to be created by its
+ * canonical path (its directory resolved, symbolic links and all).
+ */
+struct region_identity {
+	enum { ID_NONE, ID_DEVICE, ID_INODE, ID_PATH } kind;
+	dev_t dev;
+	ino_t ino;
+	char path[PATH_MAX];
+};
+
+static void region_identity(const char *path, struct region_identity *id)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	struct stat st;
+
+	id->kind = ID_NONE;
+	if (!stat(path, &st)) {
+		id->kind = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? ID_DEVICE : ID_INODE;
+		id->dev = id->kind == ID_DEVICE ? st.st_rdev : st.st_dev;
+		id->ino = id->kind == ID_DEVICE ? 0 : st.st_ino;
+		return;
+	}
+	base = strrchr(path, '/');
+	if (!base || (size_t)(base - path) >= sizeof(dir))
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
+	if (!realpath(dir[0] ? dir : "/", id->path) ||
+	    strlen(id->path) + strlen(base) >= sizeof(id->path))
+		return;
+	strcat(id->path, base);
+	id->kind = ID_PATH;
+}
+
+static bool same_memory(const struct region_identity *a, const struct region_identity *b)
+{
+	if (a->kind == ID_NONE || a->kind != b->kind)
+		return false;
+	if (a->kind == ID_PATH)
+		return !strcmp(a->path, b->path);
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+int dt_config_check_aliases(const struct dt_config *cfg, char *err, size_t errlen)
+{
+	struct region_identity *ids;
+	unsigned i, j;
+
+	if (cfg->nregions < 2)
+		return 0;
+	ids = calloc(cfg->nregions, sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < cfg->nregions; i++)
+		region_identity(cfg->regions[i].path, &ids[i]);
+	for (i = 1; i < cfg->nregions; i++) {
+		for (j = 0; j < i; j++) {
+			const struct dt_config_region *a = &cfg->regions[j], *b = &cfg->regions[i];
+
+			if (!same_memory(&ids[i], &ids[j]))
+				continue;
+			set_err(err, errlen,
+				"%s:%u: region \"%s\": %s is the same %s as region \"%s\" "
+				"(line %u): two regions over the same memory would miss each "
+				"other's dirty pages",
+				cfg->source, b->line, b->name, b->path,
+				ids[i].kind == ID_DEVICE ? "device" : "file", a->name, a->line);
+			free(ids);
+			return -EINVAL;
+		}
+	}
+	free(ids);
+	return 0;
 }
 
 const struct dt_config_region *dt_config_find_region(const struct dt_config *cfg,

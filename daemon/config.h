@@ -102,6 +102,25 @@ struct dt_config {
 void dt_config_init(struct dt_config *cfg);
 
 /**
+ * dt_config_check_aliases() - Refuse two regions over the same memory.
+ * @cfg: A parsed configuration.
+ * @err: Receives "FILE:LINE: reason" naming both regions; may be NULL.
+ * @errlen: Size of @err.
+ *
+ * Two regions on the same file (same st_dev and st_ino: the same path, a
+ * hard or symbolic link), on the same device (same st_rdev), or on the same
+ * file still to be created (same canonical path) would be two trees over the
+ * same pages, and an fsync through one would miss the other's dirty pages.
+ * A region is always a whole device or a whole file, so these are all the
+ * ways two regions can overlap.  dt_config_load() calls it, so the daemon
+ * refuses such a file at start and on reload.
+ *
+ * Context: Any thread.  Calls stat() and realpath() on the region paths.
+ * Return: 0; -EINVAL for two regions over the same memory; -ENOMEM.
+ */
+int dt_config_check_aliases(const struct dt_config *cfg, char *err, size_t errlen);
+
+/**
  * dt_config_load() - Read a configuration file.
  * @path: The file; NULL for DT_CONFIG_DEFAULT_PATH.
  * @cfg: Filled in; free it with dt_config_free(), also after an error.
@@ -116,7 +135,7 @@ void dt_config_init(struct dt_config *cfg);
  *
  * Context: Any thread.  Allocates.
  * Return: 0; DT_CONFIG_DEFAULTS when @path does not exist; -EINVAL for a bad
- * file; -ENOMEM; another negative errno when the file cannot be read.
+ * file or two regions over the same memory (dt_config_check_aliases()); -ENOMEM; another negative errno when the file cannot be read.
  */
 int dt_config_load(const char *path, struct dt_config *cfg, char *err, size_t errlen);
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "dt_test.h"
@@ -378,6 +379,57 @@ static void test_names(void)
 	CHECK(!dt_config_valid_name("a/b"));
 }
 
+/* Loads [region "a"] at @a and [region "b"] at @b; returns dt_config_load()'s result. */
+static int load_pair(const char *a, const char *b, char *err, size_t errlen)
+{
+	struct dt_config cfg = { 0 };
+	char text[3 * PATH_MAX];
+	int ret;
+
+	snprintf(text, sizeof(text), "[region \"a\"]\npath = %s\n\n[region \"b\"]\npath = %s\n",
+		 a, b);
+	ret = load_text(text, &cfg, err, errlen);
+	dt_config_free(&cfg);
+	return ret;
+}
+
+/* Two regions over the same memory are refused, naming both (issue 19, item 3). */
+static void test_aliases(void)
+{
+	char file[PATH_MAX], hard[PATH_MAX], soft[PATH_MAX], other[PATH_MAX], dotted[PATH_MAX];
+	char fresh[PATH_MAX], err[1024], want[1024];
+
+	dt_test_ctx("two regions over the same memory");
+	tmp_path(file, "one.region");
+	tmp_path(hard, "hard.region");
+	tmp_path(soft, "soft.region");
+	tmp_path(other, "other.region");
+	tmp_path(fresh, "fresh.region");
+	tmp_path(dotted, "./fresh.region");
+	CHECK_EQ(write_file(file, "x", 1), 0);
+	CHECK_EQ(write_file(other, "y", 1), 0);
+	CHECK_EQ(link(file, hard), 0);
+	CHECK_EQ(symlink(file, soft), 0);
+
+	CHECK_EQ(load_pair(file, other, err, sizeof(err)), 0);
+	CHECK_EQ(load_pair(fresh, other, err, sizeof(err)), 0);
+
+	CHECK_EQ(load_pair(file, file, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:4: region \"b\": %s is the same file as region \"a\" (line 1): two regions "
+		 "over the same memory would miss each other's dirty pages", conf_path, file);
+	if (!CHECK(!strcmp(err, want)))
+		fprintf(stderr, "     got  \"%s\"\n     want \"%s\"\n", err, want);
+	CHECK_EQ(load_pair(file, hard, err, sizeof(err)), -EINVAL);	/* same inode */
+	CHECK(strstr(err, "is the same file as region \"a\"") != NULL);
+	CHECK_EQ(load_pair(soft, file, err, sizeof(err)), -EINVAL);	/* through a symlink */
+	CHECK(strstr(err, "region \"b\": ") != NULL);
+	CHECK_EQ(load_pair(fresh, dotted, err, sizeof(err)), -EINVAL);	/* both to be created */
+	CHECK(strstr(err, "is the same file as region \"a\"") != NULL);
+	CHECK_EQ(load_pair("/dev/null", "/dev/null", err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "is the same device as region \"a\"") != NULL);
+}
+
 int main(void)
 {
 	umask(022);
@@ -390,6 +442,7 @@ int main(void)
 	test_limits();
 	test_sizes();
 	test_names();
+	test_aliases();
 	tmp_cleanup();
 	return dt_test_done();
 }

@@ -122,7 +122,7 @@ static void wait_log(const char *s, unsigned count)
 
 static void test_reload(void)
 {
-	char regions[2 * PATH_MAX];
+	char regions[2 * PATH_MAX], alias[PATH_MAX], target[PATH_MAX];
 	struct dh_conn *c;
 	struct dt_msg req, rep;
 	uint32_t a = 0, b = 0;
@@ -161,6 +161,23 @@ static void test_reload(void)
 	CHECK(dh_log_has("keeping the old configuration"));
 	CHECK(dh_log_has("daxtrackd.conf:"));
 	CHECK(dh_region_id(c, "c") != 0);
+	CHECK_EQ(dh_is_dirty(c, a, 5 * PG), 1);
+
+	/* Two regions over one file (a hard link to a's) keep it too. */
+	dt_test_ctx("SIGHUP: two regions over the same file");
+	snprintf(alias, sizeof(alias), "%s/alias.region", dh.dir);
+	snprintf(target, sizeof(target), "%s/a.region", dh.dir);
+	CHECK_EQ(link(target, alias), 0);
+	snprintf(regions, sizeof(regions),
+		 "[region \"a\"]\npath = %s/a.region\n\n[region \"d\"]\npath = %s\n", dh.dir,
+		 alias);
+	dh_config(NULL, regions);
+	kill(dh.pid, SIGHUP);
+	wait_log("keeping the old configuration", 2);
+	CHECK(dh_log_has("region \"d\": "));
+	CHECK(dh_log_has("is the same file as region \"a\""));
+	CHECK(dh_region_id(c, "c") != 0);
+	CHECK_EQ(dh_region_id(c, "d"), 0);
 	CHECK_EQ(dh_is_dirty(c, a, 5 * PG), 1);
 	dh_close(c);
 	CHECK_EQ(dh_stop(SIGTERM), 0);
