@@ -161,7 +161,7 @@ struct dt_region {
 	struct dt_region_counters counters;
 	int flush_error;
 
-	/* private to region.c */
+	/* private to region.c, region-flush.c and region-badblocks.c */
 	pthread_rwlock_t ns_lock;
 	enum dt_region_match ns_match;
 	unsigned ninjected;

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/region-flush.c - how a region is flushed: the flush operations of
+ * each flush path, the writeback, the full and the deep flush, the flush
+ * error and the test hook (see region.h).
+ */
+#include <errno.h>
+
+#include <libpmem.h>
+
+#include "region.h"
+#include "region-internal.h"
+
+void (*dt_region_flush_hook)(struct dt_region *r, enum dt_flush_event ev, uint64_t off,
+			     uint64_t len);
+
+uint8_t dt_region_wire_flush(enum dt_flush_path path)
+{
+	switch (path) {
+	case DT_FLUSH_PATH_PMEM: return DT_FLUSH_PMEM;
+	case DT_FLUSH_PATH_FENCE: return DT_FLUSH_FENCE;
+	default: return DT_FLUSH_MSYNC;
+	}
+}
+
+static void note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len)
+{
+	void (*hook)(struct dt_region *, enum dt_flush_event, uint64_t, uint64_t);
+
+	hook = __atomic_load_n(&dt_region_flush_hook, __ATOMIC_RELAXED);
+	if (hook)
+		hook(r, ev, off, len);
+}
+
+/*
+ * No counting here: a locked instruction after a clwb waits for its write-back,
+ * which would make each flush call a drain.  dt_region_writeback() counts.
+ */
+static void note_flush(struct dt_region *r, uint64_t off, uint64_t len)
+{
+	note(r, DT_FLUSH_EV_RANGE, off, len);
+}
+
+static void keep_error(struct dt_region *r, int error)
+{
+	int none = 0;
+
+	count(&r->counters.flush_errors, 1);
+	__atomic_compare_exchange_n(&r->flush_error, &none, error, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+}
+
+static void flush_pmem(void *arg, uint64_t off, uint64_t len)
+{
+	struct dt_region *r = arg;
+
+	note_flush(r, off, len);
+	pmem_flush((char *)r->addr + off, len);
+}
+
+/* The writeback's prefetch: start the page walks of a range, a prefetch per 4KiB page. */
+static void prefetch_pmem(void *arg, uint64_t off, uint64_t len)
+{
+	const char *p = (const char *)((struct dt_region *)arg)->addr + off;
+
+	for (uint64_t o = 0; o < len; o += 4096)
+		__builtin_prefetch(p + o, 0, 0);
+}
+
+static void flush_fence(void *arg, uint64_t off, uint64_t len)
+{
+	note_flush(arg, off, len);
+}
+
+static void flush_msync(void *arg, uint64_t off, uint64_t len)
+{
+	struct dt_region *r = arg;
+
+	note_flush(r, off, len);
+	if (pmem_msync((char *)r->addr + off, len))
+		keep_error(r, -errno);
+}
+
+static void drain_pmem(void *arg)
+{
+	struct dt_region *r = arg;
+
+	count(&r->counters.drains, 1);
+	note(r, DT_FLUSH_EV_DRAIN, 0, 0);
+	pmem_drain();
+}
+
+static const struct dt_flush_ops flush_ops[] = {
+	/* clwb and nothing never block: the writeback flushes as it locks (docs/mapping.md). */
+	[DT_FLUSH_PATH_PMEM] = { .flush = flush_pmem, .drain = drain_pmem,
+				 .flags = DT_FLUSH_NONBLOCKING, .prefetch = prefetch_pmem },
+	[DT_FLUSH_PATH_FENCE] = { .flush = flush_fence, .drain = drain_pmem,
+				  .flags = DT_FLUSH_NONBLOCKING },
+	[DT_FLUSH_PATH_MSYNC] = { .flush = flush_msync, .drain = NULL },
+};
+
+const struct dt_flush_ops *dt_region_flush_ops(const struct dt_region *r)
+{
+	return &flush_ops[r->flush_path];
+}
+
+int dt_region_take_flush_error(struct dt_region *r)
+{
+	return __atomic_exchange_n(&r->flush_error, 0, __ATOMIC_RELAXED);
+}
+
+int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
+			struct dt_writeback_report *rep)
+{
+	struct dt_writeback_report local;
+	int ret;
+
+	if (!rep)
+		rep = &local;
+	ret = dt_mapping_writeback(r->mapping, first, last, dt_region_flush_ops(r), r, rep);
+	if (ret)
+		return ret;
+	count(&r->counters.flushes, rep->ranges);
+	count(&r->counters.flush_bytes, rep->bytes);
+	return dt_region_take_flush_error(r) ? -EIO : 0;
+}
+
+int dt_region_flush_all(struct dt_region *r)
+{
+	count(&r->counters.full_flushes, 1);
+	note(r, DT_FLUSH_EV_ALL, 0, r->size);
+	switch (r->flush_path) {
+	case DT_FLUSH_PATH_PMEM:
+		pmem_persist(r->addr, r->size);
+		return 0;
+	case DT_FLUSH_PATH_FENCE:
+		pmem_drain();
+		return 0;
+	default:
+		return pmem_msync(r->addr, r->size) ? -errno : 0;
+	}
+}
+
+int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len)
+{
+	int ret = -EOPNOTSUPP;
+
+	if (off > r->size || len > r->size - off)
+		return -ERANGE;
+	count(&r->counters.deep_flushes, 1);
+	note(r, DT_FLUSH_EV_DEEP, off, len);
+	if (r->flush_path == DT_FLUSH_PATH_MSYNC)
+		return len && pmem_msync((char *)r->addr + off, len) ? -errno : 0;
+	/* The read lock keeps the scan (its libndctl region) alive across a rescan. */
+	pthread_rwlock_rdlock(&r->ns_lock);
+	if (r->nd && r->ns_index >= 0)
+		ret = dt_ndctl_deep_flush(r->nd, (unsigned)r->ns_index);
+	pthread_rwlock_unlock(&r->ns_lock);
+	if (ret != -EOPNOTSUPP)
+		return ret;
+	pmem_deep_flush((char *)r->addr + off, len);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/region-internal.h - what the region's files (region.c: open, map,
+ * geometry; region-flush.c; region-badblocks.c) share and nothing else sees:
+ * the extent table's entry and the counters' increment.
+ */
+#ifndef DAXTRACKD_REGION_INTERNAL_H
+#define DAXTRACKD_REGION_INTERNAL_H
+
+#include <stdint.h>
+
+/* A physically contiguous stretch of a file (adjacent FIEMAP extents merged). */
+struct dt_extent {
+	uint64_t logical;
+	uint64_t physical;
+	uint64_t len;
+};
+
+static inline void count(uint64_t *counter, uint64_t n)
+{
+	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+#endif /* DAXTRACKD_REGION_INTERNAL_H */
