@@ -1,26 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/main.c - daxtrackd: options, start-up (configuration, state
- * directory, regions, namespaces, recovery flush, socket), the main loop
- * (accept, signals, watchdog), reload and the clean stop.  See daxtrackd(8).
+ * daemon/main.c - daxtrackd: options, detaching, start-up (configuration,
+ * state directory, namespaces, regions, socket, workers) and the clean stop.
+ * The other concerns of the daemon's main thread are in the files that
+ * daxtrackd.h lists.  See daxtrackd(8).
  */
-#include "server.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/timerfd.h>
 
 #include <urcu/urcu-memb.h>
 
@@ -28,66 +21,8 @@
 #include <systemd/sd-daemon.h>
 #endif
 
-#include "config.h"
+#include "daxtrackd.h"
 #include "log.h"
-#include "state.h"
-
-/* A --inject-badblock (testing): a bad range of a region, in bytes. */
-struct injected_bad {
-	char region[DT_CONFIG_NAME_MAX + 1];
-	uint64_t offset;
-	uint64_t len;
-};
-
-#define MAX_INJECTED	64
-#define MAX_RETIRED	16
-
-struct daemon {
-	const char *config_path;	/* NULL: the default path */
-	char socket_opt[DT_CONFIG_SOCKET_MAX + 1];
-	bool foreground;
-	int verbose;
-	int flush_log_fd;
-	int ready_fd;			/* detach: the parent waits on it */
-	int activated_fd;
-	struct dt_config cfg;
-	bool defaults;
-	struct dt_state state;
-	bool marker;
-	struct dt_server srv;
-	int sig_fd, wd_fd, main_ep;
-	uint64_t wd_usec;
-	bool stop;
-	unsigned ninjected;
-	struct injected_bad injected[MAX_INJECTED];
-	unsigned nretired;
-	struct dt_ndctl *retired[MAX_RETIRED];	/* scans a region may still use */
-};
-
-/* ---- sd_notify ---- */
-
-static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void notify(const char *fmt, ...)
-{
-#ifdef HAVE_LIBSYSTEMD
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	sd_notify(0, buf);
-#else
-	(void)fmt;
-#endif
-}
-
-static void notify_status(struct daemon *d)
-{
-	notify("STATUS=serving %u regions, %u clients", d->srv.nregions,
-	       __atomic_load_n(&d->srv.nconns, __ATOMIC_RELAXED));
-}
 
 /* ---- the flush log (testing) ---- */
 
@@ -298,234 +233,7 @@ static int parse_options(struct daemon *d, int argc, char **argv)
 	return -1;
 }
 
-/* ---- configuration ---- */
-
-static int load_config(struct daemon *d, struct dt_config *cfg, bool *defaults)
-{
-	char err[512] = "";
-	int ret;
-
-	ret = dt_config_load(d->config_path, cfg, err, sizeof(err));
-	*defaults = ret == DT_CONFIG_DEFAULTS;
-	if (*defaults && d->config_path) {
-		dt_log(LOG_ERR, "%s: %s", d->config_path, strerror(ENOENT));
-		return -ENOENT;
-	}
-	if (ret < 0) {
-		dt_log(LOG_ERR, "%s", err[0] ? err : strerror(-ret));
-		return ret;
-	}
-	return 0;
-}
-
-static void apply_limits(struct daemon *d, const struct dt_config *cfg)
-{
-	int level = cfg->log_level + d->verbose;
-
-	dt_log_set_level(level > LOG_DEBUG ? LOG_DEBUG : level);
-	d->srv.max_clients = cfg->max_clients;
-	d->srv.max_message = (uint32_t)(cfg->max_message < DT_PROTO_MAX_MSG ? cfg->max_message
-									: DT_PROTO_MAX_MSG);
-	d->srv.max_ranges = cfg->max_ranges < DT_PROTO_MAX_RANGES ? cfg->max_ranges
-								  : DT_PROTO_MAX_RANGES;
-	__atomic_store_n(&d->srv.max_dump, cfg->max_dump, __ATOMIC_RELAXED);
-}
-
-static void fmt_size(char *buf, size_t len, uint64_t v)
-{
-	static const char units[] = "KMGT";
-	int u = -1;
-
-	while (v >= 1024 && !(v % 1024) && u < 3) {
-		v /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-	else
-		snprintf(buf, len, "%llu%c", (unsigned long long)v, units[u]);
-}
-
-/* ", namespace namespace0.0 (fsdax pmem0, by block device 259:0)" or why none. */
-static void fmt_namespace(char *buf, size_t len, const struct dt_region *r)
-{
-	dev_t dev = r->devdax ? r->st_rdev : r->st_dev;
-	const struct dt_namespace *ns;
-
-	if (r->ns_index < 0) {
-		if (r->ns_match == DT_REGION_MATCH_NO_NAMESPACES)
-			snprintf(buf, len, ", no namespace (no NVDIMM namespaces known)");
-		else
-			snprintf(buf, len, ", no namespace (none has device %u:%u)", major(dev),
-				 minor(dev));
-		return;
-	}
-	ns = &r->nd->ns[r->ns_index];
-	snprintf(buf, len, ", namespace %s (%s %s, by %s device %u:%u)", ns->name,
-		 dt_proto_ns_mode_name(dt_ns_wire_mode(ns->mode)),
-		 ns->devname[0] ? ns->devname : "-",
-		 dt_proto_ns_match_name(dt_region_wire_match(r->ns_match)), major(dev),
-		 minor(dev));
-}
-
-#define LOG_BAD_MAX	16	/* bad ranges listed in the log, per region */
-
-/* The bad ranges of a region (main thread: the only writer of them). */
-static void log_badblocks(const struct dt_region *r)
-{
-	uint64_t bytes = 0;
-	unsigned i;
-
-	for (i = 0; i < r->nbad; i++)
-		bytes += r->bad[i].len;
-	if (!r->nbad)
-		return;
-	dt_log(LOG_WARNING, "region \"%s\": %s: overlaps %u known bad block range%s, %llu bytes: "
-	       "faults and fsyncs touching them fail with EIO", r->name, r->path, r->nbad,
-	       r->nbad == 1 ? "" : "s", (unsigned long long)bytes);
-	for (i = 0; i < r->nbad && i < LOG_BAD_MAX; i++)
-		dt_log(LOG_WARNING, "region \"%s\": bad block range %llu+%llu", r->name,
-		       (unsigned long long)r->bad[i].offset, (unsigned long long)r->bad[i].len);
-	if (r->nbad > LOG_BAD_MAX)
-		dt_log(LOG_WARNING, "region \"%s\": ... and %u more bad block ranges", r->name,
-		       r->nbad - LOG_BAD_MAX);
-}
-
-static void log_region(const struct dt_region *r)
-{
-	char size[32], ns[160];
-
-	fmt_size(size, sizeof(size), r->size);
-	fmt_namespace(ns, sizeof(ns), r);
-	dt_log(LOG_INFO,
-	       "region \"%s\": %s: %s%s, pmem %s, eADR %s, PMD %s, flush %s, geometry %s%s",
-	       r->name, r->path, size, r->devdax ? " devdax" : "", r->is_pmem ? "yes" : "no",
-	       r->has_eadr ? "yes" : "no", r->pmd_capable ? "yes" : "no",
-	       dt_proto_flush_name(dt_region_wire_flush(r->flush_path)), r->geometry, ns);
-	if (!r->is_pmem)
-		dt_log(LOG_NOTICE, "region \"%s\": %s: not persistent memory: flushing with msync",
-		       r->name, r->path);
-	log_badblocks(r);
-}
-
-/* The --inject-badblock ranges of a region (testing). */
-static int inject_badblocks(struct daemon *d, struct dt_region *r)
-{
-	unsigned i;
-	int ret;
-
-	for (i = 0; i < d->ninjected; i++) {
-		const struct injected_bad *b = &d->injected[i];
-
-		if (strcmp(b->region, r->name))
-			continue;
-		ret = dt_region_inject_badblock(r, b->offset, b->len);
-		if (ret) {
-			dt_log(LOG_ERR, "region \"%s\": --inject-badblock %llu+%llu: %s", r->name,
-			       (unsigned long long)b->offset, (unsigned long long)b->len,
-			       ret == -ERANGE ? "past the end of the region" : strerror(-ret));
-			return ret;
-		}
-		dt_log(LOG_NOTICE, "region \"%s\": --inject-badblock %llu+%llu: bad block range "
-		       "injected (testing)", r->name, (unsigned long long)b->offset,
-		       (unsigned long long)b->len);
-	}
-	return 0;
-}
-
-static int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_default)
-{
-	struct dt_region *r;
-	char err[512] = "";
-	int ret;
-
-	ret = dt_region_open(cr, &r, err, sizeof(err));
-	if (ret) {
-		dt_log(LOG_ERR, "%s", err[0] ? err : strerror(-ret));
-		return ret;
-	}
-	ret = dt_region_set_namespace(r, d->srv.nd);
-	if (ret != -ENOMEM)
-		ret = inject_badblocks(d, r);
-	if (ret) {
-		if (ret == -ENOMEM)
-			dt_log(LOG_ERR, "region \"%s\": %s", r->name, strerror(ENOMEM));
-		dt_region_close(r);
-		return ret;
-	}
-	ret = srv_region_add(&d->srv, r, is_default);
-	if (ret) {
-		dt_log(LOG_ERR, "region \"%s\": %s", r->name, strerror(-ret));
-		dt_region_close(r);
-		return ret;
-	}
-	log_region(r);
-	return 0;
-}
-
-/* Write back every dirty entry of a region (stop, reload). */
-static int final_writeback(struct dt_region *r, const char *why)
-{
-	struct dt_writeback_report rep = { 0 };
-	int ret;
-
-	ret = dt_region_writeback(r, 0, r->npages - 1, &rep);
-	if (ret) {
-		dt_log(LOG_ERR, "region \"%s\": %s writeback: %s: flushing it whole", r->name, why,
-		       strerror(-ret));
-		ret = dt_region_flush_all(r);
-		if (ret)
-			dt_log(LOG_ERR, "region \"%s\": full flush: %s", r->name, strerror(-ret));
-		return ret;
-	}
-	dt_log(LOG_INFO, "region \"%s\": %s writeback: %llu entries, %llu bytes", r->name, why,
-	       (unsigned long long)rep.entries, (unsigned long long)rep.bytes);
-	return 0;
-}
-
-static void drop_region(struct daemon *d, const char *name)
-{
-	struct srv_region *sr = srv_region_remove(&d->srv, name);
-
-	if (!sr)
-		return;
-	final_writeback(sr->r, "removal");
-	dt_log(LOG_NOTICE, "region \"%s\": removed from the configuration: dropped", sr->r->name);
-	dt_region_close(sr->r);
-	free(sr);
-}
-
 /* ---- start-up ---- */
-
-static int recovery_flush(struct daemon *d)
-{
-	struct srv_region *list[DT_PROTO_MAX_REGIONS];
-	unsigned n, i;
-	int ret = 0, err;
-
-	dt_log(LOG_WARNING, "unclean exit detected (%s/%s): flushing every region before serving",
-	       d->state.path, DT_STATE_MARKER);
-	notify("STATUS=recovery after an unclean exit: flushing every region");
-	n = srv_region_snapshot(&d->srv, list);
-	for (i = 0; i < n; i++) {
-		struct dt_region *r = list[i]->r;
-		uint64_t t0 = srv_now_ns();
-		char size[32];
-
-		notify("EXTEND_TIMEOUT_USEC=%llu", 120000000ULL);
-		err = dt_region_flush_all(r);
-		fmt_size(size, sizeof(size), r->size);
-		if (err) {
-			dt_log(LOG_ERR, "region \"%s\": recovery flush: %s", r->name, strerror(-err));
-			ret = err;
-		} else {
-			dt_log(LOG_NOTICE, "region \"%s\": recovery flush: %s in %.2f s", r->name,
-			       size, (double)(srv_now_ns() - t0) / 1e9);
-		}
-		srv_region_put(&d->srv, list[i]);
-	}
-	return ret;
-}
 
 /* An --inject-badblock for a region that does not exist is a mistake. */
 static int check_injected(struct daemon *d)
@@ -604,7 +312,6 @@ static int find_activated(struct daemon *d)
 static int start(struct daemon *d)
 {
 	char err[512] = "";
-	bool unclean = false;
 	int ret;
 
 	ret = load_config(d, &d->cfg, &d->defaults);
@@ -631,20 +338,9 @@ static int start(struct daemon *d)
 	ret = open_regions(d);
 	if (ret)
 		return ret;
-	ret = dt_state_begin(&d->state, &unclean, err, sizeof(err));
-	if (ret) {
-		dt_log(LOG_ERR, "%s", err[0] ? err : strerror(-ret));
+	ret = recovery_begin(d);
+	if (ret)
 		return ret;
-	}
-	d->marker = true;
-	if (unclean) {
-		ret = recovery_flush(d);
-		if (ret) {
-			dt_log(LOG_ERR, "recovery flush failed: refusing to serve");
-			d->marker = false;	/* keep it: the next start flushes again */
-			return ret;
-		}
-	}
 	ret = setup_socket(d);
 	if (ret)
 		return ret;
@@ -656,236 +352,7 @@ static int start(struct daemon *d)
 	return 0;
 }
 
-/* ---- reload ---- */
-
-/* What a rescan may change of a region: report it. */
-static void log_rematch(const struct dt_region *r, const char *was_ns, unsigned was_nbad,
-			uint64_t was_bytes)
-{
-	const char *now_ns = r->ns_index >= 0 ? r->nd->ns[r->ns_index].name : "";
-	uint64_t bytes = 0;
-	char ns[160];
-	unsigned i;
-
-	for (i = 0; i < r->nbad; i++)
-		bytes += r->bad[i].len;
-	if (strcmp(was_ns, now_ns)) {
-		fmt_namespace(ns, sizeof(ns), r);
-		dt_log(LOG_NOTICE, "region \"%s\": reload: %s (was %s)", r->name, ns + 2,
-		       was_ns[0] ? was_ns : "none");
-	}
-	if (r->nbad == was_nbad && bytes == was_bytes)
-		return;
-	if (r->nbad)
-		log_badblocks(r);
-	else
-		dt_log(LOG_NOTICE, "region \"%s\": reload: no known bad blocks any more", r->name);
-}
-
-/* Keep a scan that a region could not let go of (out of memory) until the exit. */
-static void retire_scan(struct daemon *d, struct dt_ndctl *nd)
-{
-	if (d->nretired < MAX_RETIRED) {
-		d->retired[d->nretired++] = nd;
-		return;
-	}
-	dt_log(LOG_ERR, "reload: too many namespace scans still in use: leaking one");
-}
-
-/*
- * Enumerate the namespaces again and match every region to the new scan
- * (new namespaces, new bad blocks).  Each region switches under its lock;
- * NAMESPACES reads srv.nd as an RCU reader, so the old scan is freed after a
- * grace period.
- */
-static void rescan_namespaces(struct daemon *d)
-{
-	struct srv_region *list[DT_PROTO_MAX_REGIONS];
-	char was_ns[32];
-	struct dt_ndctl *nd, *old;
-	bool stuck = false;
-	unsigned n, i, was_nbad, j;
-	uint64_t was_bytes;
-
-	if (dt_ndctl_scan(&nd)) {
-		dt_log(LOG_ERR, "reload: namespaces: %s: keeping the previous scan",
-		       strerror(ENOMEM));
-		return;
-	}
-	dt_log(LOG_INFO, "reload: namespaces rescanned: %s", nd->note);
-	n = srv_region_snapshot(&d->srv, list);
-	for (i = 0; i < n; i++) {
-		struct dt_region *r = list[i]->r;
-
-		snprintf(was_ns, sizeof(was_ns), "%s",
-			 r->ns_index >= 0 ? r->nd->ns[r->ns_index].name : "");
-		was_nbad = r->nbad;
-		for (j = 0, was_bytes = 0; j < r->nbad; j++)
-			was_bytes += r->bad[j].len;
-		if (dt_region_set_namespace(r, nd) == -ENOMEM) {
-			dt_log(LOG_ERR, "region \"%s\": reload: namespaces: %s: keeping the "
-			       "previous match", r->name, strerror(ENOMEM));
-			stuck = true;
-		} else {
-			log_rematch(r, was_ns, was_nbad, was_bytes);
-		}
-		srv_region_put(&d->srv, list[i]);
-	}
-	old = rcu_xchg_pointer(&d->srv.nd, nd);
-	urcu_memb_synchronize_rcu();
-	if (stuck)
-		retire_scan(d, old);
-	else
-		dt_ndctl_free(old);
-}
-
-static bool keep_region(const struct dt_config *nc, const struct dt_region *r)
-{
-	const struct dt_config_region *cr = dt_config_find_region(nc, r->name);
-
-	return cr && !strcmp(cr->path, r->path);
-}
-
-static void warn_static_keys(const struct dt_config *o, const struct dt_config *n)
-{
-	if (strcmp(o->socket, n->socket) || o->socket_mode != n->socket_mode ||
-	    strcmp(o->socket_group, n->socket_group))
-		dt_log(LOG_WARNING, "reload: socket settings changed: they take effect at a restart");
-	if (strcmp(o->state_dir, n->state_dir))
-		dt_log(LOG_WARNING, "reload: state_dir changed: it takes effect at a restart");
-	if (o->workers != n->workers)
-		dt_log(LOG_WARNING, "reload: workers changed: it takes effect at a restart");
-}
-
-static void reload(struct daemon *d)
-{
-	struct srv_region *list[DT_PROTO_MAX_REGIONS];
-	char names[DT_PROTO_MAX_REGIONS][DT_CONFIG_NAME_MAX + 1];
-	struct srv_region *sr;
-	struct dt_config nc;
-	bool defaults;
-	unsigned n, i, gone = 0;
-
-	notify("RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)(srv_now_ns() / 1000));
-	rescan_namespaces(d);
-	if (load_config(d, &nc, &defaults)) {
-		dt_log(LOG_ERR, "reload failed: keeping the old configuration");
-		dt_config_free(&nc);
-		notify("READY=1");
-		return;
-	}
-	n = srv_region_snapshot(&d->srv, list);
-	for (i = 0; i < n; i++) {
-		if (!keep_region(&nc, list[i]->r))
-			snprintf(names[gone++], sizeof(names[0]), "%s", list[i]->r->name);
-		srv_region_put(&d->srv, list[i]);
-	}
-	for (i = 0; i < gone; i++)
-		drop_region(d, names[i]);
-	for (i = 0; i < nc.nregions; i++) {
-		sr = srv_region_get_name(&d->srv, nc.regions[i].name);
-		if (sr) {
-			srv_region_put(&d->srv, sr);
-			continue;
-		}
-		if (!open_region(d, &nc.regions[i], defaults))
-			dt_log(LOG_NOTICE, "region \"%s\": added by the reload", nc.regions[i].name);
-	}
-	warn_static_keys(&d->cfg, &nc);
-	apply_limits(d, &nc);
-	dt_config_free(&d->cfg);
-	d->cfg = nc;
-	d->defaults = defaults;
-	dt_log(LOG_INFO, "configuration reloaded: %u regions", d->srv.nregions);
-	notify("READY=1");
-	notify_status(d);
-}
-
-/* ---- main loop ---- */
-
-static int setup_loop(struct daemon *d)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	sigset_t set;
-
-	d->main_ep = epoll_create1(EPOLL_CLOEXEC);
-	if (d->main_ep < 0)
-		return -errno;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	d->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (d->sig_fd < 0)
-		return -errno;
-	ev.data.fd = d->sig_fd;
-	if (epoll_ctl(d->main_ep, EPOLL_CTL_ADD, d->sig_fd, &ev))
-		return -errno;
-	ev.data.fd = d->srv.listen_fd;
-	if (epoll_ctl(d->main_ep, EPOLL_CTL_ADD, d->srv.listen_fd, &ev))
-		return -errno;
-	d->wd_fd = -1;
-#ifdef HAVE_LIBSYSTEMD
-	if (sd_watchdog_enabled(0, &d->wd_usec) > 0 && d->wd_usec) {
-		struct itimerspec its = { 0 };
-		uint64_t half = d->wd_usec / 2;
-
-		its.it_interval.tv_sec = (time_t)(half / 1000000);
-		its.it_interval.tv_nsec = (long)(half % 1000000) * 1000;
-		its.it_value = its.it_interval;
-		d->wd_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (d->wd_fd < 0 || timerfd_settime(d->wd_fd, 0, &its, NULL))
-			return -errno;
-		ev.data.fd = d->wd_fd;
-		if (epoll_ctl(d->main_ep, EPOLL_CTL_ADD, d->wd_fd, &ev))
-			return -errno;
-	}
-#endif
-	return 0;
-}
-
-static void handle_signals(struct daemon *d)
-{
-	struct signalfd_siginfo si;
-
-	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGHUP) {
-			dt_log(LOG_INFO, "SIGHUP: reloading %s", d->config_path ? d->config_path
-						: DT_CONFIG_DEFAULT_PATH);
-			reload(d);
-		} else {
-			dt_log(LOG_INFO, "%s: stopping", strsignal((int)si.ssi_signo));
-			d->stop = true;
-		}
-	}
-}
-
-static void loop(struct daemon *d)
-{
-	struct epoll_event evs[4];
-	uint64_t ticks;
-	int n, i;
-
-	while (!d->stop) {
-		n = epoll_wait(d->main_ep, evs, 4, -1);
-		if (n < 0 && errno != EINTR) {
-			dt_log(LOG_ERR, "epoll_wait: %s", strerror(errno));
-			break;
-		}
-		for (i = 0; i < n; i++) {
-			if (evs[i].data.fd == d->sig_fd) {
-				handle_signals(d);
-			} else if (evs[i].data.fd == d->srv.listen_fd && !d->stop) {
-				srv_accept(&d->srv);
-			} else if (evs[i].data.fd == d->wd_fd) {
-				if (read(d->wd_fd, &ticks, sizeof(ticks)) < 0)
-					continue;
-				notify("WATCHDOG=1");
-				notify_status(d);
-			}
-		}
-	}
-}
+/* ---- the clean stop ---- */
 
 /* Stop: no new clients, finish in-flight requests, write everything back. */
 static int shutdown_daemon(struct daemon *d)

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/daxtrackd.h - the daemon's own state and what its files give each
+ * other (private to daxtrackd: main.c, configure.c, recovery.c, reload.c,
+ * signals.c, notify.c).  Everything here runs in the main thread.
+ *
+ * Who calls whom, top down (no file calls one above it):
+ *   main.c       options, detaching, start-up, the clean stop
+ *   signals.c    the main loop: signals, the watchdog, accept
+ *   reload.c     SIGHUP: rescan, reread the configuration, add and drop regions
+ *   recovery.c   the unclean-exit marker and the recovery flush
+ *   configure.c  load the configuration, apply its limits, open a region,
+ *                describe it in the log, write one back
+ *   notify.c     sd_notify
+ */
+#ifndef DAXTRACKD_DAXTRACKD_H
+#define DAXTRACKD_DAXTRACKD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "ndctl.h"
+#include "region.h"
+#include "server.h"
+#include "state.h"
+
+/* A --inject-badblock (testing): a bad range of a region, in bytes. */
+struct injected_bad {
+	char region[DT_CONFIG_NAME_MAX + 1];
+	uint64_t offset;
+	uint64_t len;
+};
+
+#define MAX_INJECTED	64
+#define MAX_RETIRED	16
+
+struct daemon {
+	const char *config_path;	/* NULL: the default path */
+	char socket_opt[DT_CONFIG_SOCKET_MAX + 1];
+	bool foreground;
+	int verbose;
+	int flush_log_fd;
+	int ready_fd;			/* detach: the parent waits on it */
+	int activated_fd;
+	struct dt_config cfg;
+	bool defaults;
+	struct dt_state state;
+	bool marker;
+	struct dt_server srv;
+	int sig_fd, wd_fd, main_ep;
+	uint64_t wd_usec;
+	bool stop;
+	unsigned ninjected;
+	struct injected_bad injected[MAX_INJECTED];
+	unsigned nretired;
+	struct dt_ndctl *retired[MAX_RETIRED];	/* scans a region may still use */
+};
+
+/* ---- configure.c ---- */
+
+/* Load the configuration (d->config_path or the default); log why not. */
+int load_config(struct daemon *d, struct dt_config *cfg, bool *defaults);
+
+/* Log level and the server's limits from @cfg. */
+void apply_limits(struct daemon *d, const struct dt_config *cfg);
+
+/* @v in bytes as daxtrackd.conf writes it: "4096", "1M". */
+void fmt_size(char *buf, size_t len, uint64_t v);
+
+/* ", namespace ... (mode dev, by ... device M:m)" or why the region has none. */
+void fmt_namespace(char *buf, size_t len, const struct dt_region *r);
+
+/* Log the bad ranges of a region (nothing when it has none). */
+void log_badblocks(const struct dt_region *r);
+
+/* Open a configured region, match its namespace, add it to the server, log it. */
+int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_default);
+
+/* Write back every dirty entry of a region (@why: "final", "removal"). */
+int final_writeback(struct dt_region *r, const char *why);
+
+/* ---- recovery.c ---- */
+
+/* Set the unclean-exit marker; flush every region if the last run left it. */
+int recovery_begin(struct daemon *d);
+
+/* ---- reload.c ---- */
+
+/* SIGHUP: rescan the namespaces, reread the configuration, apply it. */
+void reload(struct daemon *d);
+
+/* ---- signals.c ---- */
+
+/* The main loop's epoll: signalfd, listening socket, watchdog timer. */
+int setup_loop(struct daemon *d);
+
+/* Serve until SIGTERM or SIGINT (SIGHUP reloads). */
+void loop(struct daemon *d);
+
+/* ---- notify.c ---- */
+
+void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* STATUS=: the regions and clients served. */
+void notify_status(struct daemon *d);
+
+#endif /* DAXTRACKD_DAXTRACKD_H */
