@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon_harness.h - start daxtrackd on a private socket in a temporary
- * directory, talk to it with the protocol encoder/decoder, read its log and
- * its flush log, and always kill and reap it at the end (atexit, and a
- * SIGALRM watchdog), even when a check fails.
+ * daemon_harness.h - the daemon tests' side of tests/harness/harness.h:
+ * one daxtrackd (the global dh) on a private socket in a temporary
+ * directory, started, stopped and always killed by the harness (at exit, on
+ * the SIGALRM watchdog, with the test); talk to it with the protocol
+ * encoder/decoder, read its log and its flush log.
  *
  * The daemon's path is argv[1] (meson passes daxtrackd.full_path()).
  */
@@ -27,19 +28,9 @@
 #include <daxtrack/proto.h>
 
 #include "dt_test.h"
+#include "harness.h"
 
-struct dh {
-	char dir[PATH_MAX];
-	char sock[PATH_MAX];
-	char conf[PATH_MAX];
-	char flush_log[PATH_MAX];
-	char log[PATH_MAX];
-	const char *exe;
-	pid_t pid;
-	int start_status;	/* exit status of a daemon that did not start, or -1 */
-};
-
-static struct dh dh;
+static struct dth dh;
 
 struct dh_conn {
 	int fd;
@@ -50,100 +41,61 @@ struct dh_conn {
 
 static inline void dh_kill(void)
 {
-	if (dh.pid > 0) {
-		kill(dh.pid, SIGKILL);
-		waitpid(dh.pid, NULL, 0);
-		dh.pid = 0;
-	}
-}
-
-static inline void dh_atexit(void)
-{
-	char cmd[PATH_MAX + 16];
-
-	dh_kill();
-	if (dh.dir[0] && !getenv("DT_TEST_KEEP")) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dh.dir);
-		if (system(cmd))
-			fprintf(stderr, "cannot remove %s\n", dh.dir);
-	}
+	dth_kill(&dh);
 }
 
 static inline void dh_on_alarm(int sig)
 {
-	static const char msg[] = "daemon test: watchdog expired\n";
-
-	(void)sig;
-	if (dh.pid > 0)
-		kill(dh.pid, SIGKILL);
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(2);
-	_exit(2);
+	dth_on_alarm(sig);
 }
 
 static inline void dh_path(char *buf, const char *name)
 {
-	snprintf(buf, PATH_MAX, "%s/%s", dh.dir, name);
+	dth_path(&dh, buf, name);
 }
 
 /* Set up the directory; @timeout seconds for the whole test. */
 static inline void dh_init(int argc, char **argv, unsigned timeout)
 {
+	const struct dth_options o = { .exe = argv[1], .tag = "srv", .dir_mode = 0755 };
+	int ret;
+
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s PATH-OF-DAXTRACKD\n", argv[0]);
 		exit(2);
 	}
-	dh.exe = argv[1];
-	snprintf(dh.dir, sizeof(dh.dir), "/tmp/dt-srv-XXXXXX");
-	if (!mkdtemp(dh.dir)) {
-		perror("mkdtemp");
+	ret = dth_init(&dh, &o);
+	if (ret) {
+		fprintf(stderr, "daemon harness: %s: %s\n", dh.dir, strerror(-ret));
 		exit(2);
 	}
-	chmod(dh.dir, 0755);	/* an unprivileged child may reach the socket */
-	dh_path(dh.sock, "sock");
-	dh_path(dh.conf, "daxtrackd.conf");
-	dh_path(dh.flush_log, "flush.log");
-	dh_path(dh.log, "daemon.log");
-	atexit(dh_atexit);
-	signal(SIGALRM, dh_on_alarm);
 	signal(SIGPIPE, SIG_IGN);
-	alarm(timeout);
+	dth_watchdog(timeout);
 }
 
 /* Write the configuration: [daemon] lines + the regions a (8M) and b (4M). */
 static inline void dh_config(const char *daemon_extra, const char *regions)
 {
-	FILE *f = fopen(dh.conf, "w");
+	static const struct dth_region ab[] = { { .name = "a", .size = "8M" },
+						{ .name = "b", .size = "4M" } };
+	char lines[1024];
+	int ret;
 
-	if (!f) {
-		perror(dh.conf);
+	snprintf(lines, sizeof(lines), "socket_mode = 0666\n%s", daemon_extra ? daemon_extra : "");
+	if (regions)
+		ret = dth_config(&dh, lines, NULL, 0, regions);
+	else
+		ret = dth_config(&dh, lines, ab, 2, NULL);
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", dh.conf, strerror(-ret));
 		exit(2);
 	}
-	fprintf(f, "[daemon]\nstate_dir = %s/state\nsocket_mode = 0666\n%s\n", dh.dir,
-		daemon_extra ? daemon_extra : "");
-	if (regions)
-		fputs(regions, f);
-	else
-		fprintf(f, "[region \"a\"]\npath = %s/a.region\nsize = 8M\n\n"
-			   "[region \"b\"]\npath = %s/b.region\nsize = 4M\n", dh.dir, dh.dir);
-	fclose(f);
 }
 
+/* A connection to @path: the fd, or a negative errno. */
 static inline int dh_try_connect(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
+	return dth_connect(path);
 }
 
 static inline void dh_sleep_ms(unsigned ms)
@@ -156,47 +108,13 @@ static inline void dh_sleep_ms(unsigned ms)
 /* Spawn argv (NULL-terminated) with stdout/stderr appended to the log. */
 static inline pid_t dh_spawn(char *const argv[])
 {
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int fd = open(dh.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
+	return dth_spawn(&dh, argv);
 }
 
 /* Wait until the socket accepts a connection; return 0, or -1 if the daemon exited. */
 static inline int dh_wait_ready(pid_t pid, int *status)
 {
-	int i, fd, st;
-
-	for (i = 0; i < 2000; i++) {
-		if (pid > 0 && waitpid(pid, &st, WNOHANG) == pid) {
-			if (status)
-				*status = st;
-			return -1;
-		}
-		fd = dh_try_connect(dh.sock);
-		if (fd >= 0) {
-			close(fd);
-			return 0;
-		}
-		dh_sleep_ms(5);
-	}
-	/* Neither serving nor gone: never leave it running. */
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		if (status)
-			*status = st;
-	}
-	return -1;
+	return dth_wait_ready(&dh, pid, status) ? -1 : 0;
 }
 
 /*
@@ -205,30 +123,11 @@ static inline int dh_wait_ready(pid_t pid, int *status)
  */
 static inline int dh_start_args(const char *const *extra)
 {
-	char *argv[32];
-	int n = 0, st = 0;
+	int ret = dth_start(&dh, extra);
 
-	argv[n++] = (char *)dh.exe;
-	argv[n++] = "--foreground";
-	argv[n++] = "--config";
-	argv[n++] = dh.conf;
-	argv[n++] = "--socket";
-	argv[n++] = dh.sock;
-	argv[n++] = "--flush-log";
-	argv[n++] = dh.flush_log;
-	while (extra && *extra && n < 31)
-		argv[n++] = (char *)*extra++;
-	argv[n] = NULL;
-	dh.start_status = -1;
-	dh.pid = dh_spawn(argv);
-	if (dh.pid < 0)
-		return -1;
-	if (dh_wait_ready(dh.pid, &st)) {
-		dh.start_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		fprintf(stderr, "daemon did not start (status 0x%x); log:\n", st);
-		dh.pid = 0;
-		if (system("true"))
-			return -1;
+	if (ret) {
+		fprintf(stderr, "daemon did not start (status %d): %s\n", dh.start_status,
+			strerror(-ret));
 		return -1;
 	}
 	return 0;
@@ -242,31 +141,15 @@ static inline int dh_start(void)
 /* Run the daemon with exactly these arguments (NULL-terminated) to completion: its exit status. */
 static inline int dh_run_wait(const char *const *args)
 {
-	char *argv[32];
-	int n = 0, st = 0;
-	pid_t pid;
+	int ret = dth_run(&dh, args);
 
-	argv[n++] = (char *)dh.exe;
-	while (*args && n < 31)
-		argv[n++] = (char *)*args++;
-	argv[n] = NULL;
-	pid = dh_spawn(argv);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return ret < 0 ? -1 : ret;
 }
 
-/* Send @sig and reap: the exit status (or 128 + signal). */
+/* Send @sig (0: none) and reap: the exit status (or 128 + signal). */
 static inline int dh_stop(int sig)
 {
-	int st = 0;
-
-	if (dh.pid <= 0)
-		return -1;
-	kill(dh.pid, sig);
-	waitpid(dh.pid, &st, 0);
-	dh.pid = 0;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return dth_stop(&dh, sig);
 }
 
 /* ---- files ---- */
@@ -395,7 +278,7 @@ static inline int dh_call_fd(struct dh_conn *c, struct dt_msg *req, struct dt_ms
 		return -EPIPE;
 	ret = dh_recv(c, rep);
 	if (ret)
-		return -1000 + ret;	/* transport/decoding errors are < -1000 */
+		return -1000 + ret; /* transport/decoding errors are < -1000 */
 	if (rep->id != req->id || rep->op != req->op || !(rep->flags & DT_PROTO_F_REPLY))
 		return -2000;
 	return rep->status;
