@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon_harness.h - run the real daxtrackd for a client test: a mkdtemp()
- * directory with a configuration of two file-backed regions ("db", 8 MiB and
- * "aux", 4 MiB), a state directory, a private socket, a flush log and the
- * daemon's stderr in a file; start, kill -9, stop, and always reap.
+ * daemon_harness.h - run the real daxtrackd for a client test with the
+ * daemon harness (tests/harness/harness.h): a mkdtemp() directory with a
+ * configuration of two file-backed regions ("db", 8 MiB and "aux", 4 MiB), a
+ * state directory, a private socket (h.sock), a flush log and the daemon's
+ * log; start, kill -9, stop, and always reap.
  */
 #ifndef DAEMON_HARNESS_H
 #define DAEMON_HARNESS_H
@@ -12,18 +13,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DTD_DB_SIZE	(8ULL << 20)
-#define DTD_AUX_SIZE	(4ULL << 20)
+#include "harness.h"
+
+#define DTD_DB_SIZE (8ULL << 20)
+#define DTD_AUX_SIZE (4ULL << 20)
 
 struct dtd {
-	char dir[128];
-	char conf[192];
-	char sock[192];
-	char flog[192];
-	char errlog[192];
-	char db_path[192];
-	char aux_path[192];
-	pid_t pid;
+	struct dth h;
+	char db_path[PATH_MAX];
+	char aux_path[PATH_MAX];
 };
 
 /* Make the directory and the configuration.  0 or -errno. */

@@ -31,7 +31,7 @@ static struct dt_client *connect_opts(uint32_t batch)
 	struct dt_client *c = NULL;
 
 	dt_client_options_init(&o);
-	o.socket = dtd.sock;
+	o.socket = dtd.h.sock;
 	o.batch_ranges = batch;
 	o.retries = 200;
 	o.backoff_min_ms = 5;

@@ -82,7 +82,7 @@ int main(void)
 	if (!CHECK_EQ(dtd_setup(&dtd), 0) || !CHECK_EQ(dtd_start(&dtd), 0))
 		goto out;
 	dt_client_options_init(&o);
-	o.socket = dtd.sock;
+	o.socket = dtd.h.sock;
 	o.batch_ranges = 64;
 	if (!CHECK_EQ(dt_client_connect_opts(&o, &client), 0))
 		goto out;
