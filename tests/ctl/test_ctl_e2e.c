@@ -8,13 +8,13 @@
  * message, suffix errors and the Prometheus format; then once more with a
  * bad range injected into r2 (--inject-badblock), the bad blocks, bad bytes,
  * refused requests and namespace match of `regions` and `stats`.  The
- * daemon is always killed and reaped at the end.
+ * daemon harness (tests/harness/) runs the daemon and always kills and
+ * reaps it.
  *
  * usage: test_ctl_e2e DAXTRACKCTL DAXTRACKD
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,27 +32,18 @@
 #include <daxtrack/proto.h>
 
 #include "dt_test.h"
+#include "harness.h"
 
 DT_TEST_DEFINE("test_ctl_e2e");
 
 #define MiB (1ULL << 20)
 #define NOBODY 65534
 
-static const char *ctl_bin, *daemon_bin;
-static char dir[64], sock[128], r1_path[128], r2_path[128];
-static pid_t daemon_pid = -1;
+static const char *ctl_bin, *dir, *sock;
+static char r1_path[128], r2_path[128];
+static struct dth harness; /* the daemon, its directory (dir) and socket (sock) */
 
 /* ---- the daemon ---------------------------------------------------------- */
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(text, f) < 0 || fclose(f)) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-}
 
 static void set_sun(struct sockaddr_un *sun, const char *path)
 {
@@ -115,66 +106,29 @@ static int hello(int s)
 /* Start the daemon; @inject: an --inject-badblock argument, or NULL. */
 static void start_daemon(const char *inject)
 {
-	char conf[1024], path[160];
-	int i, s;
+	static const struct dth_region regions[] = {
+		{ .name = "r1", .size = "64M", .path = r1_path },
+		{ .name = "r2", .size = "32M", .path = r2_path },
+	};
+	const char *const extra[] = { "--inject-badblock", inject, NULL };
+	int ret, s;
 
-	snprintf(conf, sizeof(conf),
-		 "[daemon]\nstate_dir = %s/state\nsocket_mode = 0666\nlog_level = err\n"
-		 "[region \"r1\"]\npath = %s\nsize = 64M\n"
-		 "[region \"r2\"]\npath = %s\nsize = 32M\n", dir, r1_path, r2_path);
-	snprintf(path, sizeof(path), "%s/state", dir);
-	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/daxtrackd.conf", dir);
-	write_file(path, conf);
-	daemon_pid = fork();
-	if (daemon_pid == 0) {
-		char logp[160];
-		int fd;
-
-		snprintf(logp, sizeof(logp), "%s/daemon.log", dir);
-		fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execl(daemon_bin, "daxtrackd", "--foreground", "--config", path, "--socket", sock,
-		      inject ? "--inject-badblock" : (char *)NULL, inject, (char *)NULL);
-		_exit(127);
+	ret = dth_config(&harness, "socket_mode = 0666\nlog_level = err\n", regions, 2, NULL);
+	if (!ret)
+		ret = dth_start(&harness, inject ? extra : NULL);
+	/* It accepts connections: it must answer HELLO. */
+	s = ret ? -1 : conn_open(sock);
+	if (s < 0 || hello(s)) {
+		fprintf(stderr, "daxtrackd did not start (%s); see %s\n",
+			ret ? strerror(-ret) : "no HELLO", harness.log);
+		exit(1);
 	}
-	/* Wait (up to 30 s) until it answers HELLO. */
-	for (i = 0; i < 3000; i++) {
-		s = conn_open(sock);
-		if (s >= 0 && !hello(s)) {
-			close(s);
-			return;
-		}
-		if (s >= 0)
-			close(s);
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			break;
-		}
-		usleep(10000);
-	}
-	fprintf(stderr, "daxtrackd did not start; see %s/daemon.log\n", dir);
-	exit(1);
+	close(s);
 }
 
 static void stop_daemon(void)
 {
-	int i, status;
-
-	if (daemon_pid <= 0)
-		return;
-	kill(daemon_pid, SIGTERM);
-	for (i = 0; i < 1000; i++) {
-		if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return;
-		}
-		usleep(10000);
-	}
-	kill(daemon_pid, SIGKILL);
-	waitpid(daemon_pid, &status, 0);
-	daemon_pid = -1;
+	dth_stop(&harness, SIGTERM);
 }
 
 /* ---- giving the daemon entries ------------------------------------------- */
@@ -552,7 +506,7 @@ static void test_status(void)
 	dt_test_ctx("status --json");
 	CHECK(!strcmp(get_str(o, "version"), DT_VERSION));
 	CHECK_EQ(get_u64(o, "protocol"), 1);
-	CHECK_EQ(get_u64(o, "pid"), daemon_pid);
+	CHECK_EQ(get_u64(o, "pid"), harness.pid);
 	CHECK(!strcmp(get_str(o, "socket"), sock));
 	CHECK(get_u64(o, "clients") >= 1);
 	CHECK(get_u64(o, "requests") >= 1);
@@ -1392,26 +1346,26 @@ static void test_badblocks(void)
 	stop_daemon();
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 int main(int argc, char **argv)
 {
+	/* 0755: the non-root checks reach the socket; no --flush-log. */
+	const struct dth_options opt = { .exe = argv[2], .tag = "ctl", .dir_mode = 0755,
+					 .no_flush_log = true, .stop_timeout_ms = 10000 };
+	int ret;
+
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s DAXTRACKCTL DAXTRACKD\n", argv[0]);
 		return 2;
 	}
 	ctl_bin = argv[1];
-	daemon_bin = argv[2];
-	snprintf(dir, sizeof(dir), "/tmp/dtctl-XXXXXX");
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
+	ret = dth_init(&harness, &opt);
+	if (ret) {
+		fprintf(stderr, "test_ctl_e2e: %s: %s\n", harness.dir, strerror(-ret));
 		return 1;
 	}
-	chmod(dir, 0755);	/* so that the non-root checks can reach the socket */
-	snprintf(sock, sizeof(sock), "%s/daxtrackd.sock", dir);
+	dir = harness.dir;
+	dth_path(&harness, harness.sock, "daxtrackd.sock");
+	sock = harness.sock;
 	snprintf(r1_path, sizeof(r1_path), "%s/r1.pool", dir);
 	snprintf(r2_path, sizeof(r2_path), "%s/r2.pool", dir);
 
@@ -1432,15 +1386,8 @@ int main(int argc, char **argv)
 	test_not_running();
 	stop_daemon();
 	test_badblocks();
-	if (dt_test_counts.failed) {
-		char *log;
-		char p[160];
-
-		snprintf(p, sizeof(p), "%s/daemon.log", dir);
-		log = slurp(p);
-		fprintf(stderr, "daemon log:\n%s", log ? log : "");
-		free(log);
-	}
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (dt_test_counts.failed)
+		dth_show_log(&harness, stderr);
+	dth_cleanup(&harness);
 	return dt_test_done();
 }
