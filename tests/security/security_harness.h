@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * security_harness.h - what test_security needs beyond daemon_harness.h:
- * running daxtrackd with a chosen umask, without a configuration file, or
- * inside a private mount namespace (a read-only bind mount, a tiny full
+ * running daxtrackd (through the daemon harness's setup and post hooks)
+ * with a chosen umask, without a configuration file, or inside a private
+ * mount namespace (a read-only bind mount, a tiny full
  * tmpfs, /var/lib/daxtrack redirected into the test's directory); running a
  * check as another uid; the daemon's open descriptors.
  *
@@ -16,12 +17,11 @@
 #include <grp.h>
 #include <sched.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 
 #include "daemon/daemon_harness.h"
 
-#define SETUP_FAILED	120	/* the mount namespace could not be set up */
-#define POST_FAILED	121	/* a check after the daemon's exit failed */
+#define SETUP_FAILED	DTH_SETUP_FAILED	/* the mount namespace could not be set up */
+#define POST_FAILED	DTH_POST_FAILED		/* a check after the daemon's exit failed */
 #define NOBODY		65534
 
 /**
@@ -91,10 +91,31 @@ static inline int sh_default_paths(void)
 	return 0;
 }
 
-static inline void sh_exec_daemon(const struct run *r)
+/* The daemon harness's setup hook: @r's mounts, then its umask. */
+static inline int sh_child_setup(const struct dth *h, void *arg)
+{
+	const struct run *r = arg;
+
+	if (r->setup && r->setup())
+		return -1;
+	umask(r->umask);
+	return 0;
+}
+
+/* The daemon harness's post hook, in the daemon's mount namespace. */
+static inline int sh_child_post(const struct dth *h, void *arg)
+{
+	const struct run *r = arg;
+
+	return r->post();
+}
+
+/* "daxtrackd --foreground [--config C] --socket S" run as @r says, by the daemon harness. */
+static inline pid_t sh_spawn(const struct run *r)
 {
 	char *argv[8];
-	int n = 0, fd;
+	int n = 0;
+	pid_t pid;
 
 	argv[n++] = (char *)dh.exe;
 	argv[n++] = "--foreground";
@@ -105,47 +126,13 @@ static inline void sh_exec_daemon(const struct run *r)
 	argv[n++] = "--socket";
 	argv[n++] = dh.sock;
 	argv[n] = NULL;
-	fd = open(dh.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-	}
-	umask(r->umask);
-	execv(argv[0], argv);
-	_exit(127);
-}
-
-/* Wait for the daemon, then run @post where it ran; exit with its status. */
-static inline void sh_supervise(const struct run *r)
-{
-	int st = 0;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		sh_exec_daemon(r);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		_exit(126);
-	if (r->post())
-		_exit(POST_FAILED);
-	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-}
-
-static inline pid_t sh_spawn(const struct run *r)
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid)
-		return pid;
-	if (r->setup && r->setup())
-		_exit(SETUP_FAILED);
-	if (r->post)
-		sh_supervise(r);
-	sh_exec_daemon(r);
-	return -1;
+	dh.opt.setup = sh_child_setup;
+	dh.opt.post = r->post ? sh_child_post : NULL;
+	dh.opt.arg = (void *)r;
+	pid = dth_spawn(&dh, argv);
+	dh.opt.setup = NULL;	/* dh_start() runs the daemon plainly */
+	dh.opt.post = NULL;
+	return pid;
 }
 
 static inline int sh_status(int st)
