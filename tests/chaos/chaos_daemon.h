@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * chaos_daemon.h - what the chaos tests ask of the daemon started by
- * tests/daemon/daemon_harness.h: its descriptor count when idle.
+ * tests/daemon/daemon_harness.h (over the daemon harness of tests/harness/):
+ * its descriptor count when idle.
  */
 #ifndef CHAOS_DAEMON_H
 #define CHAOS_DAEMON_H

@@ -140,9 +140,7 @@ static bool start_clients(struct run *run)
 /* An instance killed before it is ready: during its recovery flush, or before. */
 static void kill_while_starting(struct run *run, uint64_t *rng)
 {
-	char *argv[] = { (char *)dh.exe, "--foreground", "--config", dh.conf, "--socket",
-			 dh.sock, "--flush-log", dh.flush_log, NULL };
-	pid_t pid = dh_spawn(argv);
+	pid_t pid = dth_launch(&dh, NULL);
 
 	if (pid <= 0)
 		return;

@@ -314,19 +314,19 @@ gone:
 }
 
 /* "<exe> --foreground --config C --socket S [--flush-log F] <extra>" in @argv[@max]. */
-static int start_argv(struct dth *h, const char *const *extra, char **argv, unsigned max)
+static int start_argv(const struct dth *h, const char *const *extra, char **argv, unsigned max)
 {
 	unsigned n = 0;
 
 	argv[n++] = (char *)h->exe;
 	argv[n++] = "--foreground";
 	argv[n++] = "--config";
-	argv[n++] = h->conf;
+	argv[n++] = (char *)h->conf;
 	argv[n++] = "--socket";
-	argv[n++] = h->sock;
+	argv[n++] = (char *)h->sock;
 	if (!h->opt.no_flush_log) {
 		argv[n++] = "--flush-log";
-		argv[n++] = h->flush_log;
+		argv[n++] = (char *)h->flush_log;
 	}
 	while (extra && *extra) {
 		if (n + 1 >= max)
@@ -337,17 +337,22 @@ static int start_argv(struct dth *h, const char *const *extra, char **argv, unsi
 	return 0;
 }
 
-int dth_start(struct dth *h, const char *const *extra)
+pid_t dth_launch(const struct dth *h, const char *const *extra)
 {
 	char *argv[32];
+	int ret;
+
+	ret = start_argv(h, extra, argv, 32);
+	return ret ? ret : dth_spawn(h, argv);
+}
+
+int dth_start(struct dth *h, const char *const *extra)
+{
 	int ret, st = 0;
 	pid_t pid;
 
 	h->start_status = -1;
-	ret = start_argv(h, extra, argv, 32);
-	if (ret)
-		return ret;
-	pid = dth_spawn(h, argv);
+	pid = dth_launch(h, extra);
 	if (pid < 0)
 		return pid;
 	h->pid = pid;

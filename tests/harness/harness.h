@@ -74,7 +74,8 @@ struct dth_options {
  * @pid: The running daemon, or 0.
  * @start_status: How a daemon that did not start exited (see dth_status()),
  *		  or -1.
- * @opt: The options given to dth_init().
+ * @opt: The options given to dth_init(); a test may change the hooks
+ *	  between starts.
  */
 struct dth {
 	char dir[PATH_MAX];
@@ -173,12 +174,22 @@ pid_t dth_spawn(const struct dth *h, char *const argv[]);
 int dth_wait_ready(const struct dth *h, pid_t pid, int *status);
 
 /**
- * dth_start() - Start the daemon and wait until it serves.
+ * dth_launch() - Start the daemon without waiting for it.
  * @h: The harness.
  * @extra: More arguments, NULL-terminated, or NULL.
  *
  * Runs "<exe> --foreground --config <conf> --socket <sock> [--flush-log
- * <flush_log>] <extra>".
+ * <flush_log>] <extra>" with dth_spawn(); @h->pid is left alone (a test
+ * that kills a daemon during its start-up reaps it itself).
+ *
+ * Return: Its pid, or a negative errno.
+ */
+pid_t dth_launch(const struct dth *h, const char *const *extra);
+
+/**
+ * dth_start() - Start the daemon and wait until it serves.
+ * @h: The harness.
+ * @extra: As for dth_launch().
  *
  * Return: 0 with @h->pid set; -ECHILD (it exited: @h->start_status) or
  * -ETIMEDOUT (killed) or a fork error, with @h->pid 0.
