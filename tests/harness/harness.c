@@ -444,11 +444,13 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 
 void dth_cleanup(struct dth *h)
 {
+	const char *keep = getenv("DT_TEST_KEEP");
+
 	dth_kill(h);
 	unregister_harness(h);
 	if (!h->dir[0])
 		return;
-	if (getenv("DT_TEST_KEEP"))
+	if (keep && *keep)
 		fprintf(stderr, "kept %s\n", h->dir);
 	else
 		nftw(h->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -21,23 +21,20 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <daxtrack/client.h>
 
 #include "dt_test.h"
+#include "harness.h"
 
 DT_TEST_DEFINE("test_realdax_daemon");
 
@@ -56,19 +53,13 @@ DT_TEST_DEFINE("test_realdax_daemon");
 #define STATX_ATTR_DAX 0x00200000
 #endif
 
-/* The daemon under test, in a mkdtemp() directory on /tmp. */
+/* The daemon under test (the daemon harness), in a mkdtemp() directory on /tmp. */
 static struct {
-	char dir[128];
-	char conf[PATH_MAX];
-	char sock[108];
-	char flog[PATH_MAX];
-	char errlog[PATH_MAX];
-	char state[PATH_MAX];
+	struct dth h;
 	char fs_path[PATH_MAX];
 	const char *devdax;
 	const char *fsdax_dev;
-	pid_t pid;
-} d = { .pid = -1 };
+} d;
 
 /* The two regions: what the tests found out about them. */
 struct rg {
@@ -102,103 +93,38 @@ static const char *base_name(const char *path)
 
 /* ---- the daemon ---- */
 
-static int setup(const char *fsdir)
+static int setup(const char *daxtrackd, const char *fsdir)
 {
-	FILE *f;
-	int ret = 0;
+	/* TCG is slow: up to 120 s to start or to stop. */
+	const struct dth_options o = { .exe = daxtrackd, .tag = "realdax",
+				       .start_timeout_ms = 120000, .stop_timeout_ms = 120000 };
+	const struct dth_region regions[] = {
+		{ .name = "fsdax", .size = "64M", .path = d.fs_path, .extra = "create = yes\n" },
+		{ .name = "devdax", .path = d.devdax },
+	};
+	int ret;
 
-	strcpy(d.dir, "/tmp/dt-realdax-XXXXXX");
-	if (!mkdtemp(d.dir)) {
-		d.dir[0] = '\0';
-		return -errno;
-	}
-	ret |= fmt(d.conf, sizeof(d.conf), "%s/daxtrackd.conf", d.dir);
-	ret |= fmt(d.sock, sizeof(d.sock), "%s/sock", d.dir);
-	ret |= fmt(d.flog, sizeof(d.flog), "%s/flush.log", d.dir);
-	ret |= fmt(d.errlog, sizeof(d.errlog), "%s/daemon.log", d.dir);
-	ret |= fmt(d.state, sizeof(d.state), "%s/state", d.dir);
-	ret |= fmt(d.fs_path, sizeof(d.fs_path), "%s/daxtrack-realdax-%d.pool", fsdir,
-		   (int)getpid());
+	ret = dth_init(&d.h, &o);
 	if (ret)
+		return ret;
+	if (fmt(d.fs_path, sizeof(d.fs_path), "%s/daxtrack-realdax-%d.pool", fsdir, (int)getpid()))
 		return -ENAMETOOLONG;
-	if (mkdir(d.state, 0700))
-		return -errno;
 	unlink(d.fs_path);
-	f = fopen(d.conf, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "[daemon]\nstate_dir = %s\nworkers = 2\nlog_level = info\n\n"
-		   "[region \"fsdax\"]\npath = %s\nsize = 64M\ncreate = yes\n\n"
-		   "[region \"devdax\"]\npath = %s\n", d.state, d.fs_path, d.devdax);
-	return fclose(f) ? -errno : 0;
+	return dth_config(&d.h, "workers = 2\nlog_level = info\n", regions, 2, NULL);
 }
 
-static bool can_connect(void)
+/* Start the daemon and wait for its socket. */
+static int start(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	bool ok;
-
-	if (s < 0)
-		return false;
-	memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
-	ok = connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	close(s);
-	return ok;
-}
-
-/* Start the daemon; wait up to 120 s (TCG is slow) for its socket. */
-static int start(const char *daxtrackd)
-{
-	int status;
-	pid_t pid;
-
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		int fd = open(d.errlog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(daxtrackd, "daxtrackd", "--foreground", "--config", d.conf, "--socket",
-		      d.sock, "--flush-log", d.flog, (char *)NULL);
-		_exit(127);
-	}
-	d.pid = pid;
-	for (int i = 0; i < 12000; i++) {
-		if (can_connect())
-			return 0;
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			d.pid = -1;
-			return -ECHILD;
-		}
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
+	return dth_start(&d.h, NULL);
 }
 
 /* SIGTERM and reap: the exit status, or -1. */
 static int stop(void)
 {
-	int status;
+	int status = dth_stop(&d.h, SIGTERM);
 
-	if (d.pid <= 0)
-		return -1;
-	kill(d.pid, SIGTERM);
-	while (waitpid(d.pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			d.pid = -1;
-			return -1;
-		}
-	}
-	d.pid = -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
+	return status >= 128 ? -1 : status;
 }
 
 static void print_file(const char *title, const char *path)
@@ -216,27 +142,21 @@ static void print_file(const char *title, const char *path)
 
 static void cleanup(void)
 {
-	if (d.pid > 0) {
-		kill(d.pid, SIGKILL);
-		while (waitpid(d.pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		d.pid = -1;
-	}
+	dth_kill(&d.h);
 	if (dt_test_counts.failed) {
-		print_file("daxtrackd log", d.errlog);
-		print_file("flush log", d.flog);
+		print_file("daxtrackd log", d.h.log);
+		print_file("flush log", d.h.flush_log);
 	}
 	if (d.fs_path[0])
 		unlink(d.fs_path);
-	if (d.dir[0])
-		nftw(d.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	dth_cleanup(&d.h);
 }
 
 /* ---- the daemon's logs ---- */
 
 static unsigned flog_lines(void)
 {
-	FILE *f = fopen(d.flog, "r");
+	FILE *f = fopen(d.h.flush_log, "r");
 	unsigned n = 0;
 	int ch;
 
@@ -258,7 +178,7 @@ static unsigned flog_scan(const char *name, const char *kind, unsigned since, bo
 	unsigned long long off, len;
 	char rname[80], ekind[16], line[256];
 	unsigned lineno = 0, n = 0;
-	FILE *f = fopen(d.flog, "r");
+	FILE *f = fopen(d.h.flush_log, "r");
 
 	if (!f)
 		return 0;
@@ -314,7 +234,7 @@ static bool flushed_exactly(const char *name, uint64_t npages, unsigned since,
 static bool log_region_line(const char *name, char *line, size_t size)
 {
 	char key[PATH_MAX + 96];
-	FILE *f = fopen(d.errlog, "r");
+	FILE *f = fopen(d.h.log, "r");
 	bool found = false;
 
 	if (!f || fmt(key, sizeof(key), "region \"%s\": %s: ", name,
@@ -334,7 +254,7 @@ static bool log_region_line(const char *name, char *line, size_t size)
 static bool log_has(const char *text)
 {
 	char line[1024];
-	FILE *f = fopen(d.errlog, "r");
+	FILE *f = fopen(d.h.log, "r");
 	bool found = false;
 
 	while (f && !found && fgets(line, sizeof(line), f))
@@ -352,7 +272,7 @@ static struct dt_client *connect_client(void)
 	struct dt_client *c = NULL;
 
 	dt_client_options_init(&o);
-	o.socket = d.sock;
+	o.socket = d.h.sock;
 	o.flags = DT_CLIENT_NO_RECONNECT;
 	CHECK_EQ(dt_client_connect_opts(&o, &c), 0);
 	return c;
@@ -850,12 +770,12 @@ int main(int argc, char **argv)
 			"DAX_VM_DEVDAX (a devdax device): run it in the dax-vm (.ci/realdax.sh)\n");
 		return dt_test_done();
 	}
-	ret = setup(fsdir);
+	ret = setup(argv[1], fsdir);
 	if (!CHECK_EQ(ret, 0)) {
 		fprintf(stderr, "setup: %s\n", strerror(-ret));
 		goto out;
 	}
-	ret = start(argv[1]);
+	ret = start();
 	dt_test_ctx("start daxtrackd");
 	if (!CHECK_EQ(ret, 0)) {
 		fprintf(stderr, "starting %s: %s\n", argv[1], strerror(-ret));
