@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -400,23 +401,43 @@ bool dth_alive(struct dth *h, int *status)
 	return false;
 }
 
+/*
+ * Reap @pid if it exits within @ms: true if reaped.  Waits in poll() on a
+ * pidfd, so that a timed stop (dt-bench's load.stop) is not rounded up to a
+ * polling interval; polls where pidfd_open() is missing.
+ */
+static bool reap_within(pid_t pid, int *st, unsigned ms)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	unsigned waited;
+
+	if (fd >= 0) {
+		while (poll(&p, 1, (int)ms) < 0 && errno == EINTR)
+			;
+		close(fd);
+		return wait_intr(pid, st, WNOHANG) == pid;
+	}
+	for (waited = 0; waited < ms; waited += POLL_MS) {
+		if (wait_intr(pid, st, WNOHANG) == pid)
+			return true;
+		sleep_ms(POLL_MS);
+	}
+	return wait_intr(pid, st, WNOHANG) == pid;
+}
+
 int dth_stop(struct dth *h, int sig)
 {
-	unsigned waited;
 	int st = 0;
 
 	if (h->pid <= 0)
 		return -1;
 	if (sig)
 		kill(h->pid, sig);
-	for (waited = 0; waited < or_default(h->opt.stop_timeout_ms); waited += POLL_MS) {
-		if (wait_intr(h->pid, &st, WNOHANG) == h->pid)
-			goto reaped;
-		sleep_ms(POLL_MS);
+	if (!reap_within(h->pid, &st, or_default(h->opt.stop_timeout_ms))) {
+		kill(h->pid, SIGKILL);
+		wait_intr(h->pid, &st, 0);
 	}
-	kill(h->pid, SIGKILL);
-	wait_intr(h->pid, &st, 0);
-reaped:
 	h->pid = 0;
 	return dth_status(st);
 }
