@@ -19,17 +19,18 @@
  * 4. requests: QUERY, and DIRTY+FSYNC of one page (dt_client_persist_range()),
  *    per second with 1, 4 and 16 clients, each a thread with its own handle.
  *
- * The section starts its own daxtrackd ($DT_BENCH_DAXTRACKD, else the one
- * of the build tree) on a private socket in a mkdtemp() directory (under
- * $DT_BENCH_TMPDIR, else /dev/shm: no disk writeback adds noise) holding two 1GiB
- * file regions, and always kills it, reaps it and removes the directory.
+ * Parts 3 and 4 are in bench_daemon_requests.c.  The section starts its own
+ * daxtrackd ($DT_BENCH_DAXTRACKD, else the one of the build tree) with the
+ * daemon harness of the tests (bench_dmn.c) on a private socket in a
+ * mkdtemp() directory (under $DT_BENCH_TMPDIR, else /dev/shm: no disk
+ * writeback adds noise) holding two 1GiB file regions, and always kills it,
+ * reaps it and removes the directory.
  * Files there are not pmem, so the daemon would flush with msync(); unless
  * PMEM_IS_PMEM_FORCE is already set, it runs with PMEM_IS_PMEM_FORCE=1 so
  * that it flushes with pmem_flush()/pmem_drain() like the floor.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -38,7 +39,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,238 +47,15 @@
 #include <daxtrack/client.h>
 
 #include "bench.h"
-#include "bench_daemon.h"
+#include "bench_daemon_parts.h"
 #include "load_gen.h"
 
-#ifndef DT_BENCH_DAXTRACKD
-#define DT_BENCH_DAXTRACKD "daxtrackd"	/* searched in $PATH */
-#endif
-
-#define PAGE		4096ULL
-#define REGION_BYTES	(1ULL << 30)
-#define REGION_PAGES	(REGION_BYTES / PAGE)
 #define PMD_BYTES	(2ULL << 20)
-#define NR_REGIONS	2		/* "a": 4KiB entries and the rest; "b": 2MiB entries */
-#define MAX_CLIENTS	16
-#define DIRTY_BATCH	256
 #define DAEMON_RANGES	8192		/* a 4096-page batch rides with its FSYNC */
 #define RTT_BYTES	64
 #define SEED_DAEMON	0x6461656d6f6eULL
 
 static const char *const region_name[NR_REGIONS] = { "a", "b" };
-
-struct dmn {
-	struct bench_dmn b;			/* the process, its files and socket */
-	struct dt_client *c;			/* the main handle */
-	struct dt_client_region *r[NR_REGIONS];
-	uint32_t id[NR_REGIONS];
-	uint32_t flags[NR_REGIONS];
-	char *mem;				/* the client's mapping of "a" */
-};
-
-/* ---- the daemon's life (bench_daemon.h) ---- */
-
-static const char *tmp_base(void)
-{
-	const char *p = getenv("DT_BENCH_TMPDIR");
-
-	if (p && *p)
-		return p;
-	if (!access("/dev/shm", W_OK | X_OK))
-		return "/dev/shm";
-	p = getenv("TMPDIR");
-	return p && *p ? p : "/tmp";
-}
-
-const char *bench_daemon_path(void)
-{
-	const char *p = getenv("DT_BENCH_DAXTRACKD");
-
-	return p && *p ? p : DT_BENCH_DAXTRACKD;
-}
-
-static int dmn_write_conf(const struct bench_dmn *d, const struct bench_dmn_spec *spec,
-			  const char *state)
-{
-	FILE *f = fopen(d->conf, "w");
-
-	if (!f) {
-		bench_fail("%s: %s", d->conf, strerror(errno));
-		return -1;
-	}
-	fprintf(f, "[daemon]\nstate_dir = %s\n%s", state, spec->daemon_conf);
-	for (unsigned i = 0; i < d->nr_regions; i++)
-		fprintf(f, "\n[region \"%s\"]\npath = %s\nsize = %s\n", spec->names[i], d->path[i],
-			spec->size);
-	if (fclose(f)) {
-		bench_fail("%s: %s", d->conf, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-int bench_dmn_setup(struct bench_dmn *d, const struct bench_dmn_spec *spec)
-{
-	char dir[sizeof(d->dir)], state[200];
-
-	d->pid = -1;
-	d->dir[0] = '\0';
-	if (spec->nr_regions > BENCH_DMN_MAX_REGIONS) {
-		bench_fail("%u regions: at most %u", spec->nr_regions, BENCH_DMN_MAX_REGIONS);
-		return -1;
-	}
-	d->nr_regions = spec->nr_regions;
-	snprintf(dir, sizeof(dir), "%s/dt-bench-%s-XXXXXX", tmp_base(), spec->tag);
-	if (!mkdtemp(dir)) {
-		bench_fail("mkdtemp %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	memcpy(d->dir, dir, sizeof(dir));
-	snprintf(d->conf, sizeof(d->conf), "%s/daxtrackd.conf", dir);
-	snprintf(d->sock, sizeof(d->sock), "%s/sock", dir);
-	snprintf(d->log, sizeof(d->log), "%s/daxtrackd.log", dir);
-	snprintf(state, sizeof(state), "%s/state", dir);
-	for (unsigned i = 0; i < d->nr_regions; i++)
-		snprintf(d->path[i], sizeof(d->path[i]), "%s/%s.region", dir, spec->names[i]);
-	if (mkdir(state, 0700)) {
-		bench_fail("mkdir %s: %s", state, strerror(errno));
-		return -1;
-	}
-	return dmn_write_conf(d, spec, state);
-}
-
-static void dmn_exec(const struct bench_dmn *d)
-{
-	int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);	/* dies with dt-bench */
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-	}
-	if (!getenv("PMEM_IS_PMEM_FORCE"))
-		setenv("PMEM_IS_PMEM_FORCE", "1", 1);
-	execlp(bench_daemon_path(), "daxtrackd", "--foreground", "--config", d->conf,
-	       "--socket", d->sock, (char *)NULL);
-	fprintf(stderr, "exec %s: %s\n", bench_daemon_path(), strerror(errno));
-	_exit(127);
-}
-
-static bool can_connect(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t len = strlen(path);
-	bool ok;
-	int s;
-
-	if (len >= sizeof(sa.sun_path))
-		return false;
-	memcpy(sa.sun_path, path, len + 1);
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return false;
-	ok = !connect(s, (struct sockaddr *)&sa, sizeof(sa));
-	close(s);
-	return ok;
-}
-
-static void dmn_show_log(const struct bench_dmn *d)
-{
-	char line[512];
-	FILE *f = fopen(d->log, "r");
-
-	if (!f)
-		return;
-	fprintf(stderr, "---- %s ----\n", d->log);
-	while (fgets(line, sizeof(line), f))
-		fputs(line, stderr);
-	fclose(f);
-}
-
-int bench_dmn_start(struct bench_dmn *d)
-{
-	int status;
-
-	fflush(NULL);
-	d->pid = fork();
-	if (d->pid < 0) {
-		bench_fail("fork: %s", strerror(errno));
-		return -1;
-	}
-	if (!d->pid)
-		dmn_exec(d);
-	for (int i = 0; i < 3000; i++) {
-		if (can_connect(d->sock))
-			return 0;
-		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-			d->pid = -1;
-			bench_fail("%s exited at start-up (status 0x%x)", bench_daemon_path(),
-				   status);
-			dmn_show_log(d);
-			return -1;
-		}
-		usleep(10000);
-	}
-	bench_fail("%s did not open %s within 30 s", bench_daemon_path(), d->sock);
-	dmn_show_log(d);
-	return -1;
-}
-
-bool bench_dmn_alive(struct bench_dmn *d)
-{
-	int status;
-
-	if (d->pid <= 0 || waitpid(d->pid, &status, WNOHANG) != d->pid)
-		return d->pid > 0;
-	d->pid = -1;
-	bench_fail("daxtrackd died during the run (status 0x%x)", status);
-	dmn_show_log(d);
-	return false;
-}
-
-static int dmn_reap(struct bench_dmn *d)
-{
-	int status = 0;
-	pid_t pid;
-
-	do {
-		pid = waitpid(d->pid, &status, 0);
-	} while (pid < 0 && errno == EINTR);
-	d->pid = -1;
-	return pid < 0 ? -1 : status;
-}
-
-int bench_dmn_stop(struct bench_dmn *d)
-{
-	int status;
-
-	if (d->pid <= 0) {
-		bench_fail("daxtrackd is not running");
-		return -1;
-	}
-	kill(d->pid, SIGTERM);
-	status = dmn_reap(d);
-	if (status >= 0 && WIFEXITED(status))
-		return WEXITSTATUS(status);
-	bench_fail("daxtrackd did not exit after SIGTERM (status 0x%x)", status);
-	dmn_show_log(d);
-	return -1;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-void bench_dmn_cleanup(struct bench_dmn *d)
-{
-	if (d->pid > 0) {
-		kill(d->pid, SIGKILL);
-		dmn_reap(d);
-	}
-	if (d->dir[0])
-		nftw(d->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* The "daemon" section's daemon: "a" and "b", 1GiB each. */
 static int dmn_setup(struct dmn *d)
@@ -308,19 +85,19 @@ static void dmn_cleanup(struct dmn *d)
 /* ---- clients ---- */
 
 /* A handle on its own connection, region @idx attached by an O_RDWR fd. */
-static int client_open(const struct dmn *d, unsigned idx, uint32_t batch, struct dt_client **cp,
+int dmn_client_open(const struct dmn *d, unsigned idx, uint32_t batch, struct dt_client **cp,
 		       struct dt_client_region **rp)
 {
 	struct dt_client_options opt;
 	int fd, ret;
 
 	dt_client_options_init(&opt);
-	opt.socket = d->b.sock;
+	opt.socket = d->b.h.sock;
 	opt.flags = DT_CLIENT_NO_RECONNECT;
 	opt.batch_ranges = batch;
 	ret = dt_client_connect_opts(&opt, cp);
 	if (ret) {
-		bench_fail("connect %s: %s", d->b.sock, strerror(-ret));
+		bench_fail("connect %s: %s", d->b.h.sock, strerror(-ret));
 		return -1;
 	}
 	fd = open(d->b.path[idx], O_RDWR | O_CLOEXEC);
@@ -336,7 +113,7 @@ static int client_open(const struct dmn *d, unsigned idx, uint32_t batch, struct
 	return 0;
 }
 
-static int region_stats(struct dt_client *c, uint32_t id, struct dt_proto_region_stats *out)
+int dmn_region_stats(struct dt_client *c, uint32_t id, struct dt_proto_region_stats *out)
 {
 	struct dt_client_stats *st;
 	int ret = dt_client_stats(c, id, &st);
@@ -369,7 +146,7 @@ static int dmn_connect(const struct bench_opts *o, struct dmn *d)
 	size_t len;
 	int ret;
 
-	if (client_open(d, 0, 0, &d->c, &d->r[0]))
+	if (dmn_client_open(d, 0, 0, &d->c, &d->r[0]))
 		return -1;
 	ret = dt_client_attach(d->c, region_name[1], &d->r[1]);
 	if (!ret)
@@ -474,21 +251,21 @@ static int part_memory(const struct bench_opts *o, struct dmn *d)
 	bench_section(o, "daemon.memory");
 	bench_note(o, "daemon VmRSS growth per GiB fully tracked: all 262144 pages of \"a\" "
 		   "marked as single pages; all 512 2MiB ranges of \"b\"");
-	rss_read(d->b.pid, &r0);
-	if (mark_all_pages(d) || region_stats(d->c, d->id[0], &s) ||
+	rss_read(d->b.h.pid, &r0);
+	if (mark_all_pages(d) || dmn_region_stats(d->c, d->id[0], &s) ||
 	    check_entries(&s, "\"a\" after marking every page", REGION_PAGES, 0, REGION_PAGES))
 		return -1;
-	rss_read(d->b.pid, &r1);
+	rss_read(d->b.h.pid, &r1);
 	memory_report(o, "4k", &r0, &r1, &s);
 	if (!(d->flags[1] & DT_REGION_PMD)) {
 		bench_note(o, "region \"b\" is not PMD-capable here (mapping not 2MiB-aligned): "
 			   "no 2MiB figure");
 	} else {
-		if (mark_all_pmds(d) || region_stats(d->c, d->id[1], &s) ||
+		if (mark_all_pmds(d) || dmn_region_stats(d->c, d->id[1], &s) ||
 		    check_entries(&s, "\"b\" after marking every 2MiB", 0, REGION_BYTES / PMD_BYTES,
 				  REGION_PAGES))
 			return -1;
-		rss_read(d->b.pid, &r2);
+		rss_read(d->b.h.pid, &r2);
 		memory_report(o, "2m", &r1, &r2, &s);
 	}
 	/* Clean "a" for what follows; this also maps all of it in the daemon (warm). */
@@ -864,7 +641,7 @@ static int part_fsync(const struct bench_opts *o, struct dmn *d)
 	echo = echo_start(&x.echo);
 	if (echo < 0)
 		goto out;
-	pinned = fs_pin(o, echo, d->b.pid, &saved);
+	pinned = fs_pin(o, echo, d->b.h.pid, &saved);
 	ret = 0;
 	for (unsigned k = 0; k < NR_FS_SIZES && !ret; k++)	/* warm-up, untimed */
 		for (uint64_t i = 0; i < 5 && !ret; i++)
@@ -874,7 +651,7 @@ static int part_fsync(const struct bench_opts *o, struct dmn *d)
 			ret = fs_rep(&x, &sizes[k], rep);
 	echo_stop(echo, x.echo);
 	if (pinned)
-		fs_unpin(d->b.pid, &saved);
+		fs_unpin(d->b.h.pid, &saved);
 	for (unsigned k = 0; k < NR_FS_SIZES && !ret; k++)
 		fs_report(o, &sizes[k]);
 out:
@@ -882,281 +659,13 @@ out:
 	return ret;
 }
 
-/* ---- 3. DIRTY throughput ---- */
-
-enum dirty_state { DS_HOLE, DS_DIRTY, DS_CLEAN, NR_DS };
-
-static const char *const ds_name[NR_DS] = {
-	[DS_HOLE] = "holes", [DS_DIRTY] = "dirty", [DS_CLEAN] = "clean",
-};
-
-struct dirty_arg {
-	struct dmn *d;
-	struct dt_client *c;
-	struct dt_client_region *r;
-	enum dirty_state state;
-	uint64_t n;			/* pages: every other page from 0, a multiple of 256 */
-};
-
-static int mark_stride(struct dirty_arg *a)
-{
-	int ret = 0;
-
-	for (uint64_t i = 0; i < a->n && !ret; i++)
-		ret = dt_client_dirty(a->r, 2 * i * PAGE, PAGE);
-	if (!ret)
-		ret = dt_client_flush_dirty(a->c);
-	if (ret)
-		bench_fail("dirty %s: %s", ds_name[a->state], strerror(-ret));
-	return ret ? -1 : 0;
-}
-
-/* Untimed: the pages in the state to measure. */
-static int dirty_prepare(struct dirty_arg *a)
-{
-	struct dt_proto_fsync_rep rep;
-	int ret;
-
-	if (a->state == DS_HOLE) {
-		ret = dt_client_punch(a->r, 0, REGION_BYTES);
-		if (ret)
-			bench_fail("punch of \"a\": %s", strerror(-ret));
-		return ret ? -1 : 0;
-	}
-	if (mark_stride(a))
-		return -1;
-	if (a->state == DS_DIRTY)
-		return 0;
-	ret = dt_client_fsync(a->r, 0, 0, DT_FSYNC_WHOLE, &rep);
-	if (ret || rep.entries != a->n) {
-		bench_fail("fsync of %" PRIu64 " pages: %s, %" PRIu64 " entries", a->n,
-			   strerror(-ret), rep.entries);
-		return -1;
-	}
-	return 0;
-}
-
-static int dirty_check(struct dirty_arg *a, uint64_t msgs)
-{
-	struct dt_proto_region_stats s;
-
-	if (region_stats(a->c, a->d->id[0], &s))
-		return -1;
-	if (msgs == a->n / DIRTY_BATCH && s.dirty_pages == a->n &&
-	    (a->state != DS_HOLE || s.entries_pte == a->n))
-		return 0;
-	bench_fail("dirty %s: %" PRIu64 " DIRTY messages, %" PRIu64 " dirty pages, %" PRIu64
-		   " entries; expected %" PRIu64 ", %" PRIu64 ", %" PRIu64, ds_name[a->state],
-		   msgs, s.dirty_pages, s.entries_pte, a->n / DIRTY_BATCH, a->n, a->n);
-	return -1;
-}
-
-static int rep_dirty(void *arg, uint64_t *ns, uint64_t *ops)
-{
-	struct dirty_arg *a = arg;
-	struct dt_client_counters c0, c1;
-	uint64_t t0;
-
-	if (dirty_prepare(a))
-		return -1;
-	dt_client_counters(a->c, &c0);
-	t0 = bench_now_ns();
-	if (mark_stride(a))
-		return -1;
-	*ns = bench_now_ns() - t0;
-	*ops = a->n;
-	dt_client_counters(a->c, &c1);
-	return dirty_check(a, c1.sent_by_op[DT_OP_DIRTY] - c0.sent_by_op[DT_OP_DIRTY]);
-}
-
-static int part_dirty(const struct bench_opts *o, struct dmn *d)
-{
-	uint64_t n = bench_count(o, REGION_PAGES / 2, 4 * DIRTY_BATCH);
-	struct dirty_arg args[NR_DS];
-	struct bench_job jobs[NR_DS];
-	struct dt_client_region *r;
-	struct dt_proto_fsync_rep rep;
-	struct dt_client *c;
-	char name[64];
-	int ret;
-
-	n = n > REGION_PAGES / 2 ? REGION_PAGES / 2 : n / DIRTY_BATCH * DIRTY_BATCH;
-	bench_section(o, "daemon.dirty");
-	bench_note(o, "one client, batch_ranges %u: dt_client_dirty() of every other page of \"a\" "
-		   "(%" PRIu64 " pages, %" PRIu64 " DIRTY messages of %u single-page ranges), "
-		   "onto holes, dirty entries, clean entries", DIRTY_BATCH, n, n / DIRTY_BATCH,
-		   DIRTY_BATCH);
-	if (client_open(d, 0, DIRTY_BATCH, &c, &r))
-		return -1;
-	for (unsigned k = 0; k < NR_DS; k++) {
-		args[k] = (struct dirty_arg){ .d = d, .c = c, .r = r, .state = k, .n = n };
-		jobs[k] = (struct bench_job){ .fn = rep_dirty, .arg = &args[k] };
-	}
-	ret = bench_measure_jobs(o, jobs, NR_DS);
-	for (unsigned k = 0; k < NR_DS && !ret; k++) {
-		snprintf(name, sizeof(name), "dirty.%s", ds_name[k]);
-		bench_value(o, name, 1e9 / jobs[k].ns_per_op, "pages/s",
-			    "[%.0f..%.0f], %.1f ns/page", 1e9 / jobs[k].max, 1e9 / jobs[k].min,
-			    jobs[k].ns_per_op);
-		snprintf(name, sizeof(name), "dirty.%s.Mpages/s", ds_name[k]);
-		bench_target(o, name, 1e3 / jobs[k].ns_per_op, false, 5);
-	}
-	/* Leave "a" clean for the next part. */
-	if (!ret && dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, &rep)) {
-		bench_fail("fsync after the dirty part failed");
-		ret = -1;
-	}
-	dt_client_close(c);
-	return ret;
-}
-
-/* ---- 4. request throughput ---- */
-
-static const unsigned nr_clients[] = { 1, 4, MAX_CLIENTS };
-#define NR_COUNTS (sizeof(nr_clients) / sizeof(nr_clients[0]))
-#define PAGES_PER_CLIENT 2048ULL
-
-struct req_arg {
-	struct dt_client_region **r;	/* one per client */
-	bool persist;			/* DIRTY+FSYNC of a page; else QUERY */
-	unsigned clients;
-	uint64_t per_client;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int go;				/* 0: wait, 1: run, -1: give up */
-	int errors;			/* atomic */
-};
-
-struct req_thread {
-	struct req_arg *a;
-	unsigned t;
-};
-
-static int req_one(struct req_arg *a, unsigned t, uint64_t i)
-{
-	uint64_t off = (t * PAGES_PER_CLIENT + i % PAGES_PER_CLIENT) * PAGE;
-	struct dt_proto_fsync_rep frep;
-	struct dt_proto_query_rep qrep;
-	int ret;
-
-	if (!a->persist)
-		return dt_client_query(a->r[t], off, &qrep);
-	ret = dt_client_persist_range(a->r[t], off, PAGE, &frep);
-	if (!ret && (frep.entries != 1 || frep.bytes != PAGE))
-		ret = -EBADMSG;
-	return ret;
-}
-
-static void *req_thread_fn(void *arg)
-{
-	struct req_thread *th = arg;
-	struct req_arg *a = th->a;
-	int go = bench_wait_go(&a->lock, &a->cond, &a->go);
-
-	for (uint64_t i = 0; go > 0 && i < a->per_client; i++) {
-		int ret = req_one(a, th->t, i);
-
-		if (ret) {
-			if (!__atomic_fetch_add(&a->errors, 1, __ATOMIC_RELAXED))
-				bench_fail("%s: %s", a->persist ? "persist" : "query",
-					   strerror(-ret));
-			break;
-		}
-	}
-	return NULL;
-}
-
-/* Lets the client threads run (@go 1) or return at once (@go -1). */
-static void req_start(struct req_arg *a, int go)
-{
-	pthread_mutex_lock(&a->lock);
-	a->go = go;
-	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-}
-
-static int rep_requests(void *arg, uint64_t *ns, uint64_t *ops)
-{
-	struct req_arg *a = arg;
-	struct req_thread th[MAX_CLIENTS];
-	pthread_t tid[MAX_CLIENTS];
-	unsigned started;
-	uint64_t t0;
-
-	a->go = 0;
-	for (started = 0; started < a->clients; started++) {
-		th[started] = (struct req_thread){ .a = a, .t = started };
-		if (pthread_create(&tid[started], NULL, req_thread_fn, &th[started]))
-			break;
-	}
-	req_start(a, started == a->clients ? 1 : -1);
-	t0 = bench_now_ns();
-	for (unsigned t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
-	*ns = bench_now_ns() - t0;
-	*ops = a->per_client * a->clients;
-	if (started < a->clients)
-		bench_fail("pthread_create failed");
-	return started < a->clients || __atomic_load_n(&a->errors, __ATOMIC_RELAXED) ? -1 : 0;
-}
-
-static void req_report(const struct bench_opts *o, const struct req_arg *a,
-		       const struct bench_job *j)
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), "requests.%s.%u_clients", a->persist ? "persist" : "query",
-		 a->clients);
-	bench_value(o, name, 1e9 / j->ns_per_op, "req/s", "[%.0f..%.0f], %" PRIu64 " requests",
-		    1e9 / j->max, 1e9 / j->min, a->per_client * a->clients);
-}
-
-static int part_requests(const struct bench_opts *o, struct dmn *d)
-{
-	uint64_t nq = bench_count(o, 16000, 320), np = bench_count(o, 8000, 160);
-	struct dt_client_region *r[MAX_CLIENTS];
-	struct dt_client *c[MAX_CLIENTS] = { NULL };
-	struct req_arg args[2 * NR_COUNTS];
-	struct bench_job jobs[2 * NR_COUNTS];
-	unsigned k, nj = 0;
-	int ret = -1;
-
-	bench_section(o, "daemon.requests");
-	bench_note(o, "each client a thread with its own handle on \"a\"; a fixed number of "
-		   "requests shared out (%" PRIu64 " QUERY, %" PRIu64 " DIRTY+FSYNC of one page "
-		   "by dt_client_persist_range()); 4 daemon workers", nq, np);
-	for (k = 0; k < MAX_CLIENTS; k++)
-		if (client_open(d, 0, 0, &c[k], &r[k]))
-			goto out;
-	for (unsigned p = 0; p < 2; p++) {
-		for (k = 0; k < NR_COUNTS; k++, nj++) {
-			args[nj] = (struct req_arg){ .r = r, .persist = p, .clients = nr_clients[k],
-						     .per_client = (p ? np : nq) / nr_clients[k] };
-			pthread_mutex_init(&args[nj].lock, NULL);
-			pthread_cond_init(&args[nj].cond, NULL);
-			jobs[nj] = (struct bench_job){ .fn = rep_requests, .arg = &args[nj] };
-		}
-	}
-	ret = bench_measure_jobs(o, jobs, nj);
-	for (k = 0; k < nj && !ret; k++)
-		req_report(o, &args[k], &jobs[k]);
-	for (k = 0; k < nj; k++) {
-		pthread_mutex_destroy(&args[k].lock);
-		pthread_cond_destroy(&args[k].cond);
-	}
-out:
-	for (k = 0; k < MAX_CLIENTS; k++)
-		dt_client_close(c[k]);
-	return ret;
-}
-
 /* ---- the section ---- */
 
 int bench_daemon(const struct bench_opts *o)
 {
-	struct dmn d = { .b.pid = -1 };
+	struct dmn d = { .c = NULL };
 	int (*const parts[])(const struct bench_opts *, struct dmn *) = {
-		part_memory, part_fsync, part_dirty, part_requests,
+		part_memory, part_fsync, dmn_part_dirty, dmn_part_requests,
 	};
 	int ret = -1;
 
@@ -1164,7 +673,7 @@ int bench_daemon(const struct bench_opts *o)
 	if (dmn_setup(&d))
 		goto out;
 	bench_note(o, "%s on %s, 2 regions of 1GiB (files), PMEM_IS_PMEM_FORCE=%s",
-		   bench_daemon_path(), d.b.sock, getenv("PMEM_IS_PMEM_FORCE") ?: "1");
+		   bench_daemon_path(), d.b.h.sock, getenv("PMEM_IS_PMEM_FORCE") ?: "1");
 	if (bench_dmn_start(&d.b) || dmn_connect(o, &d))
 		goto out;
 	ret = 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * bench_daemon.h - a daxtrackd of dt-bench's own, for the sections that
- * measure the daemon ("daemon", "load"): a mkdtemp() directory (under
+ * measure the daemon ("daemon", "load"), run by the daemon harness of the
+ * tests (tests/harness/harness.h): a mkdtemp() directory (under
  * $DT_BENCH_TMPDIR, else /dev/shm, else $TMPDIR or /tmp) holding the
  * configuration, a state directory, the socket, the daemon's log and its
  * file-backed regions.  The daemon is $DT_BENCH_DAXTRACKD, else the one of
@@ -15,6 +16,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "harness.h"
+
 #define BENCH_DMN_MAX_REGIONS	4
 
 /* What to configure: @nr_regions files "<dir>/<name>.region" of @size each. */
@@ -27,13 +30,9 @@ struct bench_dmn_spec {
 };
 
 struct bench_dmn {
-	char dir[160];
-	char conf[224];
-	char sock[224];
-	char log[224];
+	struct dth h;				/* h.pid (0: not running), h.sock, h.log */
 	unsigned nr_regions;
-	char path[BENCH_DMN_MAX_REGIONS][224];	/* the region files */
-	pid_t pid;				/* -1: not running */
+	char path[BENCH_DMN_MAX_REGIONS][PATH_MAX];	/* the region files */
 };
 
 /* The daemon's executable. */
@@ -41,7 +40,7 @@ const char *bench_daemon_path(void);
 
 /**
  * bench_dmn_setup() - Make the directory and write the configuration.
- * @d: Filled in; pid set to -1.
+ * @d: Filled in (zeroed first).
  * @spec: What to configure.
  *
  * Return: 0, or -1 after a message (bench_dmn_cleanup() removes what was made).

@@ -122,11 +122,11 @@ static int after_load(struct bench_dmn *d, struct load_extra *x)
 	uint64_t t0;
 	int ret;
 
-	x->hwm = load_proc_kb(d->pid, "VmHWM");
-	x->rss = load_proc_kb(d->pid, "VmRSS");
-	x->anon = load_proc_kb(d->pid, "RssAnon");
-	x->shmem = load_proc_kb(d->pid, "RssShmem");
-	ret = load_status_probe(d->sock, &x->st);
+	x->hwm = load_proc_kb(d->h.pid, "VmHWM");
+	x->rss = load_proc_kb(d->h.pid, "VmRSS");
+	x->anon = load_proc_kb(d->h.pid, "RssAnon");
+	x->shmem = load_proc_kb(d->h.pid, "RssShmem");
+	ret = load_status_probe(d->h.sock, &x->st);
 	if (ret)
 		bench_fail("STATS after the load: %s", strerror(-ret));
 	t0 = bench_now_ns();
@@ -259,7 +259,7 @@ static void load_notes(const struct bench_opts *o, const struct bench_dmn *d,
 {
 	bench_note(o, "%s on %s, %u regions of 256MiB (files), 4 workers, PMEM_IS_PMEM_FORCE=%s; "
 		   "untimed warm-up: each region dirtied whole, fsynced, punched",
-		   bench_daemon_path(), d->sock, LOAD_REGIONS, getenv("PMEM_IS_PMEM_FORCE") ?: "1");
+		   bench_daemon_path(), d->h.sock, LOAD_REGIONS, getenv("PMEM_IS_PMEM_FORCE") ?: "1");
 	bench_note(o, "%u clients (threads, one connection each, every region attached by fd) "
 		   "for %.1f s, each looping a random mix: FAULT 4KiB 25%%, FAULT 2MiB 5%%, "
 		   "DIRTY of 1..32 ranges 25%%, FSYNC of a range 15%%, QUERY 20%%, LIST 10%%",
@@ -283,7 +283,7 @@ static int warm_up(const struct bench_dmn *d)
 	int ret;
 
 	dt_client_options_init(&opt);
-	opt.socket = d->sock;
+	opt.socket = d->h.sock;
 	opt.flags = DT_CLIENT_NO_RECONNECT;
 	ret = dt_client_connect_opts(&opt, &c);
 	for (unsigned i = 0; i < d->nr_regions && !ret; i++) {
@@ -304,7 +304,7 @@ static int warm_up(const struct bench_dmn *d)
 	else if (c)
 		dt_client_close(c);
 	if (ret)
-		bench_fail("warm-up of %s: %s", d->sock, strerror(-ret));
+		bench_fail("warm-up of %s: %s", d->h.sock, strerror(-ret));
 	return ret ? -1 : 0;
 }
 
@@ -312,13 +312,13 @@ static int warm_up(const struct bench_dmn *d)
 static int run_load(const struct bench_opts *o, struct bench_dmn *d)
 {
 	struct load_config cfg = {
-		.socket = d->sock,
+		.socket = d->h.sock,
 		.nr_regions = LOAD_REGIONS,
 		.clients = LOAD_CLIENTS,
 		.duration_ns = bench_count(o, (uint64_t)(LOAD_SECONDS * 1000), 500) * 1000000,
 		.status_ms = STATUS_MS,
 		.seed = SEED_LOAD,
-		.daemon = d->pid,
+		.daemon = d->h.pid,
 	};
 	struct load_extra x = { .stop_status = -1 };
 	struct load_result *res;
@@ -342,7 +342,7 @@ static int run_load(const struct bench_opts *o, struct bench_dmn *d)
 		free(res);
 		return -1;
 	}
-	ctl_runs(d->sock, cfg.duration_ns, &x);
+	ctl_runs(d->h.sock, cfg.duration_ns, &x);
 	load_finish(l, res);
 	ret = bench_dmn_alive(d) ? after_load(d, &x) : -1;
 	if (report(o, res, &x))
@@ -361,7 +361,7 @@ int bench_load(const struct bench_opts *o)
 		.size = "256M",
 		.daemon_conf = "workers = 4\nlog_level = warning\n",
 	};
-	struct bench_dmn d = { .pid = -1 };
+	struct bench_dmn d = { .nr_regions = 0 };
 	int ret = -1;
 
 	bench_section(o, "load");
