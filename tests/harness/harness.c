@@ -50,7 +50,11 @@ static int register_harness(struct dth *h)
 		atexit(at_exit);
 		at_exit_set = true;
 	}
-	registry_owner = getpid();
+	if (registry_owner != getpid()) {
+		/* A forked child of the test: the harnesses it inherited are not its own. */
+		memset(registry, 0, sizeof(registry));
+		registry_owner = getpid();
+	}
 	for (unsigned i = 0; i < DTH_MAX; i++) {
 		if (!registry[i]) {
 			registry[i] = h;
