@@ -20,8 +20,9 @@
 
 #include "daemon/daemon_harness.h"
 
+/* The daemon harness's exit statuses of the daemon's child (120, 121). */
 #define SETUP_FAILED	DTH_SETUP_FAILED	/* the mount namespace could not be set up */
-#define POST_FAILED	DTH_POST_FAILED		/* a check after the daemon's exit failed */
+#define POST_FAILED	DTH_POST_FAILED		/* a check after its exit failed */
 #define NOBODY		65534
 
 /**

@@ -259,7 +259,8 @@ static void load_notes(const struct bench_opts *o, const struct bench_dmn *d,
 {
 	bench_note(o, "%s on %s, %u regions of 256MiB (files), 4 workers, PMEM_IS_PMEM_FORCE=%s; "
 		   "untimed warm-up: each region dirtied whole, fsynced, punched",
-		   bench_daemon_path(), d->h.sock, LOAD_REGIONS, getenv("PMEM_IS_PMEM_FORCE") ?: "1");
+		   bench_daemon_path(), d->h.sock, LOAD_REGIONS,
+		   getenv("PMEM_IS_PMEM_FORCE") ?: "1");
 	bench_note(o, "%u clients (threads, one connection each, every region attached by fd) "
 		   "for %.1f s, each looping a random mix: FAULT 4KiB 25%%, FAULT 2MiB 5%%, "
 		   "DIRTY of 1..32 ranges 25%%, FSYNC of a range 15%%, QUERY 20%%, LIST 10%%",
