@@ -412,10 +412,13 @@ bool dth_alive(struct dth *h, int *status)
  */
 static bool reap_within(pid_t pid, int *st, unsigned ms)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	static bool no_pidfd; /* ENOSYS once (valgrind): not asked again */
+	int fd = no_pidfd ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	unsigned waited;
 
+	if (fd < 0 && errno == ENOSYS)
+		no_pidfd = true;
 	if (fd >= 0) {
 		while (poll(&p, 1, (int)ms) < 0 && errno == EINTR)
 			;
