@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tools/daxtrackctl/local.c - `namespaces --local` through the daemon's
- * libndctl scanner.  See local.h.
+ * tools/daxtrackctl/local.c - `namespaces --local` through the libndctl
+ * scanner the daemon uses too (util/ndctl.c).  See local.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "local.h"
-#include "ndctl.h"	/* daemon/ndctl.h */
+#include "ndctl.h"	/* util/ndctl.h */
 
 static void to_local(const struct dt_namespace *ns, struct ctl_local_ns *out)
 {

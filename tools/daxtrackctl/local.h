@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tools/daxtrackctl/local.h - `namespaces --local`: the NVDIMM namespaces
- * found by daxtrackctl itself, through libndctl (the daemon's scanner,
- * daemon/ndctl.c, so both report the same).  Kept apart from the protocol
- * header: daemon/ndctl.h and daxtrack/proto.h both name DT_NS_* modes.
+ * found by daxtrackctl itself, through libndctl (util/ndctl.c, the scanner
+ * the daemon uses too, so both report the same).  Kept apart from the
+ * protocol header: util/ndctl.h and daxtrack/proto.h both name DT_NS_* modes.
  */
 #ifndef DAXTRACKCTL_LOCAL_H
 #define DAXTRACKCTL_LOCAL_H

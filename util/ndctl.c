@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/ndctl.c - NVDIMM namespaces through libndctl (see ndctl.h).
+ * util/ndctl.c - NVDIMM namespaces through libndctl (see ndctl.h).
  *
  * Device numbers come from sysfs ("M:m" in .../dev), not from /dev, so that
  * a missing or renamed device node does not matter.  Bad blocks are read

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/ndctl.h - the NVDIMM namespaces of the machine (through libndctl)
- * and which of them a region lives on.
+ * util/ndctl.h - the NVDIMM namespaces of the machine (through libndctl)
+ * and which of them a region lives on.  Shared by daxtrackd (region
+ * matching, deep flushes, NAMESPACES) and daxtrackctl (namespaces --local),
+ * so that both report the same.
  *
  * dt_ndctl_scan() copies what libndctl reports into plain structs; no
  * libndctl type leaves ndctl.c.  A machine without NVDIMMs has zero
  * namespaces, which is not an error.
  */
-#ifndef DAXTRACKD_NDCTL_H
-#define DAXTRACKD_NDCTL_H
+#ifndef DT_UTIL_NDCTL_H
+#define DT_UTIL_NDCTL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -130,4 +132,4 @@ int dt_ndctl_deep_flush(struct dt_ndctl *nd, unsigned index);
  */
 uint8_t dt_ns_wire_mode(enum dt_ns_mode mode);
 
-#endif /* DAXTRACKD_NDCTL_H */
+#endif /* DT_UTIL_NDCTL_H */
