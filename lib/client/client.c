@@ -276,6 +276,15 @@ int dt_client_stats(struct dt_client *c, uint32_t region, struct dt_client_stats
 	return err;
 }
 
+const struct dt_proto_region_stats *dt_client_stats_region(const struct dt_client_stats *s,
+							   uint32_t id)
+{
+	for (uint32_t i = 0; i < s->count; i++)
+		if (s->regions[i].id == id)
+			return &s->regions[i];
+	return NULL;
+}
+
 /* ATTACH @r (its name, or its fd) and fill it in from the reply. */
 static int attach_req(struct dt_client *c, struct dt_client_region *r, int fd)
 {

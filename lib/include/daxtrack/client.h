@@ -361,6 +361,18 @@ int dt_client_namespaces(struct dt_client *c, struct dt_proto_namespace **out, u
 int dt_client_stats(struct dt_client *c, uint32_t region, struct dt_client_stats **out);
 
 /**
+ * dt_client_stats_region() - The record of one region in a STATS reply.
+ * @s: The reply, from dt_client_stats().
+ * @id: The region's id (dt_client_region_info(), dt_client_regions()).
+ *
+ * Context: Any thread; no lock, no allocation, no message.
+ * Return: The record of region @id, owned by @s; NULL if @s has none (a
+ * region attached after the reply, or a reply about another region).
+ */
+const struct dt_proto_region_stats *dt_client_stats_region(const struct dt_client_stats *s,
+							   uint32_t id);
+
+/**
  * dt_client_attach() - Attach a region by name.
  * @c: The handle.
  * @name: The region's name (1..DT_PROTO_NAME_MAX - 1 characters).
