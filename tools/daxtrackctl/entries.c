@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tools/daxtrackctl/entries.c - `list` (paged through LIST's cursor and
- * printed as the pages arrive) and `lookup` (QUERY).
+ * tools/daxtrackctl/entries.c - `list` (paged through LIST's cursor by
+ * dt_client_list() and printed as the pages arrive) and `lookup`
+ * (dt_client_query()).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
+#include "connect.h"
 #include "ctl.h"
 #include "json.h"
 #include "util.h"
@@ -67,43 +69,40 @@ static int print_entry(struct list_out *o, const struct dt_proto_entry *e)
 }
 
 /* Walk the pages of LIST until DONE or @limit entries (0: no limit). */
-static int list_walk(struct ctl_conn *c, const struct dt_proto_attach_rep *region,
-		     uint32_t flags, uint64_t offset, uint64_t length, uint64_t limit,
-		     struct list_out *o)
+static int list_walk(struct dt_client *c, const struct ctl_region *region, struct dt_client_list *l,
+		     uint64_t limit, struct list_out *o)
 {
-	uint64_t cursor = 0;
-	struct dt_msg req, rep;
-	uint32_t i;
-	int err;
+	struct dt_proto_hello_rep hello;
+	struct dt_proto_entry *e;
+	uint32_t i, n, page;
+	int err, ret = 0;
 
-	for (;;) {
-		uint32_t max = c->hello.max_list;
+	dt_client_daemon(c, &hello);
+	page = hello.max_list < DT_PROTO_MAX_LIST ? hello.max_list : DT_PROTO_MAX_LIST;
+	e = calloc(page ? page : 1, sizeof(*e));
+	if (!e) {
+		ctl_err("out of memory");
+		return CTL_EXIT_FAIL;
+	}
+	while (!l->done && !ret) {
+		uint32_t max = page;
 
 		if (limit && limit - o->printed < max)
 			max = (uint32_t)(limit - o->printed);
-		dt_proto_init_request(&req, DT_OP_LIST, 0);
-		req.list_req.region = region->region;
-		req.list_req.flags = flags;
-		req.list_req.offset = offset;
-		req.list_req.length = length;
-		req.list_req.cursor = cursor;
-		req.list_req.max_count = max;
-		err = ctl_call(c, &req, -1, &rep);
-		if (err)
-			return ctl_region_error(region->name, "list", err);
-		for (i = 0; i < rep.list_rep.count; i++) {
-			struct dt_proto_entry e;
-
-			dt_proto_entry_at(&rep.list_rep, i, &e);
-			if (print_entry(o, &e))
-				return CTL_EXIT_FAIL;
-			if (limit && o->printed == limit)
-				return 0;
+		err = dt_client_list(region->r, l, e, max, &n);
+		if (err) {
+			ret = ctl_region_error(region->info.name, "list", err);
+			break;
 		}
-		if (rep.list_rep.flags & DT_LIST_DONE)
-			return 0;
-		cursor = rep.list_rep.next_cursor;
+		for (i = 0; i < n && !ret; i++) {
+			if (print_entry(o, &e[i]))
+				ret = CTL_EXIT_FAIL;
+			else if (limit && o->printed == limit)
+				l->done = true;
+		}
 	}
+	free(e);
+	return ret;
 }
 
 int cmd_list(struct ctl *ctl, int argc, char **argv)
@@ -114,20 +113,20 @@ int cmd_list(struct ctl *ctl, int argc, char **argv)
 		{ "limit", required_argument, NULL, 'N' },
 		CTL_GLOBAL_OPTIONS
 	};
-	struct dt_proto_attach_rep region;
-	uint64_t offset = 0, length = 0, limit = 0;
-	uint32_t flags = DT_LIST_WHOLE;
+	struct dt_client_list l = { .flags = DT_LIST_WHOLE };
 	struct list_out out = { .json = false };
-	struct ctl_conn c;
+	struct ctl_region region;
+	struct dt_client *c;
+	uint64_t limit = 0;
 	int opt, ret;
 
 	while ((opt = ctl_getopt(ctl, argc, argv, "", longopts)) >= 0) {
 		if (opt == 'D')
-			flags |= DT_LIST_DIRTY;
-		else if (opt == 'R' && ctl_arg_range(ctl, optarg, &offset, &length))
+			l.flags |= DT_LIST_DIRTY;
+		else if (opt == 'R' && ctl_arg_range(ctl, optarg, &l.offset, &l.length))
 			return CTL_EXIT_USAGE;
 		else if (opt == 'R')
-			flags &= ~DT_LIST_WHOLE;
+			l.flags &= ~DT_LIST_WHOLE;
 		else if (opt == 'N' && ctl_arg_count(ctl, "limit", optarg, &limit))
 			return CTL_EXIT_USAGE;
 	}
@@ -139,19 +138,19 @@ int cmd_list(struct ctl *ctl, int argc, char **argv)
 		return CTL_EXIT_FAIL;
 	out.json = ctl->json;
 	print_header(&out);
-	ret = list_walk(&c, &region, flags, offset, length, limit, &out);
+	ret = list_walk(c, &region, &l, limit, &out);
 	if (!ret)
 		print_footer(&out);
-	ctl_conn_close(&c);
+	dt_client_close(c);
 	return ret;
 }
 
 int cmd_lookup(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
-	struct dt_proto_attach_rep region;
-	struct dt_msg req, rep;
-	struct ctl_conn c;
+	struct dt_proto_query_rep rep;
+	struct ctl_region region;
+	struct dt_client *c;
 	uint64_t offset;
 	int opt, err, ret = 0;
 
@@ -164,25 +163,24 @@ int cmd_lookup(struct ctl *ctl, int argc, char **argv)
 		return CTL_EXIT_USAGE;
 	if (ctl_open_region(ctl, &c, argv[optind], &region))
 		return CTL_EXIT_FAIL;
-	dt_proto_init_request(&req, DT_OP_QUERY, 0);
-	req.query_req.region = region.region;
-	req.query_req.offset = offset;
-	err = ctl_call(&c, &req, -1, &rep);
+	err = dt_client_query(region.r, offset, &rep);
 	if (err) {
-		ret = ctl_region_error(region.name, "lookup", err);
+		ret = ctl_region_error(region.info.name, "lookup", err);
 	} else if (ctl->json) {
-		ret = ctl_json_print(ctl_json_lookup(region.name, offset, rep.query_rep.found ?
-						     &rep.query_rep.entry : NULL), true);
-	} else if (!rep.query_rep.found) {
+		ret = ctl_json_print(ctl_json_lookup(region.info.name, offset,
+						     rep.found ? &rep.entry : NULL),
+				     true);
+	} else if (!rep.found) {
 		char off[CTL_FMT_LEN];
 
-		printf("region \"%s\": %s: no entry\n", region.name, ctl_fmt_offset(offset, off));
+		printf("region \"%s\": %s: no entry\n", region.info.name,
+		       ctl_fmt_offset(offset, off));
 	} else {
 		struct list_out o = { .json = false };
 
 		print_header(&o);
-		print_entry(&o, &rep.query_rep.entry);
+		print_entry(&o, &rep.entry);
 	}
-	ctl_conn_close(&c);
+	dt_client_close(c);
 	return ret;
 }

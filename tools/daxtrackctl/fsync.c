@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conn.h"
+#include "connect.h"
 #include "ctl.h"
 #include "json.h"
 #include "util.h"
@@ -28,14 +28,14 @@ struct fsync_args {
 };
 
 /* The path of region @name, or "" (@path has DT_PROTO_PATH_MAX bytes). */
-static int region_path(struct ctl_conn *c, const char *name, char *path)
+static int region_path(struct dt_client *c, const char *name, char *path)
 {
 	struct dt_proto_region *r;
 	uint32_t n, i;
 	int err;
 
 	path[0] = '\0';
-	err = ctl_regions(c, &r, &n);
+	err = dt_client_regions(c, &r, &n);
 	if (err)
 		return err;
 	err = -ENOENT;
@@ -50,8 +50,8 @@ static int region_path(struct ctl_conn *c, const char *name, char *path)
 }
 
 /* Attach with write rights if this process can have them; see the top. */
-static int attach_for_write(struct ctl_conn *c, const char *name, char *path,
-			    struct dt_proto_attach_rep *out)
+static int attach_for_write(struct dt_client *c, const char *name, char *path,
+			    struct ctl_region *out)
 {
 	int err, fd;
 
@@ -65,7 +65,7 @@ static int attach_for_write(struct ctl_conn *c, const char *name, char *path,
 		return ctl_attach(c, name, out);
 	err = ctl_attach_fd(c, fd, out);
 	close(fd);
-	if (!err && strcmp(out->name, name))
+	if (!err && strcmp(out->info.name, name))
 		err = -ENOENT;
 	return err;
 }
@@ -83,40 +83,37 @@ static void fsync_text(const struct fsync_args *a, const char *name,
 
 static int fsync_run(struct ctl *ctl, const struct fsync_args *a)
 {
+	unsigned flags = (a->whole ? DT_FSYNC_WHOLE : 0) | (a->deep ? DT_FSYNC_DEEP : 0);
 	char path[DT_PROTO_PATH_MAX];
-	struct dt_proto_attach_rep region;
-	struct dt_msg req, rep;
-	struct ctl_conn c;
+	struct dt_proto_fsync_rep rep;
+	struct ctl_region region;
+	struct dt_client *c;
 	int err, ret = 0;
 
 	if (ctl_connect(ctl, &c))
 		return CTL_EXIT_FAIL;
-	err = attach_for_write(&c, a->region, path, &region);
+	err = attach_for_write(c, a->region, path, &region);
 	if (err) {
 		ret = ctl_region_error(a->region, "attach", err);
 		goto out;
 	}
-	dt_proto_init_request(&req, DT_OP_FSYNC, 0);
-	req.fsync_req.region = region.region;
-	req.fsync_req.flags = (a->whole ? DT_FSYNC_WHOLE : 0) | (a->deep ? DT_FSYNC_DEEP : 0);
-	req.fsync_req.offset = a->offset;
-	req.fsync_req.length = a->length;
-	err = ctl_call(&c, &req, -1, &rep);
+	err = dt_client_fsync(region.r, a->offset, a->length, flags, &rep);
 	if (err == -EPERM) {
 		ctl_err("region \"%s\": fsync: %s (needs root or write access to %s)",
-			region.name, strerror(EPERM), path);
+			region.info.name, strerror(EPERM), path);
 		ret = CTL_EXIT_FAIL;
 	} else if (err) {
-		ret = ctl_region_error(region.name, "fsync", err);
+		ret = ctl_region_error(region.info.name, "fsync", err);
 	} else if (ctl->json) {
-		ret = ctl_json_print(ctl_json_fsync(region.name, a->offset,
-						    a->whole ? region.size : a->length, a->deep,
-						    &rep.fsync_rep), true);
+		ret = ctl_json_print(ctl_json_fsync(region.info.name, a->offset,
+						    a->whole ? region.info.size : a->length,
+						    a->deep, &rep),
+				     true);
 	} else {
-		fsync_text(a, region.name, &rep.fsync_rep);
+		fsync_text(a, region.info.name, &rep);
 	}
 out:
-	ctl_conn_close(&c);
+	dt_client_close(c);
 	return ret;
 }
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conn.h"
+#include "connect.h"
 #include "ctl.h"
 #include "json.h"
 #include "util.h"
@@ -137,7 +137,7 @@ struct json_object *ctl_json_namespaces(const char *source, bool ndctl)
 }
 
 static struct json_object *status_totals(const struct dt_proto_region *regions, uint32_t n,
-					 const struct ctl_stats *stats)
+					 const struct dt_client_stats *stats)
 {
 	struct json_object *o = json_object_new_object();
 	uint64_t size = 0, entries = 0, dirty = 0, dirty_bytes = 0;
@@ -147,7 +147,7 @@ static struct json_object *status_totals(const struct dt_proto_region *regions, 
 		return NULL;
 	for (i = 0; i < n; i++)
 		size += regions[i].size;
-	for (i = 0; i < stats->head.count; i++) {
+	for (i = 0; i < stats->count; i++) {
 		entries += stats->regions[i].entries;
 		dirty += stats->regions[i].dirty;
 		dirty_bytes += stats->regions[i].dirty_pages * DT_PROTO_PAGE_SIZE;
@@ -157,14 +157,14 @@ static struct json_object *status_totals(const struct dt_proto_region *regions, 
 	add_u64(o, "entries", entries);
 	add_u64(o, "dirty_entries", dirty);
 	add_u64(o, "dirty_bytes", dirty_bytes);
-	add_u64(o, "fsyncs", stats->head.fsyncs);
-	add_u64(o, "flushed_bytes", stats->head.bytes_flushed);
+	add_u64(o, "fsyncs", stats->total.fsyncs);
+	add_u64(o, "flushed_bytes", stats->total.bytes_flushed);
 	return o;
 }
 
 struct json_object *ctl_json_status(const struct dt_proto_hello_rep *hello, const char *socket,
 				    const struct dt_proto_region *regions, uint32_t nregions,
-				    const struct ctl_stats *stats)
+				    const struct dt_client_stats *stats)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *a = json_object_new_array();
@@ -181,12 +181,13 @@ struct json_object *ctl_json_status(const struct dt_proto_hello_rep *hello, cons
 	add_u64(o, "start_time_seconds", hello->start_time_ns / 1000000000);
 	add_u64(o, "uptime_seconds", hello->uptime_ns / 1000000000);
 	add_str(o, "socket", socket);
-	add_u64(o, "clients", stats->head.clients);
-	add_u64(o, "clients_total", stats->head.clients_total);
-	add_u64(o, "requests", stats->head.requests);
-	add_u64(o, "errors", stats->head.errors);
+	add_u64(o, "clients", stats->total.clients);
+	add_u64(o, "clients_total", stats->total.clients_total);
+	add_u64(o, "requests", stats->total.requests);
+	add_u64(o, "errors", stats->total.errors);
 	for (i = 0; i < nregions; i++) {
-		const struct dt_proto_region_stats *rs = ctl_stats_find(stats, regions[i].id);
+		const struct dt_proto_region_stats *rs =
+			dt_client_stats_region(stats, regions[i].id);
 		struct json_object *r = ctl_json_region(&regions[i]);
 
 		if (!r)
@@ -256,7 +257,7 @@ static struct json_object *daemon_stats(const struct dt_proto_stats_rep *s)
 	return o;
 }
 
-struct json_object *ctl_json_stats(const struct ctl_stats *stats)
+struct json_object *ctl_json_stats(const struct dt_client_stats *stats)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *a = json_object_new_array();
@@ -267,8 +268,8 @@ struct json_object *ctl_json_stats(const struct ctl_stats *stats)
 		json_object_put(a);
 		return NULL;
 	}
-	json_object_object_add(o, "daemon", daemon_stats(&stats->head));
-	for (i = 0; i < stats->head.count; i++)
+	json_object_object_add(o, "daemon", daemon_stats(&stats->total));
+	for (i = 0; i < stats->count; i++)
 		json_object_array_add(a, region_stats(&stats->regions[i]));
 	json_object_object_add(o, "regions", a);
 	return o;

@@ -18,7 +18,7 @@
 
 #include <daxtrack/proto.h>
 
-struct ctl_stats;
+struct dt_client_stats;
 
 /* A region object. */
 struct json_object *ctl_json_region(const struct dt_proto_region *r);
@@ -42,10 +42,10 @@ struct json_object *ctl_json_namespaces(const char *source, bool ndctl);
  */
 struct json_object *ctl_json_status(const struct dt_proto_hello_rep *hello, const char *socket,
 				    const struct dt_proto_region *regions, uint32_t nregions,
-				    const struct ctl_stats *stats);
+				    const struct dt_client_stats *stats);
 
 /* The stats object. */
-struct json_object *ctl_json_stats(const struct ctl_stats *stats);
+struct json_object *ctl_json_stats(const struct dt_client_stats *stats);
 
 /* The lookup object; @e NULL when no entry covers @offset. */
 struct json_object *ctl_json_lookup(const char *region, uint64_t offset,

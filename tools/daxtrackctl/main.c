@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <daxtrack/proto.h>
+#include <daxtrack/client.h>
 
 #include "ctl.h"
 #include "util.h"
@@ -223,13 +223,6 @@ static int cmd_help(struct ctl *ctl, int argc, char **argv)
 	return CTL_EXIT_OK;
 }
 
-static const char *default_socket(void)
-{
-	const char *env = getenv("DAXTRACK_SOCKET");
-
-	return env && *env ? env : DT_PROTO_SOCKET_PATH;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
@@ -266,7 +259,7 @@ int main(int argc, char **argv)
 	if (!ctl.cmd)
 		return ctl_usage_error(&ctl, "unknown command '%s'", argv[optind]);
 	if (!ctl.socket)
-		ctl.socket = default_socket();
+		ctl.socket = dt_client_socket_default();
 	argc -= optind;
 	argv += optind;
 	optind = 0;	/* glibc: start over on the command's argv */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
+#include "connect.h"
 #include "ctl.h"
 #include "json.h"
 #include "local.h"
@@ -74,7 +74,7 @@ int cmd_regions(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
 	struct dt_proto_region *regions = NULL;
-	struct ctl_conn c;
+	struct dt_client *c;
 	uint32_t n = 0;
 	int opt, err, ret;
 
@@ -85,8 +85,8 @@ int cmd_regions(struct ctl *ctl, int argc, char **argv)
 		return CTL_EXIT_USAGE;
 	if (ctl_connect(ctl, &c))
 		return CTL_EXIT_FAIL;
-	err = ctl_regions(&c, &regions, &n);
-	ctl_conn_close(&c);
+	err = dt_client_regions(c, &regions, &n);
+	dt_client_close(c);
 	if (err) {
 		ctl_err("regions: %s", strerror(-err));
 		return CTL_EXIT_FAIL;
@@ -154,34 +154,23 @@ static int ns_local(struct ns_list *l)
 
 static int ns_daemon(struct ctl *ctl, struct ns_list *l)
 {
-	struct dt_msg req, rep;
-	struct ctl_conn c;
-	uint32_t i;
+	struct dt_client *c;
+	uint32_t flags = 0;
 	int err;
 
 	l->source = "daemon";
 	if (ctl_connect(ctl, &c))
 		return CTL_EXIT_FAIL;
-	dt_proto_init_request(&req, DT_OP_NAMESPACES, 0);
-	err = ctl_call(&c, &req, -1, &rep);
+	err = dt_client_namespaces(c, &l->ns, &l->count, &flags);
+	dt_client_close(c);
 	if (err) {
-		ctl_conn_close(&c);
 		ctl_err("namespaces: %s", strerror(-err));
 		return CTL_EXIT_FAIL;
 	}
-	l->ndctl = !(rep.namespaces_rep.flags & DT_NS_NO_NDCTL);
-	l->count = rep.namespaces_rep.count;
-	snprintf(l->note, sizeof(l->note), "%s", l->ndctl ? "no NVDIMM namespaces found" :
-		 "daxtrackd was built without libndctl: no NVDIMM namespaces known");
-	l->ns = calloc(l->count ? l->count : 1, sizeof(*l->ns));
-	if (!l->ns) {
-		ctl_conn_close(&c);
-		ctl_err("out of memory");
-		return CTL_EXIT_FAIL;
-	}
-	for (i = 0; i < l->count; i++)
-		dt_proto_namespace_at(&rep.namespaces_rep, i, &l->ns[i]);
-	ctl_conn_close(&c);
+	l->ndctl = !(flags & DT_NS_NO_NDCTL);
+	snprintf(l->note, sizeof(l->note), "%s",
+		 l->ndctl ? "no NVDIMM namespaces found" :
+			    "daxtrackd was built without libndctl: no NVDIMM namespaces known");
 	return 0;
 }
 

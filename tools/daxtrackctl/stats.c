@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
+#include "connect.h"
 #include "ctl.h"
 #include "json.h"
 #include "util.h"
@@ -168,7 +168,8 @@ static void prom_region_line(const char *metric, const char *region, const char 
 	printf("\"%s} %" PRIu64 "\n", extra, v);
 }
 
-static void prom_regions(const struct dt_proto_region *r, uint32_t n, const struct ctl_stats *st)
+static void prom_regions(const struct dt_proto_region *r, uint32_t n,
+			 const struct dt_client_stats *st)
 {
 	const struct dt_proto_region_stats *rs;
 	size_t m;
@@ -176,15 +177,15 @@ static void prom_regions(const struct dt_proto_region *r, uint32_t n, const stru
 
 	prom_meta("daxtrack_region_size_bytes", "gauge", "Size of the region in bytes.");
 	for (i = 0; i < n; i++)
-		if (ctl_stats_find(st, r[i].id))
+		if (dt_client_stats_region(st, r[i].id))
 			prom_region_line("daxtrack_region_size_bytes", r[i].name, "", r[i].size);
 	prom_meta("daxtrack_region_pmem", "gauge", "1 if the region is persistent memory.");
 	for (i = 0; i < n; i++)
-		if (ctl_stats_find(st, r[i].id))
+		if (dt_client_stats_region(st, r[i].id))
 			prom_region_line("daxtrack_region_pmem", r[i].name, "",
 					 !!(r[i].flags & DT_REGION_PMEM));
 	prom_meta("daxtrack_region_entries", "gauge", "Tracked entries, by size.");
-	for (i = 0; i < st->head.count; i++) {
+	for (i = 0; i < st->count; i++) {
 		rs = &st->regions[i];
 		prom_region_line("daxtrack_region_entries", rs->name, ",size=\"4K\"",
 				 rs->entries_pte);
@@ -195,7 +196,7 @@ static void prom_regions(const struct dt_proto_region *r, uint32_t n, const stru
 		const struct prom_region_metric *pm = &region_metrics[m];
 
 		prom_meta(pm->name, pm->type, pm->help);
-		for (i = 0; i < st->head.count; i++) {
+		for (i = 0; i < st->count; i++) {
 			rs = &st->regions[i];
 			prom_region_line(pm->name, rs->name, "", prom_field(rs, pm) * pm->mult);
 		}
@@ -217,13 +218,14 @@ struct stats_args {
 static int stats_run(struct ctl *ctl, const struct stats_args *a)
 {
 	struct dt_proto_region *regions = NULL;
-	struct dt_proto_attach_rep att;
-	struct ctl_stats st = { 0 };
+	struct dt_client_stats *st = NULL;
+	struct dt_proto_hello_rep hello;
 	uint32_t id = DT_PROTO_ALL_REGIONS, n = 0, i;
-	struct ctl_conn c;
+	struct ctl_region att;
+	struct dt_client *c;
 	int err, ret = 0;
 
-	err = ctl_conn_open(&c, ctl->socket);
+	err = ctl_connect_quiet(ctl, &c);
 	if (err && a->prometheus)
 		return stats_prometheus_down(ctl, err);
 	if (err) {
@@ -231,35 +233,36 @@ static int stats_run(struct ctl *ctl, const struct stats_args *a)
 		return CTL_EXIT_FAIL;
 	}
 	if (a->region) {
-		err = ctl_attach(&c, a->region, &att);
+		err = ctl_attach(c, a->region, &att);
 		if (err) {
 			ret = ctl_region_error(a->region, "attach", err);
 			goto out;
 		}
-		id = att.region;
+		id = att.info.id;
 	}
-	err = ctl_stats(&c, id, &st);
+	err = dt_client_stats(c, id, &st);
 	if (!err && a->prometheus)
-		err = ctl_regions(&c, &regions, &n);
+		err = dt_client_regions(c, &regions, &n);
 	if (err) {
 		ret = CTL_EXIT_FAIL;
 		ctl_err("stats: %s", strerror(-err));
 		goto out;
 	}
 	if (a->prometheus) {
-		prom_daemon(&c.hello, &st.head);
-		prom_regions(regions, n, &st);
+		dt_client_daemon(c, &hello);
+		prom_daemon(&hello, &st->total);
+		prom_regions(regions, n, st);
 	} else if (ctl->json) {
-		ret = ctl_json_print(ctl_json_stats(&st), true);
+		ret = ctl_json_print(ctl_json_stats(st), true);
 	} else {
-		stats_daemon_text(&st.head);
-		for (i = 0; i < st.head.count; i++)
-			stats_region_text(&st.regions[i]);
+		stats_daemon_text(&st->total);
+		for (i = 0; i < st->count; i++)
+			stats_region_text(&st->regions[i]);
 	}
 out:
 	free(regions);
-	ctl_stats_free(&st);
-	ctl_conn_close(&c);
+	free(st);
+	dt_client_close(c);
 	return ret;
 }
 

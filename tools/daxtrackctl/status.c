@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
+#include "connect.h"
 #include "ctl.h"
 #include "json.h"
 #include "table.h"
@@ -18,17 +18,17 @@
 #define DT_VERSION "unknown"
 #endif
 
-static void status_header(const struct ctl *ctl, const struct ctl_conn *c,
-			  const struct ctl_stats *st)
+static void status_header(const struct ctl *ctl, const struct dt_proto_hello_rep *hello,
+			  const struct dt_client_stats *st)
 {
 	char up[CTL_FMT_LEN];
 
-	printf("daxtrackd %s (protocol %u), pid %u, up %s, %u client%s\n", c->hello.software,
-	       c->hello.version, c->hello.pid, ctl_fmt_uptime(c->hello.uptime_ns / 1000000000, up),
-	       st->head.clients, st->head.clients == 1 ? "" : "s");
+	printf("daxtrackd %s (protocol %u), pid %u, up %s, %u client%s\n", hello->software,
+	       hello->version, hello->pid, ctl_fmt_uptime(hello->uptime_ns / 1000000000, up),
+	       st->total.clients, st->total.clients == 1 ? "" : "s");
 	printf("socket %s\n", ctl->socket);
 	printf("requests %" PRIu64 " (%" PRIu64 " errors), %" PRIu64 " clients since the start\n",
-	       st->head.requests, st->head.errors, st->head.clients_total);
+	       st->total.requests, st->total.errors, st->total.clients_total);
 }
 
 static void status_notes(const struct dt_proto_region *r, uint32_t n)
@@ -44,7 +44,8 @@ static void status_notes(const struct dt_proto_region *r, uint32_t n)
 	}
 }
 
-static int status_table(const struct dt_proto_region *r, uint32_t n, const struct ctl_stats *st)
+static int status_table(const struct dt_proto_region *r, uint32_t n,
+			const struct dt_client_stats *st)
 {
 	struct ctl_table t;
 	uint64_t size = 0, entries = 0, dirty = 0, dirty_bytes = 0;
@@ -55,7 +56,7 @@ static int status_table(const struct dt_proto_region *r, uint32_t n, const struc
 	err = ctl_table_add(&t, "NAME", "TYPE", "SIZE", "PMEM", "EADR", "PMD", "FLUSH",
 			    "ENTRIES", "DIRTY", "DIRTY_BYTES");
 	for (i = 0; i < n && !err; i++) {
-		const struct dt_proto_region_stats *rs = ctl_stats_find(st, r[i].id);
+		const struct dt_proto_region_stats *rs = dt_client_stats_region(st, r[i].id);
 		char sz[CTL_FMT_LEN], ent[CTL_FMT_LEN], dir[CTL_FMT_LEN], db[CTL_FMT_LEN];
 		uint64_t e = rs ? rs->entries : 0, d = rs ? rs->dirty : 0;
 		uint64_t b = rs ? rs->dirty_pages * DT_PROTO_PAGE_SIZE : 0;
@@ -79,9 +80,10 @@ static int status_table(const struct dt_proto_region *r, uint32_t n, const struc
 		printf("\n");
 		ctl_table_print(&t, stdout);
 		printf("\ntotal: %u region%s, %s, %" PRIu64 " entries, %" PRIu64
-		       " dirty (%s); %" PRIu64 " fsyncs, %s flushed\n", n, n == 1 ? "" : "s",
-		       ctl_fmt_size(size, sz), entries, dirty, ctl_fmt_size(dirty_bytes, db),
-		       st->head.fsyncs, ctl_fmt_size(st->head.bytes_flushed, fl));
+		       " dirty (%s); %" PRIu64 " fsyncs, %s flushed\n",
+		       n, n == 1 ? "" : "s", ctl_fmt_size(size, sz), entries, dirty,
+		       ctl_fmt_size(dirty_bytes, db), st->total.fsyncs,
+		       ctl_fmt_size(st->total.bytes_flushed, fl));
 	}
 	ctl_table_free(&t);
 	if (err)
@@ -93,8 +95,9 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
 	struct dt_proto_region *regions = NULL;
-	struct ctl_stats st = { 0 };
-	struct ctl_conn c;
+	struct dt_client_stats *st = NULL;
+	struct dt_proto_hello_rep hello;
+	struct dt_client *c;
 	uint32_t n = 0;
 	int opt, err, ret = CTL_EXIT_FAIL;
 
@@ -105,34 +108,36 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		return CTL_EXIT_USAGE;
 	if (ctl_connect(ctl, &c))
 		return CTL_EXIT_FAIL;
-	err = ctl_regions(&c, &regions, &n);
+	dt_client_daemon(c, &hello);
+	err = dt_client_regions(c, &regions, &n);
 	if (err) {
 		ctl_err("regions: %s", strerror(-err));
 		goto out;
 	}
-	err = ctl_stats(&c, DT_PROTO_ALL_REGIONS, &st);
+	err = dt_client_stats(c, DT_PROTO_ALL_REGIONS, &st);
 	if (err) {
 		ctl_err("stats: %s", strerror(-err));
 		goto out;
 	}
 	if (ctl->json) {
-		ret = ctl_json_print(ctl_json_status(&c.hello, ctl->socket, regions, n, &st), true);
+		ret = ctl_json_print(ctl_json_status(&hello, ctl->socket, regions, n, st), true);
 		goto out;
 	}
-	status_header(ctl, &c, &st);
+	status_header(ctl, &hello, st);
 	status_notes(regions, n);
-	ret = status_table(regions, n, &st);
+	ret = status_table(regions, n, st);
 out:
-	ctl_stats_free(&st);
+	free(st);
 	free(regions);
-	ctl_conn_close(&c);
+	dt_client_close(c);
 	return ret;
 }
 
 int cmd_version(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
-	struct ctl_conn c;
+	struct dt_proto_hello_rep hello;
+	struct dt_client *c;
 	int opt, err, ret = CTL_EXIT_OK;
 
 	opt = ctl_getopt(ctl, argc, argv, "", longopts);
@@ -140,18 +145,19 @@ int cmd_version(struct ctl *ctl, int argc, char **argv)
 		return opt == CTL_OPT_HELP ? CTL_EXIT_OK : CTL_EXIT_USAGE;
 	if (ctl_operands(ctl, argc, argv, 0, 0))
 		return CTL_EXIT_USAGE;
-	err = ctl_conn_open(&c, ctl->socket);
+	err = ctl_connect_quiet(ctl, &c);
+	if (!err)
+		dt_client_daemon(c, &hello);
 	if (ctl->json) {
-		ret = ctl_json_print(ctl_json_version(DT_VERSION, err ? NULL : &c.hello), true);
+		ret = ctl_json_print(ctl_json_version(DT_VERSION, err ? NULL : &hello), true);
 	} else {
 		printf("daxtrackctl %s\n", DT_VERSION);
 		if (err)
 			printf("daxtrackd: not answering (socket %s: %s)\n", ctl->socket,
 			       strerror(-err));
 		else
-			printf("daxtrackd %s (protocol %u)\n", c.hello.software, c.hello.version);
+			printf("daxtrackd %s (protocol %u)\n", hello.software, hello.version);
 	}
-	if (!err)
-		ctl_conn_close(&c);
+	dt_client_close(c);
 	return ret;
 }

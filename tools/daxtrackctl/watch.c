@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conn.h"
+#include "connect.h"
 #include "ctl.h"
 #include "json.h"
 #include "table.h"
@@ -55,15 +55,15 @@ static double per_second(uint64_t now, uint64_t before, uint64_t ms)
 	return ms && now >= before ? (double)(now - before) * 1000.0 / (double)ms : 0.0;
 }
 
-/* Rates of every region of @cur against @prev; @out has cur->head.count slots. */
-static void compute_rates(const struct ctl_stats *cur, const struct ctl_stats *prev,
+/* Rates of every region of @cur against @prev; @out has cur->count slots. */
+static void compute_rates(const struct dt_client_stats *cur, const struct dt_client_stats *prev,
 			  uint64_t ms, struct ctl_rates *out)
 {
 	uint32_t i;
 
-	for (i = 0; i < cur->head.count; i++) {
+	for (i = 0; i < cur->count; i++) {
 		const struct dt_proto_region_stats *r = &cur->regions[i];
-		const struct dt_proto_region_stats *p = ctl_stats_find(prev, r->id);
+		const struct dt_proto_region_stats *p = dt_client_stats_region(prev, r->id);
 
 		out[i].name = r->name;
 		out[i].dirty_entries = r->dirty;
@@ -97,16 +97,18 @@ static void watch_lines(const struct ctl_rates *r, uint32_t n)
 		       ctl_fmt_rate(r[i].flushed_bytes_per_second, fl), r[i].faults_per_second);
 }
 
-static void watch_screen(const struct watch_args *a, const struct ctl_conn *c,
-			 const struct ctl_rates *r, uint32_t n)
+static void watch_screen(const struct watch_args *a, struct dt_client *c, const struct ctl_rates *r,
+			 uint32_t n)
 {
+	struct dt_proto_hello_rep hello;
 	struct ctl_table t;
 	char now[16];
 	uint32_t i;
 
+	dt_client_daemon(c, &hello);
 	clock_text(now, sizeof(now));
 	printf("\033[H\033[2J");
-	printf("daxtrackd %s, %s, every %.1fs (Ctrl-C to stop)\n\n", c->hello.software, now,
+	printf("daxtrackd %s, %s, every %.1fs (Ctrl-C to stop)\n\n", hello.software, now,
 	       (double)a->interval_ms / 1000.0);
 	ctl_table_init(&t, 6);
 	ctl_table_add(&t, "NAME", "DIRTY", "DIRTY_BYTES", "FSYNCS/S", "FLUSHED/S", "FAULTS/S");
@@ -124,10 +126,11 @@ static void watch_screen(const struct watch_args *a, const struct ctl_conn *c,
 	ctl_table_free(&t);
 }
 
-static int watch_print(struct ctl *ctl, const struct watch_args *a, const struct ctl_conn *c,
-		       const struct ctl_stats *cur, const struct ctl_stats *prev, uint64_t ms)
+static int watch_print(struct ctl *ctl, const struct watch_args *a, struct dt_client *c,
+		       const struct dt_client_stats *cur, const struct dt_client_stats *prev,
+		       uint64_t ms)
 {
-	struct ctl_rates *rates = calloc(cur->head.count ? cur->head.count : 1, sizeof(*rates));
+	struct ctl_rates *rates = calloc(cur->count ? cur->count : 1, sizeof(*rates));
 	int ret = 0;
 
 	if (!rates) {
@@ -136,25 +139,24 @@ static int watch_print(struct ctl *ctl, const struct watch_args *a, const struct
 	}
 	compute_rates(cur, prev, ms, rates);
 	if (ctl->json)
-		ret = ctl_json_print(ctl_json_watch(now_ms(CLOCK_REALTIME), ms, rates,
-						    cur->head.count), false);
+		ret = ctl_json_print(ctl_json_watch(now_ms(CLOCK_REALTIME), ms, rates, cur->count),
+				     false);
 	else if (a->tty)
-		watch_screen(a, c, rates, cur->head.count);
+		watch_screen(a, c, rates, cur->count);
 	else
-		watch_lines(rates, cur->head.count);
+		watch_lines(rates, cur->count);
 	fflush(stdout);
 	free(rates);
 	return ret;
 }
 
-static int watch_loop(struct ctl *ctl, const struct watch_args *a, struct ctl_conn *c,
-		      uint32_t id)
+static int watch_loop(struct ctl *ctl, const struct watch_args *a, struct dt_client *c, uint32_t id)
 {
-	struct ctl_stats prev, cur;
+	struct dt_client_stats *prev, *cur;
 	uint64_t t0, t1, n;
 	int err, ret = 0;
 
-	err = ctl_stats(c, id, &prev);
+	err = dt_client_stats(c, id, &prev);
 	if (err) {
 		ctl_err("stats: %s", strerror(-err));
 		return CTL_EXIT_FAIL;
@@ -164,44 +166,44 @@ static int watch_loop(struct ctl *ctl, const struct watch_args *a, struct ctl_co
 		sleep_ms(a->interval_ms);
 		if (interrupted)
 			break;
-		err = ctl_stats(c, id, &cur);
+		err = dt_client_stats(c, id, &cur);
 		if (err) {
 			ctl_err("stats: %s", strerror(-err));
 			ret = CTL_EXIT_FAIL;
 			break;
 		}
 		t1 = now_ms(CLOCK_MONOTONIC);
-		ret = watch_print(ctl, a, c, &cur, &prev, t1 - t0);
-		ctl_stats_free(&prev);
+		ret = watch_print(ctl, a, c, cur, prev, t1 - t0);
+		free(prev);
 		prev = cur;
 		t0 = t1;
 		if (ret)
 			break;
 	}
-	ctl_stats_free(&prev);
+	free(prev);
 	return ret;
 }
 
 static int watch_run(struct ctl *ctl, struct watch_args *a)
 {
 	struct sigaction sa = { .sa_handler = on_sigint };
-	struct dt_proto_attach_rep att;
 	uint32_t id = DT_PROTO_ALL_REGIONS;
-	struct ctl_conn c;
+	struct ctl_region att;
+	struct dt_client *c;
 	int ret;
 
 	if (a->region) {
 		if (ctl_open_region(ctl, &c, a->region, &att))
 			return CTL_EXIT_FAIL;
-		id = att.region;
+		id = att.info.id;
 	} else if (ctl_connect(ctl, &c)) {
 		return CTL_EXIT_FAIL;
 	}
 	a->tty = !ctl->json && isatty(STDOUT_FILENO);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);	/* no SA_RESTART: wake the sleep */
-	ret = watch_loop(ctl, a, &c, id);
-	ctl_conn_close(&c);
+	ret = watch_loop(ctl, a, c, id);
+	dt_client_close(c);
 	return ret;
 }
 
