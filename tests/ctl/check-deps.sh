@@ -8,6 +8,7 @@
 # whose objects must not have been linked in).  Exit 77 (skip) without
 # binutils.
 set -u
+export LC_ALL=C
 
 prog=$1
 shift
