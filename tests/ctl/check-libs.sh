@@ -28,8 +28,10 @@ bad() {
 check_exports() {
 	nm -D --defined-only "$1" | awk '$2 != "A" { print $3 }' | sort > "$tmp/exports"
 	sed -n 's/^[[:space:]]*\(dt_[a-z0-9_]*\);.*/\1/p' "$2" | sort > "$tmp/sym"
-	sed 's/@@.*//' "$tmp/exports" | diff "$tmp/sym" - > "$tmp/diff" ||
-		bad "$(basename "$1"): exports differ from $(basename "$2"): $(grep '^[<>]' "$tmp/diff" | tr '\n' ' ')"
+	if ! sed 's/@@.*//' "$tmp/exports" | diff "$tmp/sym" - > "$tmp/diff"; then
+		bad "$(basename "$1"): exports differ from $(basename "$2"):" \
+			"$(grep '^[<>]' "$tmp/diff" | tr '\n' ' ')"
+	fi
 	for s in $(grep -v "@@$3\$" "$tmp/exports"); do
 		bad "$(basename "$1"): $s is not versioned $3"
 	done
@@ -47,7 +49,8 @@ readelf -d "$engine" | grep NEEDED | grep -q 'liburcu-memb' ||
 	bad "$(basename "$engine") does not need liburcu-memb"
 
 export PKG_CONFIG_PATH="$pcdir"
-req=$(pkg-config --print-requires libdaxtrack-client; pkg-config --print-requires-private libdaxtrack-client)
+req=$(pkg-config --print-requires libdaxtrack-client
+	pkg-config --print-requires-private libdaxtrack-client)
 [ -z "$req" ] || bad "libdaxtrack-client.pc requires $req"
 libs=$(pkg-config --libs libdaxtrack-client) || bad "pkg-config libdaxtrack-client failed"
 case " $libs " in
