@@ -141,23 +141,63 @@ int dt_region_flush_all(struct dt_region *r)
 	}
 }
 
+int (*dt_region_deep_drain)(const void *addr, size_t len) = pmem_deep_drain;
+
+/*
+ * ndctl_region_deep_flush() of the matched namespace's region, after a drain
+ * (the sysfs write must come after the writeback's flushes reached the
+ * queues).  The read lock keeps the scan (its libndctl region) alive across
+ * a rescan.
+ */
+static int deep_flush_ndctl(struct dt_region *r)
+{
+	int ret = -ENODEV;
+
+	if (r->flush_path == DT_FLUSH_PATH_MSYNC)
+		return -EOPNOTSUPP; /* the page cache: only msync(2) writes it */
+	pmem_drain();
+	pthread_rwlock_rdlock(&r->ns_lock);
+	if (r->nd && r->ns_index >= 0)
+		ret = dt_ndctl_deep_flush(r->nd, (unsigned)r->ns_index);
+	pthread_rwlock_unlock(&r->ns_lock);
+	return ret;
+}
+
+/*
+ * libpmem's pmem_deep_drain(): for its device-DAX mapping a drain and a write
+ * of the region's deep_flush file (ENOTSUP without one), for anything else
+ * pmem_msync() (on fsdax the file system's fsync, which ends in the pmem
+ * driver's flush of the write queues).  Not pmem_deep_flush(): that only
+ * writes cache lines back.
+ */
+static int deep_flush_pmem(struct dt_region *r, uint64_t off, uint64_t len)
+{
+	int (*drain)(const void *, size_t) =
+		__atomic_load_n(&dt_region_deep_drain, __ATOMIC_RELAXED);
+
+	errno = 0;
+	if (!drain((char *)r->addr + off, len))
+		return 0;
+	return errno ? -errno : -EIO;
+}
+
 int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len)
 {
-	int ret = -EOPNOTSUPP;
+	int ret;
 
 	if (off > r->size || len > r->size - off)
 		return -ERANGE;
 	count(&r->counters.deep_flushes, 1);
 	note(r, DT_FLUSH_EV_DEEP, off, len);
-	if (r->flush_path == DT_FLUSH_PATH_MSYNC)
-		return len && pmem_msync((char *)r->addr + off, len) ? -errno : 0;
-	/* The read lock keeps the scan (its libndctl region) alive across a rescan. */
-	pthread_rwlock_rdlock(&r->ns_lock);
-	if (r->nd && r->ns_index >= 0)
-		ret = dt_ndctl_deep_flush(r->nd, (unsigned)r->ns_index);
-	pthread_rwlock_unlock(&r->ns_lock);
-	if (ret != -EOPNOTSUPP)
-		return ret;
-	pmem_deep_flush((char *)r->addr + off, len);
-	return 0;
+	if (!deep_flush_ndctl(r)) {
+		count(&r->counters.deep_flush_ndctl, 1);
+		return 0;
+	}
+	ret = deep_flush_pmem(r, off, len);
+	if (!ret) {
+		count(&r->counters.deep_flush_pmem, 1);
+		return 0;
+	}
+	count(&r->counters.deep_flush_failed, 1);
+	return ret;
 }

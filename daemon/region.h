@@ -91,6 +91,9 @@ enum dt_flush_event {
  * @deep_flushes: dt_region_deep_flush() calls.
  * @flush_errors: Failed pmem_msync() calls.
  * @bad_hits: dt_region_find_bad() calls that found a bad block.
+ * @deep_flush_ndctl: Deep flushes done by ndctl_region_deep_flush().
+ * @deep_flush_pmem: Deep flushes done by libpmem's pmem_deep_drain().
+ * @deep_flush_failed: Deep flushes that neither could do (an error).
  */
 struct dt_region_counters {
 	uint64_t flushes;
@@ -100,6 +103,9 @@ struct dt_region_counters {
 	uint64_t deep_flushes;
 	uint64_t flush_errors;
 	uint64_t bad_hits;
+	uint64_t deep_flush_ndctl;
+	uint64_t deep_flush_pmem;
+	uint64_t deep_flush_failed;
 };
 
 struct dt_extent;
@@ -182,6 +188,13 @@ struct dt_region {
  */
 extern void (*dt_region_flush_hook)(struct dt_region *r, enum dt_flush_event ev,
 				    uint64_t off, uint64_t len);
+
+/**
+ * dt_region_deep_drain - Test hook: what dt_region_deep_flush() calls when
+ * libndctl did not flush: pmem_deep_drain() (the default) or a stand-in with
+ * its contract (0, or -1 with errno set).  Set it while no deep flush runs.
+ */
+extern int (*dt_region_deep_drain)(const void *addr, size_t len);
 
 /**
  * dt_region_open() - Open, create if needed, and map a region.
@@ -274,16 +287,22 @@ int dt_region_flush_all(struct dt_region *r);
  * @off: First byte.
  * @len: Bytes.
  *
- * Called after the range's dirty entries were written back.  With a
- * matching namespace (dt_region_set_namespace()) this is
- * ndctl_region_deep_flush() of its region; otherwise, or when that region has
- * no deep_flush control, pmem_deep_flush() of the range (which finds the
- * region itself where it can, and is flush + drain where there is no
- * control); on the MSYNC path,
- * which has no such queue, pmem_msync() of the range.
+ * Called after the range's dirty entries were written back (flushed and
+ * drained).  Ends with the region's deep flush, the first of these that
+ * works, each counted in @r->counters:
+ *
+ *   deep_flush_ndctl   (pmem and fence paths, with a matching namespace:
+ *                      dt_region_set_namespace()) a drain, then
+ *                      ndctl_region_deep_flush() of its region;
+ *   deep_flush_pmem    libpmem's pmem_deep_drain() of the range: for a
+ *                      device-DAX mapping a drain and a write of the region's
+ *                      deep_flush file, for anything else pmem_msync() (a
+ *                      file system's fsync, which on fsdax flushes the queues);
+ *   deep_flush_failed  neither: the error is returned, never a silent success.
  *
  * Context: Any thread.
- * Return: 0; -ERANGE for a range past the end; a negative errno.
+ * Return: 0; -ERANGE for a range past the end; pmem_deep_drain()'s negative
+ * errno (-ENOTSUP: a device-DAX region without a deep_flush control).
  */
 int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len);
 

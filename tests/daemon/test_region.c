@@ -15,6 +15,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <libpmem.h>
 #include <urcu/urcu-memb.h>
 
 #include "dt_test.h"
@@ -170,6 +171,57 @@ static void check_geometry(struct dt_region *r, bool tmpfs)
 	close(fd);
 }
 
+static const void *drain_addr;
+static size_t drain_len;
+static int drain_errno;
+
+static int fake_deep_drain(const void *addr, size_t len)
+{
+	drain_addr = addr;
+	drain_len = len;
+	if (!drain_errno)
+		return 0;
+	errno = drain_errno;
+	return -1;
+}
+
+/*
+ * Which mechanism ended a deep flush, in the counters: without a namespace
+ * (this machine) libpmem's pmem_deep_drain() of the range, on every flush
+ * path, not pmem_deep_flush() (cache lines only, no drain, no error); when
+ * it fails, the error and deep_flush_failed.
+ */
+static void test_deep_mechanisms(struct dt_region *r)
+{
+	enum dt_flush_path saved = r->flush_path;
+	struct dt_region_counters c0 = r->counters;
+
+	dt_test_ctx("deep flush: which mechanism (%s)", r->geometry);
+	CHECK_EQ(dt_region_deep_flush(r, 0, r->size), 0);
+	CHECK_EQ(r->counters.deep_flush_pmem, c0.deep_flush_pmem + 1);
+	CHECK_EQ(r->counters.deep_flush_ndctl, 0);
+	dt_region_deep_drain = fake_deep_drain;
+	for (r->flush_path = DT_FLUSH_PATH_PMEM; r->flush_path <= DT_FLUSH_PATH_MSYNC;
+	     r->flush_path++) {
+		drain_addr = NULL;
+		CHECK_EQ(dt_region_deep_flush(r, PG, 3 * PG), 0);
+		CHECK(drain_addr == (char *)r->addr + PG);
+		CHECK_EQ(drain_len, 3 * PG);
+	}
+	r->flush_path = saved;
+	CHECK_EQ(r->counters.deep_flush_pmem, c0.deep_flush_pmem + 4);
+	drain_errno = ENOTSUP;
+	CHECK_EQ(dt_region_deep_flush(r, 0, PG), -ENOTSUP);
+	drain_errno = EIO;
+	CHECK_EQ(dt_region_deep_flush(r, 0, PG), -EIO);
+	drain_errno = 0;
+	CHECK_EQ(r->counters.deep_flush_failed, c0.deep_flush_failed + 2);
+	CHECK_EQ(r->counters.deep_flush_pmem, c0.deep_flush_pmem + 4);
+	CHECK_EQ(r->counters.deep_flush_ndctl, 0);
+	CHECK_EQ(r->counters.deep_flushes, c0.deep_flushes + 6);
+	dt_region_deep_drain = pmem_deep_drain;
+}
+
 static void test_flush_ops(struct dt_region *r)
 {
 	struct dt_writeback_report rep;
@@ -267,6 +319,7 @@ static void test_flush_ops(struct dt_region *r)
 	CHECK_EQ(r->counters.full_flushes, 1);
 	CHECK_EQ(r->counters.deep_flushes, 1);
 	dt_region_flush_hook = NULL;
+	test_deep_mechanisms(r);
 
 	dt_test_ctx("flush ops table");
 	CHECK(dt_region_flush_ops(r)->flush != NULL);
@@ -279,6 +332,20 @@ static void test_flush_ops(struct dt_region *r)
 	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_DAX), DT_NS_MATCH_DAX);
 	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_BLOCK), DT_NS_MATCH_BLOCK);
 	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_PARTITION), DT_NS_MATCH_PARTITION);
+}
+
+/* A matched namespace whose deep flush fails (no libndctl region): libpmem's. */
+static void test_deep_fallback(struct dt_region *r)
+{
+	enum dt_flush_path saved = r->flush_path;
+	struct dt_region_counters c0 = r->counters;
+
+	r->flush_path = DT_FLUSH_PATH_PMEM;
+	CHECK_EQ(dt_region_deep_flush(r, 0, PG), 0);
+	r->flush_path = saved;
+	CHECK_EQ(r->counters.deep_flush_pmem, c0.deep_flush_pmem + 1);
+	CHECK_EQ(r->counters.deep_flush_ndctl, c0.deep_flush_ndctl);
+	CHECK_EQ(r->counters.deep_flush_failed, c0.deep_flush_failed);
 }
 
 /*
@@ -325,6 +392,7 @@ static void test_fake_namespace(struct dt_region *r)
 	CHECK(dt_region_range_bad(r, 5 * PG, 513));
 	CHECK(!dt_region_range_bad(r, 6 * PG, 3 * PG));
 	CHECK_EQ(dt_ndctl_deep_flush(nd, 0), -ENOENT);
+	test_deep_fallback(r);
 	CHECK_EQ(dt_region_set_namespace(r, NULL), -ENOENT);
 	CHECK_EQ(r->nbad, 0);
 	dt_ndctl_free(nd);

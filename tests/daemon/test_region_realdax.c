@@ -49,6 +49,32 @@ static void describe(const struct dt_region *r)
 	       r->nbad, r->addr);
 }
 
+/*
+ * The deep flush ends with the namespace region's deep_flush control through
+ * libndctl when it has one (root, emulated NVDIMMs included), else with
+ * libpmem's pmem_deep_drain(); counted per mechanism, never silently skipped.
+ */
+static void check_deep_flush(struct dt_region *r, bool has_control)
+{
+	struct dt_region_counters c0 = r->counters;
+
+	CHECK_EQ(dt_region_deep_flush(r, 0, 2 * MiB), 0);
+	printf("  deep flush: control %d, ndctl %llu, pmem %llu, failed %llu\n", has_control,
+	       (unsigned long long)(r->counters.deep_flush_ndctl - c0.deep_flush_ndctl),
+	       (unsigned long long)(r->counters.deep_flush_pmem - c0.deep_flush_pmem),
+	       (unsigned long long)(r->counters.deep_flush_failed - c0.deep_flush_failed));
+	CHECK_EQ(r->counters.deep_flush_ndctl, c0.deep_flush_ndctl + has_control);
+	CHECK_EQ(r->counters.deep_flush_pmem, c0.deep_flush_pmem + !has_control);
+	CHECK_EQ(r->counters.deep_flush_failed, c0.deep_flush_failed);
+
+	/* Without the namespace: libpmem's deep drain (devdax: the sysfs file too). */
+	CHECK_EQ(dt_region_set_namespace(r, NULL), -ENOENT);
+	c0 = r->counters;
+	CHECK_EQ(dt_region_deep_flush(r, 0, 2 * MiB), 0);
+	CHECK_EQ(r->counters.deep_flush_pmem, c0.deep_flush_pmem + 1);
+	CHECK_EQ(r->counters.deep_flush_ndctl, c0.deep_flush_ndctl);
+}
+
 static void exercise(struct dt_region *r, struct dt_ndctl *nd, enum dt_ns_mode mode)
 {
 	struct dt_fault f;
@@ -96,7 +122,7 @@ static void exercise(struct dt_region *r, struct dt_ndctl *nd, enum dt_ns_mode m
 	dt_region_flush_hook = NULL;
 	nflush = ndrain = 0;
 	CHECK_EQ(dt_region_flush_all(r), 0);
-	CHECK_EQ(dt_region_deep_flush(r, 0, 2 * MiB), 0);
+	check_deep_flush(r, idx >= 0 && nd->ns[idx].deep_flush);
 }
 
 int main(void)
