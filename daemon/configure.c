@@ -104,6 +104,23 @@ void log_badblocks(const struct dt_region *r)
 		       r->nbad - LOG_BAD_MAX);
 }
 
+/* A file on a DAX file system whose first stores would each commit the journal. */
+static void log_unwritten(const struct dt_region *r)
+{
+	char holes[32], unwritten[32];
+
+	if (!r->fs_dax || (!r->blocks.hole_bytes && !r->blocks.unwritten_bytes))
+		return;
+	fmt_size(holes, sizeof(holes), r->blocks.hole_bytes);
+	fmt_size(unwritten, sizeof(unwritten), r->blocks.unwritten_bytes);
+	dt_log(LOG_WARNING,
+	       "region \"%s\": %s: holes %s, unwritten (fallocated) extents %s: on "
+	       "a DAX file system the first store to each of their blocks commits the file "
+	       "system's journal before the page fault returns (write the file in full once, "
+	       "e.g. cp --sparse=never to a new file while the daemon is stopped)",
+	       r->name, r->path, holes, unwritten);
+}
+
 static void log_region(const struct dt_region *r)
 {
 	char size[32], ns[160];
@@ -119,6 +136,7 @@ static void log_region(const struct dt_region *r)
 		dt_log(LOG_NOTICE, "region \"%s\": %s: not persistent memory: flushing with msync",
 		       r->name, r->path);
 	log_badblocks(r);
+	log_unwritten(r);
 }
 
 /* The --inject-badblock ranges of a region (testing). */

@@ -22,12 +22,15 @@
 
 #include <libpmem.h>
 
+#include "log.h"
 #include "region.h"
 #include "region-internal.h"
 
 #define PAGE_SIZE_4K	4096ULL
 #define PMD_SIZE_2M	(2ULL << 20)
 #define FIEMAP_BATCH	256
+#define FILL_CHUNK	(2ULL << 20)
+#define FILL_STEP	(256ULL << 20)
 
 static void region_err(const char *name, const char *path, char *err, size_t errlen,
 		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -78,12 +81,23 @@ static int add_extent(struct dt_extent **tab, unsigned *n, unsigned *cap,
 			    FIEMAP_EXTENT_NOT_ALIGNED | FIEMAP_EXTENT_DATA_INLINE | \
 			    FIEMAP_EXTENT_DATA_TAIL)
 
+/* Bytes of extent @fe inside [0, @size). */
+static uint64_t bytes_inside(const struct fiemap_extent *fe, uint64_t size)
+{
+	if (fe->fe_logical >= size)
+		return 0;
+	return fe->fe_length < size - fe->fe_logical ? fe->fe_length : size - fe->fe_logical;
+}
+
 /*
- * Read the file's extents.  Return 0 with the table, -EOPNOTSUPP when the
+ * Read the file's extents.  Return 0 with the table (and, if @use is not
+ * NULL, the bytes in holes and in unwritten extents), -EOPNOTSUPP when the
  * file system cannot tell physical addresses (then: linear), or -ENOMEM.
  */
-static int read_extents(int fd, uint64_t size, struct dt_extent **out, unsigned *nout)
+static int read_extents(int fd, uint64_t size, struct dt_extent **out, unsigned *nout,
+			struct dt_region_blocks *use)
 {
+	uint64_t mapped = 0, unwritten = 0;
 	size_t fmlen = sizeof(struct fiemap) + FIEMAP_BATCH * sizeof(struct fiemap_extent);
 	struct dt_extent *tab = NULL;
 	unsigned n = 0, cap = 0, i;
@@ -114,6 +128,9 @@ static int read_extents(int fd, uint64_t size, struct dt_extent **out, unsigned 
 				ret = -EOPNOTSUPP;
 			else
 				ret = add_extent(&tab, &n, &cap, fe);
+			mapped += bytes_inside(fe, size);
+			if (fe->fe_flags & FIEMAP_EXTENT_UNWRITTEN)
+				unwritten += bytes_inside(fe, size);
 			last = fe->fe_flags & FIEMAP_EXTENT_LAST;
 			start = fe->fe_logical + fe->fe_length;
 		}
@@ -127,6 +144,10 @@ static int read_extents(int fd, uint64_t size, struct dt_extent **out, unsigned 
 	}
 	*out = tab;
 	*nout = n;
+	if (use) {
+		use->hole_bytes = size > mapped ? size - mapped : 0;
+		use->unwritten_bytes = unwritten;
+	}
 	return 0;
 }
 
@@ -135,7 +156,7 @@ static int refresh_extents(struct dt_region *r)
 {
 	struct dt_extent *tab = NULL, *old;
 	unsigned n = 0;
-	int ret = read_extents(r->fd, r->size, &tab, &n);
+	int ret = read_extents(r->fd, r->size, &tab, &n, NULL);
 
 	if (ret)
 		return ret;
@@ -270,6 +291,50 @@ static int sync_new_file(int fd, const char *path)
 	return ret;
 }
 
+/* statx(2)'s STATX_ATTR_DAX: the file is accessed directly (kernel >= 5.8). */
+static bool is_fs_dax(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx))
+		return false;
+	return stx.stx_attributes_mask & stx.stx_attributes & STATX_ATTR_DAX;
+}
+
+/* A progress line per tenth of a big file (at most one per FILL_STEP). */
+static void fill_progress(const struct dt_region *r, uint64_t done, uint64_t size)
+{
+	dt_log(LOG_INFO, "region \"%s\": %s: writing zeroes: %llu of %llu MiB (%llu%%)", r->name,
+	       r->path, (unsigned long long)(done >> 20), (unsigned long long)(size >> 20),
+	       (unsigned long long)(done * 100 / size));
+}
+
+int dt_region_fill_zeroes(const struct dt_region *r, int fd, uint64_t size)
+{
+	uint64_t step = size / 10 > FILL_STEP ? size / 10 : FILL_STEP, next = step, off = 0;
+	char *zero = calloc(1, FILL_CHUNK);
+	ssize_t n;
+
+	if (!zero)
+		return -ENOMEM;
+	if (size >= FILL_STEP)
+		fill_progress(r, 0, size);
+	while (off < size) {
+		n = pwrite(fd, zero, size - off < FILL_CHUNK ? size - off : FILL_CHUNK, (off_t)off);
+		if (n <= 0) {
+			free(zero);
+			return n < 0 ? -errno : -EIO;
+		}
+		off += (uint64_t)n;
+		if (off >= next || (off == size && size >= FILL_STEP)) {
+			fill_progress(r, off, size);
+			next = off + step;
+		}
+	}
+	free(zero);
+	return 0;
+}
+
 /* Undo a creation: remove the name only while it is still the file we made. */
 static void unlink_created(int fd, const char *path)
 {
@@ -312,6 +377,14 @@ static int create_file(struct dt_region *r, const struct dt_config_region *cr, c
 		return -ret;
 	}
 	r->created = true;
+	if (is_fs_dax(fd)) {
+		ret = dt_region_fill_zeroes(r, fd, cr->size);
+		if (ret) {
+			rerr(r, err, errlen, "write zeroes: %s", strerror(-ret));
+			unlink_created(fd, cr->path);
+			return ret;
+		}
+	}
 	ret = sync_new_file(fd, cr->path);
 	if (ret) {
 		rerr(r, err, errlen, "fsync: %s", strerror(-ret));
@@ -358,6 +431,7 @@ static int check_target(struct dt_region *r, const struct dt_config_region *cr, 
 	}
 	r->st_dev = st.st_dev;
 	r->st_ino = st.st_ino;
+	r->fs_dax = is_fs_dax(r->fd);
 	if (S_ISCHR(st.st_mode)) {
 		r->devdax = true;
 		r->st_rdev = st.st_rdev;
@@ -433,7 +507,7 @@ static int setup_geometry(struct dt_region *r, char *err, size_t errlen)
 
 	r->fiemap = false;
 	if (!r->devdax) {
-		ret = read_extents(r->fd, r->size, &r->extents, &r->nextents);
+		ret = read_extents(r->fd, r->size, &r->extents, &r->nextents, &r->blocks);
 		r->fiemap = !ret;
 		if (ret == -EOPNOTSUPP)
 			ret = 0;

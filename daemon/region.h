@@ -108,6 +108,20 @@ struct dt_region_counters {
 	uint64_t deep_flush_failed;
 };
 
+/**
+ * struct dt_region_blocks - How much of a file has no written blocks (FIEMAP
+ * at open; both 0 for a device, or when the file system has no FIEMAP).
+ * @hole_bytes: Bytes in holes.
+ * @unwritten_bytes: Bytes in unwritten (fallocated) extents.
+ *
+ * With MAP_SYNC (a DAX file system), the first store to each such block
+ * commits the file system's journal before its page fault returns.
+ */
+struct dt_region_blocks {
+	uint64_t hole_bytes;
+	uint64_t unwritten_bytes;
+};
+
 struct dt_extent;
 
 /**
@@ -120,6 +134,8 @@ struct dt_extent;
  * @npages: @size / 4KiB.
  * @devdax: A device-DAX character device, else a regular file.
  * @created: dt_region_open() created the file.
+ * @fs_dax: A file on a DAX file system (statx(2) STATX_ATTR_DAX).
+ * @blocks: Its holes and unwritten extents at open.
  * @is_pmem: pmem_is_pmem() of the whole mapping.
  * @has_eadr: pmem_has_auto_flush() == 1.
  * @pmd_capable: 2MiB entries possible (see above).
@@ -150,6 +166,8 @@ struct dt_region {
 	uint64_t npages;
 	bool devdax;
 	bool created;
+	bool fs_dax;
+	struct dt_region_blocks blocks;
 	bool is_pmem;
 	bool has_eadr;
 	bool pmd_capable;
@@ -205,7 +223,9 @@ extern int (*dt_region_deep_drain)(const void *addr, size_t len);
  *
  * The path is opened with O_NOFOLLOW (a symbolic link is refused).  A
  * missing file is created (O_CREAT|O_EXCL, mode 0600) at @cr->size when
- * @cr->create is set, and the size is allocated with posix_fallocate().  An
+ * @cr->create is set, and the size is allocated with posix_fallocate(); on a
+ * DAX file system it is then written with zeroes (dt_region_fill_zeroes()),
+ * so that no client's first store to a block commits the journal.  An
  * existing file must be a non-empty multiple of 4KiB and, if @cr->size is
  * set, of that size.  A character device must be device DAX; it is mapped
  * whole, and @cr->size, if set, must be its size.  The mapping is made by
@@ -221,6 +241,22 @@ extern int (*dt_region_deep_drain)(const void *addr, size_t len);
  */
 int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, char *err,
 		   size_t errlen);
+
+/**
+ * dt_region_fill_zeroes() - Write zeroes over a new region file.
+ * @r: The region being opened (its name and path for the log).
+ * @fd: The file, open for writing.
+ * @size: Bytes to write from offset 0.
+ *
+ * Turns holes and unwritten extents into written blocks.  For 256 MiB or
+ * more it logs a progress line (LOG_INFO) at the start, every tenth (at most
+ * one per 256 MiB) and at the end.  Does not fsync.
+ *
+ * Context: The daemon's main thread; allocates 2 MiB.
+ * Return: 0, -ENOMEM, or pwrite(2)'s negative errno (-EIO for a short write
+ * of nothing).
+ */
+int dt_region_fill_zeroes(const struct dt_region *r, int fd, uint64_t size);
 
 /**
  * dt_region_close() - Unmap and free a region.

@@ -515,6 +515,76 @@ static void test_small_region(void)
 	dt_region_close(r);
 }
 
+/* Open @path as a region and return what FIEMAP told of its blocks. */
+static struct dt_region_blocks blocks_of(const char *path, bool *ok)
+{
+	struct dt_config_region cr = conf("b", path, 0, false);
+	struct dt_region_blocks b = { ~0ULL, ~0ULL };
+	struct dt_region *r = NULL;
+	char err[512];
+
+	*ok = !dt_region_open(&cr, &r, err, sizeof(err));
+	if (!*ok) {
+		fprintf(stderr, "     %s\n", err);
+		return b;
+	}
+	CHECK(!r->fs_dax); /* no DAX file system on this machine */
+	b = r->blocks;
+	dt_region_close(r);
+	return b;
+}
+
+static int new_file(const char *path, uint64_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0 && !ftruncate(fd, (off_t)size));
+	return fd;
+}
+
+/*
+ * Holes and unwritten extents, which cost a journal commit per first store
+ * on a DAX file system: a sparse, a half-written, a fallocated file, the
+ * fallocated one once dt_region_fill_zeroes() wrote it, and a written file.
+ * A tmpfs has no FIEMAP: all 0.
+ */
+static void test_block_use(const char *base, bool tmpfs)
+{
+	static char buf[MiB];
+	struct dt_region_blocks b;
+	struct dt_region r0 = { .name = "b" };
+	char path[PATH_MAX];
+	bool ok;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/blocks.pool", base);
+	dt_test_ctx("holes and unwritten extents (%s)", tmpfs ? "tmpfs" : "FIEMAP");
+	close(new_file(path, 4 * MiB));
+	b = blocks_of(path, &ok);
+	CHECK(ok && b.hole_bytes == (tmpfs ? 0 : 4 * MiB) && b.unwritten_bytes == 0);
+
+	fd = new_file(path, 4 * MiB);
+	memset(buf, 0x11, sizeof(buf));
+	CHECK_EQ(pwrite(fd, buf, MiB, 0), (ssize_t)MiB);
+	CHECK(!fsync(fd));
+	close(fd);
+	b = blocks_of(path, &ok);
+	CHECK(ok && b.hole_bytes == (tmpfs ? 0 : 3 * MiB) && b.unwritten_bytes == 0);
+
+	fd = new_file(path, 4 * MiB);
+	CHECK_EQ(posix_fallocate(fd, 0, 4 * MiB), 0);
+	b = blocks_of(path, &ok);
+	CHECK(ok && b.hole_bytes == 0 && b.unwritten_bytes == (tmpfs ? 0 : 4 * MiB));
+	CHECK_EQ(dt_region_fill_zeroes(&r0, fd, 4 * MiB), 0);
+	CHECK(!fsync(fd));
+	b = blocks_of(path, &ok);
+	CHECK(ok && b.hole_bytes == 0 && b.unwritten_bytes == 0);
+	CHECK_EQ(pread(fd, buf, MiB, 3 * MiB), (ssize_t)MiB);
+	CHECK(buf[0] == 0 && buf[MiB - 1] == 0);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	struct statfs sfs;
@@ -526,6 +596,7 @@ int main(void)
 	test_refusals();
 	test_file_region(tmp_dir, !statfs(tmp_dir, &sfs) && sfs.f_type == TMPFS_MAGIC);
 	test_small_region();
+	test_block_use(tmp_dir, !statfs(tmp_dir, &sfs) && sfs.f_type == TMPFS_MAGIC);
 
 	/* a tmpfs: no FIEMAP, linear geometry */
 	snprintf(shm, sizeof(shm), "/dev/shm/dt-region-XXXXXX");
@@ -535,6 +606,7 @@ int main(void)
 	}
 	CHECK(!statfs(shm, &sfs) && sfs.f_type == TMPFS_MAGIC);
 	test_file_region(shm, true);
+	test_block_use(shm, true);
 	rmdir(shm);
 
 	tmp_cleanup();
