@@ -13,6 +13,9 @@
 # guest, from the repository root:
 #   test_realdax_daemon  daxtrackd + the client library on both regions
 #   test_region_realdax  the daemon's region layer on both (tests/daemon)
+#   first_touch          figures only: the first-store cost per page of a
+#                        sparse, a fallocated and a written MAP_SYNC file
+#                        (printed as "realdax: first-touch: ...", not counted)
 # Their full output goes to BUILD_DIR/realdax-logs/; their closing lines
 # are printed, as "realdax: PROG: N passed, N failed", and the last line is
 # "realdax: N passed, N failed" (the sum; a program that dies without its
@@ -24,6 +27,7 @@
 # every check passed; 1 otherwise; 2 for a usage error.
 #
 # Environment: DT_REALDAX_TIMEOUT (seconds for boot + tests, default 420),
+# DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default 15),
 # DT_DAX_VM_RUN (the run script, default ../shared/dax-vm/run).
 set -uo pipefail
 
@@ -31,10 +35,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
 VM_RUN=${DT_DAX_VM_RUN:-../shared/dax-vm/run}
 TIMEOUT=${DT_REALDAX_TIMEOUT:-420}
+FIRST_TOUCH_SECS=${DT_FIRST_TOUCH_SECS:-15}
 
 usage()
 {
-	sed -n '4,26s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '4,31s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 # fail_summary REASON: one plain line, the summary, exit 1.
@@ -59,7 +64,8 @@ if grep -qs -- '-march=native' "$BUILD_ABS/build.ninja"; then
 	fail_summary "$BUILD is built with -march=native (the TCG guest lacks AVX-512): reconfigure"
 fi
 
-TARGETS=(daemon/daxtrackd tests/realdax/test_realdax_daemon tests/daemon/test_region_realdax)
+TARGETS=(daemon/daxtrackd tests/realdax/test_realdax_daemon tests/daemon/test_region_realdax
+	tests/realdax/first_touch)
 if ! ninja -C "$BUILD_ABS" "${TARGETS[@]}" >"$BUILD_ABS/realdax-build.log" 2>&1; then
 	tail -n 30 "$BUILD_ABS/realdax-build.log"
 	fail_summary "building ${TARGETS[*]} in $BUILD failed"
@@ -105,6 +111,8 @@ step() {
 }
 step test_realdax_daemon "$b/tests/realdax/test_realdax_daemon" "$b/daemon/daxtrackd"
 step test_region_realdax "$b/tests/daemon/test_region_realdax"
+"$b/tests/realdax/first_touch" -t "$4" "$DAX_VM_FSDAX_DIR" >"$out/first_touch.log" 2>&1
+grep "^first-touch:" "$out/first_touch.log"
 echo "realdax-guest: done"
 exit $all
 '
@@ -114,11 +122,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 t0=$SECONDS
 bash "$VM_RUN" "${VM_ARGS[@]}" -- sh -c "$GUEST" realdax-guest "$REPO" "$BUILD_ABS" "$OUT" \
+	"$FIRST_TOUCH_SECS" \
 	>"$tmp/out" 2>"$tmp/err" </dev/null
 vm_rc=$?
 wall=$((SECONDS - t0))
 
 grep -E '^dax-vm: ' "$tmp/err" | sed 's/^/realdax: /'
+grep -E '^first-touch: ' "$tmp/out" | sed 's/^/realdax: /'
 
 if ! grep -q '^realdax-guest: start$' "$tmp/out"; then
 	if grep -qv '^dax-vm: ' "$tmp/err"; then
