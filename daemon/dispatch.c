@@ -147,6 +147,8 @@ static uint32_t region_flags(const struct srv_region *sr)
 		f |= DT_REGION_DEFAULT;
 	if (nbad)
 		f |= DT_REGION_BADBLOCKS;
+	if (r->fs_dax && (r->blocks.hole_bytes || r->blocks.unwritten_bytes))
+		f |= DT_REGION_SPARSE;
 	return f;
 }
 

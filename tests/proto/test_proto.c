@@ -884,7 +884,7 @@ static void test_var_replies(void)
 	regions[0].flush = 4;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 	regions[0].flush = DT_FLUSH_FENCE;
-	regions[0].flags = 1U << 6;
+	regions[0].flags = DT_REGION_FLAGS_ALL + 1;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 	regions[0].flags = 0;
 	memset(regions[0].path, '/', sizeof(regions[0].path));

@@ -156,7 +156,8 @@ enum dt_proto_op {
 #define DT_REGION_DEVDAX	(1U << 3)	/* a device-DAX character device */
 #define DT_REGION_DEFAULT	(1U << 4)	/* the embedded default region */
 #define DT_REGION_BADBLOCKS	(1U << 5)	/* overlaps known bad blocks */
-#define DT_REGION_FLAGS_ALL	0x3fU
+#define DT_REGION_SPARSE	(1U << 6)	/* DAX file with holes or unwritten extents */
+#define DT_REGION_FLAGS_ALL	0x7fU
 
 /* The flush path a region uses. */
 enum dt_proto_flush {
