@@ -82,6 +82,7 @@ struct json_object *ctl_json_region(const struct dt_proto_region *r)
 				json_object_new_string(dt_proto_ns_mode_name(r->ns_mode)) : NULL);
 	add_u64(o, "dev_major", r->dev_major);
 	add_u64(o, "dev_minor", r->dev_minor);
+	add_bool(o, "sparse", r->flags & DT_REGION_SPARSE);
 	return o;
 }
 

@@ -67,6 +67,11 @@ static int regions_table(const struct dt_proto_region *r, uint32_t n)
 	ctl_table_free(&t);
 	if (err)
 		ctl_err("out of memory");
+	for (i = 0; i < n && !err; i++)
+		if (r[i].flags & DT_REGION_SPARSE)
+			printf("%s: sparse: holes or unwritten extents on a DAX file system: the first "
+			       "store to each of their blocks commits the file system's journal\n",
+			       r[i].name);
 	return err ? CTL_EXIT_FAIL : 0;
 }
 
