@@ -238,6 +238,9 @@ static void region_stats(const struct srv_region *sr, struct dt_proto_region_sta
 	o->badblocks = ni.nbad;
 	o->bad_bytes = ni.bad_bytes;
 	o->bad_hits = __atomic_load_n(&sr->r->counters.bad_hits, __ATOMIC_RELAXED);
+	o->deep_flush_ndctl = __atomic_load_n(&sr->r->counters.deep_flush_ndctl, __ATOMIC_RELAXED);
+	o->deep_flush_pmem = __atomic_load_n(&sr->r->counters.deep_flush_pmem, __ATOMIC_RELAXED);
+	o->deep_flush_failed = __atomic_load_n(&sr->r->counters.deep_flush_failed, __ATOMIC_RELAXED);
 	dt_iter_init(&it, 0);
 	while (dt_tree_next_tagged(t, &it, sr->r->npages - 1, DT_TAG_DIRTY))
 		o->dirty_pages += 1ULL << it.order;

@@ -144,6 +144,9 @@ static void enc_rstats(struct wcur *w, const struct dt_proto_region_stats *x)
 	put_u32(w, x->badblocks);
 	put_zero(w, 4);
 	put_u64(w, x->bad_hits);
+	put_u64(w, x->deep_flush_ndctl);
+	put_u64(w, x->deep_flush_pmem);
+	put_u64(w, x->deep_flush_failed);
 }
 
 void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x)
@@ -174,6 +177,9 @@ void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x)
 	x->badblocks = get_u32(r);
 	get_reserved(r, 4);
 	x->bad_hits = get_u64(r);
+	x->deep_flush_ndctl = get_u64(r);
+	x->deep_flush_pmem = get_u64(r);
+	x->deep_flush_failed = get_u64(r);
 	check(r, (x->badblocks == 0) == (x->bad_bytes == 0), -EINVAL);
 }
 

@@ -270,6 +270,10 @@ static void test_stats_ns_dump(struct dh_conn *c)
 	CHECK(rs.faults >= 4);
 	CHECK_EQ(rs.entries_pmd, 1);
 	CHECK_EQ(rs.dirty, 0);
+	/* The one deep fsync, of a file on this machine: libpmem's deep drain (msync). */
+	CHECK_EQ(rs.deep_flush_pmem, 1);
+	CHECK_EQ(rs.deep_flush_ndctl, 0);
+	CHECK_EQ(rs.deep_flush_failed, 0);
 	CHECK(rs.tree_nodes >= 1);
 	req.stats_req.region = rb;
 	CHECK_EQ(dh_call(c, &req, &rep), 0);

@@ -174,6 +174,9 @@ static void gen_rstats(struct dt_proto_region_stats *s)
 	s->badblocks = (uint32_t)rnd_below(3);
 	s->bad_bytes = s->badblocks ? 1 + rnd_below(UINT64_MAX) : 0;
 	s->bad_hits = rnd();
+	s->deep_flush_ndctl = rnd();
+	s->deep_flush_pmem = rnd();
+	s->deep_flush_failed = rnd();
 }
 
 static void gen_ns(struct dt_proto_namespace *n)

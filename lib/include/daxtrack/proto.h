@@ -142,7 +142,7 @@ enum dt_proto_op {
 #define DT_PROTO_LIST_REP_SIZE		16	/* + count * DT_PROTO_ENTRY_REC_SIZE */
 #define DT_PROTO_STATS_REQ_SIZE		8
 #define DT_PROTO_STATS_REP_SIZE		192	/* + count * DT_PROTO_RSTATS_REC_SIZE */
-#define DT_PROTO_RSTATS_REC_SIZE	224
+#define DT_PROTO_RSTATS_REC_SIZE	248
 #define DT_PROTO_NAMESPACES_REQ_SIZE	0
 #define DT_PROTO_NAMESPACES_REP_SIZE	8	/* + count * DT_PROTO_NS_REC_SIZE */
 #define DT_PROTO_NS_REC_SIZE		192
@@ -402,6 +402,9 @@ struct dt_proto_region_stats {
 	uint32_t badblocks;		/* known bad ranges inside the region */
 	uint64_t bad_bytes;		/* bytes in them */
 	uint64_t bad_hits;		/* FAULT and FSYNC requests refused for one (-EIO) */
+	uint64_t deep_flush_ndctl;	/* deep flushes by ndctl_region_deep_flush() */
+	uint64_t deep_flush_pmem;	/* deep flushes by libpmem's pmem_deep_drain() */
+	uint64_t deep_flush_failed;	/* deep flushes neither could do (FSYNC: -EIO) */
 };
 
 struct dt_proto_stats_rep {
