@@ -919,7 +919,7 @@ static void test_prometheus(void)
 
 static void test_fsync(void)
 {
-	struct json_object *o;
+	struct json_object *o, *o2;
 	struct run r;
 	char want[512];
 
@@ -958,6 +958,15 @@ static void test_fsync(void)
 		CHECK_RUN(&r, 1);
 		CHECK(!strncmp(r.err, "daxtrackctl: region \"r2\": fsync: ", 33));
 	}
+	run_free(&r);
+	/* Whichever way it went, stats says how: done by libpmem here, or failed. */
+	CTL(&r, "stats", "--json", "r2");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	o2 = find_named(get(o, "regions"), "r2");
+	CHECK_EQ(get_u64(o2, "deep_flush_ndctl"), 0);
+	CHECK_EQ(get_u64(o2, "deep_flush_pmem") + get_u64(o2, "deep_flush_failed"), 1);
+	json_object_put(o);
 	run_free(&r);
 
 	dt_test_ctx("fsync errors");

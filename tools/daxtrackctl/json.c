@@ -229,6 +229,9 @@ static struct json_object *region_stats(const struct dt_proto_region_stats *s)
 	add_u64(o, "badblocks", s->badblocks);
 	add_u64(o, "bad_bytes", s->bad_bytes);
 	add_u64(o, "bad_hits", s->bad_hits);
+	add_u64(o, "deep_flush_ndctl", s->deep_flush_ndctl);
+	add_u64(o, "deep_flush_pmem", s->deep_flush_pmem);
+	add_u64(o, "deep_flush_failed", s->deep_flush_failed);
 	return o;
 }
 

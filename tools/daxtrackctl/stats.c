@@ -55,6 +55,8 @@ static void stats_region_text(const struct dt_proto_region_stats *r)
 	printf("  bad blocks      %u range%s, %s; %" PRIu64 " requests refused (EIO)\n",
 	       r->badblocks, r->badblocks == 1 ? "" : "s", ctl_fmt_size(r->bad_bytes, bb),
 	       r->bad_hits);
+	printf("  deep flushes    %" PRIu64 " by libndctl, %" PRIu64 " by libpmem, %" PRIu64
+	       " failed\n", r->deep_flush_ndctl, r->deep_flush_pmem, r->deep_flush_failed);
 }
 
 /* A label value with \, " and newline escaped, as the exposition format wants. */
@@ -118,6 +120,12 @@ static const struct prom_region_metric region_metrics[] = {
 	  RS_FIELD(bad_bytes), 1 },
 	{ "daxtrack_region_bad_hits_total", "counter",
 	  "FAULT and FSYNC requests refused with EIO for a bad block.", RS_FIELD(bad_hits), 1 },
+	{ "daxtrack_region_deep_flush_ndctl_total", "counter",
+	  "Deep flushes done by ndctl_region_deep_flush().", RS_FIELD(deep_flush_ndctl), 1 },
+	{ "daxtrack_region_deep_flush_pmem_total", "counter",
+	  "Deep flushes done by libpmem's pmem_deep_drain().", RS_FIELD(deep_flush_pmem), 1 },
+	{ "daxtrack_region_deep_flush_failed_total", "counter",
+	  "Deep flushes that failed (the FSYNC got EIO).", RS_FIELD(deep_flush_failed), 1 },
 };
 
 /* The value of @pm in @rs. */
