@@ -4,8 +4,9 @@
  * private socket with two file-backed regions in a mkdtemp() directory,
  * gives it entries (faults and dirty ranges, through the wire protocol),
  * then runs the real daxtrackctl and checks every subcommand's human and
- * JSON output (parsed with json-c), the exit codes, the not-running
- * message, suffix errors and the Prometheus format; then once more with a
+ * JSON output (parsed with json-c), the exit codes, the not-running and
+ * permission-denied messages, suffix errors, units, plurals, widths, the
+ * `dirty` command and the Prometheus format; then once more with a
  * bad range injected into r2 (--inject-badblock), the bad blocks, bad bytes,
  * refused requests and namespace match of `regions` and `stats`.  The
  * daemon harness (tests/harness/) runs the daemon and always kills and
@@ -306,6 +307,21 @@ static bool has(const char *s, const char *needle)
 	return s && strstr(s, needle);
 }
 
+/* @s has a match of the extended regular expression @re. */
+static bool matches(const char *s, const char *re)
+{
+	regex_t r;
+	bool ok;
+
+	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB))
+		return false;
+	ok = s && !regexec(&r, s, 0, NULL, 0);
+	regfree(&r);
+	if (!ok)
+		fprintf(stderr, "     no match of /%s/ in:\n%s\n", re, s);
+	return ok;
+}
+
 #define CHECK_RUN(r, want_code) ({ \
 	bool _run_ok = CHECK_EQ((r)->code, (want_code)); \
 	if (!_run_ok) \
@@ -415,7 +431,7 @@ static bool row_is(const char *text, const char *first, const char *want)
 	return !strcmp(row, want);
 }
 
-/* The columns BADBLOCKS .. PATH of a `regions` row of a file region. */
+/* The columns BADBLOCKS .. PATH of a `regions -v` row of a file region. */
 static void check_regions_row(const char *text, const char *name, const char *nbad,
 			      const char *bad_bytes, const char *path)
 {
@@ -426,12 +442,27 @@ static void check_regions_row(const char *text, const char *name, const char *nb
 	dt_test_ctx("regions row %s", name);
 	if (!CHECK(table_row(text, name, row, sizeof(row))))
 		return;
-	for (i = 0, p = row; i < 8 && p; i++)	/* NAME .. NUMA */
+	for (i = 0, p = row; i < 9 && p; i++) /* NAME .. NUMA, SIZE is "64 MiB" */
 		p = strchr(p, ' '), p = p ? p + 1 : NULL;
 	snprintf(want, sizeof(want), "%s %s %s - - %s", nbad, bad_bytes,
 		 daemon_namespaces() ? "none" : "no-namespaces", path);
 	if (!CHECK(p && !strcmp(p, want)))
 		fprintf(stderr, "     row: \"%s\"\n     want ... \"%s\"\n", row, want);
+}
+
+/* Every line of @text fits @max columns. */
+static void check_width(const char *text, size_t max)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (!CHECK(len <= max))
+			fprintf(stderr, "     %zu columns: \"%.*s\"\n", len, (int)len, p);
+		p = nl ? nl + 1 : NULL;
+	}
 }
 
 /* ---- the subcommands ----------------------------------------------------- */
@@ -494,10 +525,14 @@ static void test_status(void)
 	CHECK(has(r.out, "daxtrackd " DT_VERSION " (protocol 1), pid "));
 	CHECK(has(r.out, "socket "));
 	CHECK(has(r.out, sock));
-	CHECK(has(r.out, "NAME  TYPE  SIZE  PMEM  EADR  PMD  FLUSH  ENTRIES  DIRTY  DIRTY_BYTES"));
-	CHECK(has(r.out, "\nr1    file  64M"));
-	CHECK(has(r.out, "\nr2    file  32M"));
-	CHECK(has(r.out, "total: 2 regions, 96M"));
+	CHECK(row_is(r.out, "NAME",
+		     "NAME TYPE SIZE PMEM EADR PMD FLUSH ENTRIES DIRTY DIRTY_BYTES"));
+	CHECK(has(r.out, "\nr1    file  64 MiB"));
+	CHECK(has(r.out, "\nr2    file  32 MiB"));
+	/* Every size with its unit, plurals agreeing. */
+	CHECK(has(r.out, "\ntotal: 2 regions, 96 MiB, 4503 entries, 2 dirty (2052 KiB); 0 fsyncs, "
+			 "0 B flushed\n"));
+	CHECK(has(r.out, " (0 errors), "));
 	run_free(&r);
 
 	CTL(&r, "status", "--json");
@@ -536,15 +571,28 @@ static void test_regions(void)
 	struct json_object *o;
 	struct run r;
 
-	dt_test_ctx("regions");
-	CTL(&r, "regions");
+	dt_test_ctx("regions -v");
+	CTL(&r, "regions", "-v");
 	CHECK_RUN(&r, 0);
 	CHECK(row_is(r.out, "NAME", "NAME TYPE SIZE PMEM EADR PMD FLUSH NUMA BADBLOCKS BAD_BYTES "
 		     "MATCH NAMESPACE DEVICE PATH"));
-	check_regions_row(r.out, "r1", "0", "0", r1_path);
-	check_regions_row(r.out, "r2", "0", "0", r2_path);
+	check_regions_row(r.out, "r1", "0", "0 B", r1_path);
+	check_regions_row(r.out, "r2", "0", "0 B", r2_path);
 	CHECK(has(r.out, r1_path));
-	CHECK(has(r.out, "\nr2    file  32M"));
+	CHECK(has(r.out, "\nr2    file  32 MiB"));
+	run_free(&r);
+	CTL(&r, "regions", "--verbose");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "BAD_BYTES"));
+	run_free(&r);
+
+	dt_test_ctx("regions");
+	CTL(&r, "regions");
+	CHECK_RUN(&r, 0);
+	CHECK(row_is(r.out, "NAME", "NAME TYPE SIZE PMEM PMD FLUSH BADBLOCKS NAMESPACE PATH"));
+	CHECK(has(r.out, r1_path));
+	CHECK(has(r.out, "\nr2    file  32 MiB  no    "));
+	check_width(r.out, 100);
 	run_free(&r);
 
 	RUN(&r, "regions", "--json", "--socket", sock);	/* global options after the command */
@@ -826,7 +874,11 @@ static void test_stats(void)
 	CHECK_RUN(&r, 0);
 	CHECK(has(r.out, "daemon:\n") && has(r.out, "region \"r1\":\n"));
 	CHECK(has(r.out, "  entries         3 (2 4K, 1 2M)\n"));
-	CHECK(has(r.out, "  bad blocks      0 ranges, 0; 0 requests refused (EIO)\n"));
+	CHECK(has(r.out, "  bad blocks      0 ranges, 0 B; 0 requests refused (EIO)\n"));
+	CHECK(has(r.out, "  dirty           2 entries, 2052 KiB; 0 being flushed\n"));
+	CHECK(matches(r.out,
+		      "\n  tree            [0-9]+ nodes, [0-9.]+ (B|KiB|MiB), height [0-9]+\n"));
+	CHECK(matches(r.out, "\n  fsyncs          [0-9]+, [0-9]+ entries, [0-9]+ B flushed\n"));
 	run_free(&r);
 	CTL(&r, "stats", "nosuch");
 	CHECK_RUN(&r, 1);
@@ -944,7 +996,7 @@ static void test_fsync(void)
 	dt_test_ctx("fsync (human), whole region");
 	CTL(&r, "fsync", "r1");
 	CHECK_RUN(&r, 0);
-	CHECK(!strncmp(r.out, "region \"r1\": flushed 0 entries (0) in 0 ranges, ", 48));
+	CHECK(!strncmp(r.out, "region \"r1\": flushed 0 entries (0 B) in 0 ranges, ", 50));
 	run_free(&r);
 
 	dt_test_ctx("fsync --deep");
@@ -999,6 +1051,154 @@ static void test_fsync(void)
 	json_object_put(o);
 	run_free(&r);
 	chmod(r1_path, 0644);
+}
+
+/* `dirty`, on r2 (R2_ENTRIES clean 4K entries from 0, nothing dirty). */
+static void test_dirty(void)
+{
+	struct json_object *o, *e;
+	struct run r;
+	char want[512];
+
+	dt_test_ctx("dirty r2 4K");
+	CTL(&r, "dirty", "r2", "0x3000", "4K");
+	CHECK_RUN(&r, 0);
+	CHECK(!strcmp(r.out, "region \"r2\": marked 4 KiB at 0x3000 dirty; 1 dirty entry (4 KiB) "
+			     "in that range\n"));
+	run_free(&r);
+	o = list_json((const char *[]){ "--dirty", "r2", NULL });
+	CHECK_EQ(json_object_array_length(o), 1);
+	e = json_object_array_get_idx(o, 0);
+	CHECK_EQ(get_u64(e, "offset"), 0x3000);
+	CHECK_EQ(get_u64(e, "size"), 4096);
+	json_object_put(o);
+	CTL(&r, "list", "--dirty", "r2");
+	CHECK_RUN(&r, 0);
+	CHECK(table_row(r.out, "0x3000", want, sizeof(want)));
+	CHECK(!strncmp(want, "0x3000 4K ", 10) && has(want, " - dirty no"));
+	run_free(&r);
+
+	dt_test_ctx("dirty: singular counts");
+	CTL(&r, "stats", "r2");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "  dirty           1 entry, 4 KiB; 0 being flushed\n"));
+	run_free(&r);
+
+	dt_test_ctx("dirty --json, pages without entries");
+	CTL(&r, "--json", "dirty", "r2", "20M", "8K");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(!strcmp(get_str(o, "region"), "r2"));
+	CHECK_EQ(get_u64(o, "offset"), 20 * MiB);
+	CHECK_EQ(get_u64(o, "length"), 8192);
+	CHECK_EQ(get_u64(o, "dirty_entries"), 2);
+	CHECK_EQ(get_u64(o, "dirty_bytes"), 8192);
+	json_object_put(o);
+	run_free(&r);
+	o = list_json((const char *[]){ "--dirty", "r2", NULL });
+	CHECK_EQ(json_object_array_length(o), 3);
+	json_object_put(o);
+
+	dt_test_ctx("fsync: singular counts");
+	CTL(&r, "fsync", "--range", "0+16K", "r2");
+	CHECK_RUN(&r, 0);
+	CHECK(!strncmp(r.out, "region \"r2\": flushed 1 entry (4 KiB) in 1 range, ", 49));
+	run_free(&r);
+	CTL(&r, "fsync", "r2");
+	CHECK_RUN(&r, 0);
+	CHECK(!strncmp(r.out, "region \"r2\": flushed 2 entries (8 KiB) in ", 42));
+	run_free(&r);
+
+	dt_test_ctx("dirty errors");
+	CTL(&r, "dirty", "nosuch", "0", "4K");
+	CHECK_RUN(&r, 1);
+	CHECK(!strcmp(r.err, "daxtrackctl: region \"nosuch\": no such region\n"));
+	run_free(&r);
+	CTL(&r, "dirty", "r2", "32M", "4K");
+	CHECK_RUN(&r, 1);
+	CHECK(!strcmp(r.err, "daxtrackctl: region \"r2\": dirty: 4 KiB at 0x2000000 goes past "
+			     "its end (32 MiB)\n"));
+	CHECK(!*r.out);
+	run_free(&r);
+	CTL(&r, "dirty", "r2", "0", "0");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "daxtrackctl: dirty: bad length '0': empty range\n"));
+	run_free(&r);
+	CTL(&r, "dirty", "r2", "4Q", "4K");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "bad offset '4Q': unknown suffix"));
+	run_free(&r);
+	CTL(&r, "dirty", "r2", "0");
+	CHECK_RUN(&r, 2);
+	CHECK(has(r.err, "missing argument"));
+	run_free(&r);
+
+	if (geteuid() != 0)
+		return;
+	/* Not root: write rights only through an O_RDWR fd of the region's file. */
+	dt_test_ctx("dirty as uid %d", NOBODY);
+	chmod(r2_path, 0644);
+	run_v(&r, NOBODY, NULL,
+	      (const char *const[]){ "-s", sock, "dirty", "r2", "0", "4K", NULL });
+	CHECK_RUN(&r, 1);
+	snprintf(want, sizeof(want),
+		 "daxtrackctl: region \"r2\": dirty: Operation not "
+		 "permitted (needs root or write access to %s)\n",
+		 r2_path);
+	CHECK(!strcmp(r.err, want));
+	run_free(&r);
+}
+
+/* A socket this uid may not connect to: the message says what to do. */
+static void test_permission(void)
+{
+	static const char *const cmds[][4] = {
+		{ "status" }, { "regions" }, { "list", "r1" }, { "dirty", "r1", "0", "4K" },
+		{ "fsync", "r1" }, { "stats" },
+	};
+	char want[512];
+	struct run r;
+	int uid = -1;
+	size_t i;
+
+	/* Root connects anywhere: as root, run daxtrackctl as nobody behind a
+	 * closed directory; otherwise close the socket itself. */
+	if (geteuid() == 0) {
+		uid = NOBODY;
+		CHECK(!chmod(dir, 0700));
+	} else {
+		CHECK(!chmod(sock, 0));
+	}
+	snprintf(want, sizeof(want),
+		 "daxtrackctl: socket %s: permission denied: are you in group "
+		 "daxtrack?\n",
+		 sock);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *args[8] = { "-s", sock };
+		int n = 2, j;
+
+		for (j = 0; j < 4 && cmds[i][j]; j++)
+			args[n++] = cmds[i][j];
+		dt_test_ctx("permission denied: %s", cmds[i][0]);
+		run_v(&r, uid, NULL, args);
+		CHECK_RUN(&r, 1);
+		CHECK(!strcmp(r.err, want));
+		CHECK(!*r.out);
+		run_free(&r);
+	}
+	dt_test_ctx("permission denied: stats --prometheus");
+	run_v(&r, uid, NULL, (const char *const[]){ "-s", sock, "stats", "--prometheus", NULL });
+	CHECK_RUN(&r, 1);
+	CHECK(!strcmp(r.err, want));
+	CHECK(has(r.out, "\ndaxtrack_up 0\n"));
+	run_free(&r);
+	if (uid >= 0)
+		CHECK(!chmod(dir, 0755));
+	else
+		CHECK(!chmod(sock, 0666));
+	CTL(&r, "status");
+	CHECK_RUN(&r, 0);
+	run_free(&r);
 }
 
 static void test_dump(void)
@@ -1065,7 +1265,7 @@ static void test_watch(void)
 	CTL(&r, "watch", "--interval", "0.1", "--count", "2", "r1");
 	CHECK_RUN(&r, 0);
 	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		CHECK(has(line, "region \"r1\": dirty 2 entries (2052K), "));
+		CHECK(has(line, "region \"r1\": dirty 2 entries (2052 KiB), "));
 		CHECK(has(line, "fsyncs/s") && has(line, "faults/s"));
 		n++;
 	}
@@ -1132,15 +1332,22 @@ static void test_version(void)
 static void test_usage(void)
 {
 	static const char *const cmds[] = { "status", "regions", "namespaces", "list", "lookup",
-					    "stats", "fsync", "dump", "watch", "version", "help",
-					    NULL };
-	char want[64];
+					    "stats", "dirty", "fsync", "dump", "watch", "version",
+					    "help", NULL };
+	char want[64], line[64];
+	struct run main_help;
 	struct run r;
 	int i;
 
+	RUN(&main_help, "--help");
+	CHECK_RUN(&main_help, 0);
+	CHECK(!strncmp(main_help.out, "Usage: daxtrackctl ", 19));
 	for (i = 0; cmds[i]; i++) {
 		dt_test_ctx("%s --help", cmds[i]);
-		snprintf(want, sizeof(want), "usage: daxtrackctl %s", cmds[i]);
+		/* `daxtrackctl --help`: the command and a description on one line. */
+		snprintf(line, sizeof(line), "\n  %-12s ", cmds[i]);
+		CHECK(matches(strstr(main_help.out, line), "^\n  [a-z]+ +[a-z][^\n]{10,}\n"));
+		snprintf(want, sizeof(want), "Usage: daxtrackctl %s", cmds[i]);
 		RUN(&r, cmds[i], "--help");
 		CHECK_RUN(&r, 0);
 		CHECK(!strncmp(r.out, want, strlen(want)));
@@ -1155,10 +1362,11 @@ static void test_usage(void)
 		CHECK(has(r.err, "unknown option '--no-such-option'"));
 		run_free(&r);
 	}
+	run_free(&main_help);
 	dt_test_ctx("usage errors");
 	RUN(&r, "--help");
 	CHECK_RUN(&r, 0);
-	CHECK(has(r.out, "usage: daxtrackctl") && has(r.out, "watch"));
+	CHECK(has(r.out, "Usage: daxtrackctl") && has(r.out, "watch"));
 	run_free(&r);
 	RUN(&r, "-h");
 	CHECK_RUN(&r, 0);
@@ -1171,7 +1379,7 @@ static void test_usage(void)
 	run_free(&r);
 	run_v(&r, -1, NULL, (const char *const[]){ NULL });
 	CHECK_RUN(&r, 2);
-	CHECK(has(r.err, "usage: daxtrackctl"));
+	CHECK(!strncmp(r.err, "Usage: daxtrackctl", 18));
 	run_free(&r);
 	RUN(&r, "frobnicate");
 	CHECK_RUN(&r, 2);
@@ -1297,6 +1505,7 @@ static void test_not_running(void)
 /* The daemon again, with a bad range in r2: the new fields of regions and stats. */
 static void test_badblocks(void)
 {
+	char row[256], want[512];
 	struct json_object *o, *r2;
 	struct run r;
 	uint32_t id;
@@ -1313,10 +1522,16 @@ static void test_badblocks(void)
 	close(s);
 
 	dt_test_ctx("regions, a bad range");
+	CTL(&r, "regions", "-v");
+	CHECK_RUN(&r, 0);
+	check_regions_row(r.out, "r1", "0", "0 B", r1_path);
+	check_regions_row(r.out, "r2", "1", "8 KiB", r2_path);
+	run_free(&r);
 	CTL(&r, "regions");
 	CHECK_RUN(&r, 0);
-	check_regions_row(r.out, "r1", "0", "0", r1_path);
-	check_regions_row(r.out, "r2", "1", "8K", r2_path);
+	snprintf(row, sizeof(row), " 1 - %s", r2_path); /* BADBLOCKS NAMESPACE PATH */
+	CHECK(table_row(r.out, "r2", want, sizeof(want)));
+	CHECK(has(want, row) && !strcmp(want + strlen(want) - strlen(row), row));
 	run_free(&r);
 	CTL(&r, "--json", "regions");
 	CHECK_RUN(&r, 0);
@@ -1332,7 +1547,7 @@ static void test_badblocks(void)
 	CTL(&r, "stats", "r2");
 	CHECK_RUN(&r, 0);
 	CHECK(has(r.out, "region \"r2\":\n"));
-	CHECK(has(r.out, "  bad blocks      1 range, 8K; 2 requests refused (EIO)\n"));
+	CHECK(has(r.out, "  bad blocks      1 range, 8 KiB; 2 requests refused (EIO)\n"));
 	run_free(&r);
 	CTL(&r, "stats", "--json");
 	CHECK_RUN(&r, 0);
@@ -1392,6 +1607,8 @@ int main(int argc, char **argv)
 	test_watch();
 	test_version();
 	test_fsync();
+	test_dirty();
+	test_permission();
 	test_not_running();
 	stop_daemon();
 	test_badblocks();

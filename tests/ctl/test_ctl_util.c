@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_ctl_util.c - daxtrackctl's parsing of sizes, offsets, ranges, counts
- * and intervals (with their errors), and its human formatting.
+ * and intervals (with their errors), its human formatting and its tables.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dt_test.h"
+#include "table.h"
 #include "util.h"
 
 DT_TEST_DEFINE("test_ctl_util");
@@ -184,6 +186,27 @@ static void test_formatting(void)
 	fmt_is(ctl_fmt_size(1ULL << 50, b), "1024T");
 	fmt_is(ctl_fmt_size(UINT64_MAX, b), "18446744073709551615");
 
+	fmt_is(ctl_fmt_bytes(0, b), "0 B");
+	fmt_is(ctl_fmt_bytes(1, b), "1 B");
+	fmt_is(ctl_fmt_bytes(1023, b), "1023 B");
+	fmt_is(ctl_fmt_bytes(1024, b), "1 KiB");
+	fmt_is(ctl_fmt_bytes(1025, b), "1.0 KiB");
+	fmt_is(ctl_fmt_bytes(4096, b), "4 KiB");
+	fmt_is(ctl_fmt_bytes(7680, b), "7.5 KiB");
+	fmt_is(ctl_fmt_bytes(2052 << 10, b), "2052 KiB");
+	fmt_is(ctl_fmt_bytes(2 << 20, b), "2 MiB");
+	fmt_is(ctl_fmt_bytes(10000 << 10, b), "9.8 MiB");	/* 10000 KiB: too long exact */
+	fmt_is(ctl_fmt_bytes(64 << 20, b), "64 MiB");
+	fmt_is(ctl_fmt_bytes(3ULL << 29, b), "1536 MiB");
+	fmt_is(ctl_fmt_bytes(1ULL << 30, b), "1 GiB");
+	fmt_is(ctl_fmt_bytes(5ULL << 40, b), "5 TiB");
+	fmt_is(ctl_fmt_bytes(1ULL << 50, b), "1024 TiB");
+	fmt_is(ctl_fmt_bytes(UINT64_MAX, b), "16777216.0 TiB");
+
+	fmt_is(ctl_plural(0, "entry", "entries"), "entries");
+	fmt_is(ctl_plural(1, "entry", "entries"), "entry");
+	fmt_is(ctl_plural(2, "entry", "entries"), "entries");
+
 	fmt_is(ctl_fmt_offset(0, b), "0x0");
 	fmt_is(ctl_fmt_offset(0x200000, b), "0x200000");
 	fmt_is(ctl_fmt_offset(UINT64_MAX, b), "0xffffffffffffffff");
@@ -216,11 +239,51 @@ static void test_formatting(void)
 	fmt_is(ctl_region_type(0), "file");
 }
 
+/* @t printed by ctl_table_print_fit() into a string must be @want. */
+static void table_is(const struct ctl_table *t, size_t max_width, const char *want)
+{
+	char buf[512] = "";
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+
+	if (!CHECK(f))
+		return;
+	ctl_table_print_fit(t, f, max_width);
+	fclose(f);
+	dt_test_ctx("table (max %zu): got\n%s, want\n%s", max_width, buf, want);
+	CHECK(!strcmp(buf, want));
+}
+
+static void test_table(void)
+{
+	struct ctl_table t;
+
+	ctl_table_init(&t, 3);
+	CHECK_EQ(ctl_table_add(&t, "NAME", "SIZE", "PATH"), 0);
+	CHECK_EQ(ctl_table_add(&t, "db", "64 MiB", "/mnt/pmem/some/where/db.pool"), 0);
+	CHECK_EQ(ctl_table_add(&t, "log", NULL, "/l"), 0);
+	table_is(&t, 0, "NAME  SIZE    PATH\n"
+			"db    64 MiB  /mnt/pmem/some/where/db.pool\n"
+			"log   -       /l\n");
+	/* 14 columns before the path: 16 for it, its head cut. */
+	table_is(&t, 30, "NAME  SIZE    PATH\n"
+			 "db    64 MiB  ...where/db.pool\n"
+			 "log   -       /l\n");
+	table_is(&t, 42, "NAME  SIZE    PATH\n"
+			 "db    64 MiB  /mnt/pmem/some/where/db.pool\n"
+			 "log   -       /l\n");
+	/* Fewer than 8 columns left: printed whole. */
+	table_is(&t, 20, "NAME  SIZE    PATH\n"
+			 "db    64 MiB  /mnt/pmem/some/where/db.pool\n"
+			 "log   -       /l\n");
+	ctl_table_free(&t);
+}
+
 int main(void)
 {
 	test_sizes();
 	test_ranges();
 	test_counts_intervals();
 	test_formatting();
+	test_table();
 	return dt_test_done();
 }

@@ -4,7 +4,10 @@
  * through libdaxtrack-client, and its failure messages.  See connect.h.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "connect.h"
 #include "ctl.h"
@@ -21,7 +24,10 @@ int ctl_connect_quiet(struct ctl *ctl, struct dt_client **cp)
 
 void ctl_not_running(const char *path, int err)
 {
-	ctl_err("is daxtrackd running? socket %s: %s", path, strerror(-err));
+	if (err == -EACCES || err == -EPERM)
+		ctl_err("socket %s: permission denied: are you in group " CTL_GROUP "?", path);
+	else
+		ctl_err("is daxtrackd running? socket %s: %s", path, strerror(-err));
 }
 
 int ctl_connect(struct ctl *ctl, struct dt_client **cp)
@@ -82,4 +88,46 @@ int ctl_open_region(struct ctl *ctl, struct dt_client **cp, const char *name,
 		return ctl_region_error(name, "attach", err);
 	}
 	return 0;
+}
+
+/* The path of region @name, or "" (@path has DT_PROTO_PATH_MAX bytes). */
+static int region_path(struct dt_client *c, const char *name, char *path)
+{
+	struct dt_proto_region *r;
+	uint32_t n, i;
+	int err;
+
+	path[0] = '\0';
+	err = dt_client_regions(c, &r, &n);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(r[i].name, name)) {
+			memcpy(path, r[i].path, DT_PROTO_PATH_MAX);
+			err = 0;
+		}
+	}
+	free(r);
+	return err;
+}
+
+int ctl_attach_for_write(struct dt_client *c, const char *name, char *path,
+			 struct ctl_region *out)
+{
+	int err, fd;
+
+	err = region_path(c, name, path);
+	if (err)
+		return err;
+	if (geteuid() == 0)
+		return ctl_attach(c, name, out);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)	/* no proof: attach read-only, the daemon will refuse */
+		return ctl_attach(c, name, out);
+	err = ctl_attach_fd(c, fd, out);
+	close(fd);
+	if (!err && strcmp(out->info.name, name))
+		err = -ENOENT;
+	return err;
 }

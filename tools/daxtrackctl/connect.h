@@ -36,9 +36,12 @@ struct ctl_region {
  */
 int ctl_connect_quiet(struct ctl *ctl, struct dt_client **cp);
 
+/* The group whose members may connect (systemd/daxtrack.sysusers). */
+#define CTL_GROUP	"daxtrack"
+
 /**
- * ctl_connect() - ctl_connect_quiet(), printing the "is daxtrackd running?"
- * message on failure.
+ * ctl_connect() - ctl_connect_quiet(), printing on failure the "permission
+ * denied: are you in group daxtrack?" or the "is daxtrackd running?" message.
  * @ctl: The invocation.
  * @cp: Set to the handle, NULL on failure.
  *
@@ -46,7 +49,8 @@ int ctl_connect_quiet(struct ctl *ctl, struct dt_client **cp);
  */
 int ctl_connect(struct ctl *ctl, struct dt_client **cp);
 
-/* Print the not-running message for @path and @err (negative errno). */
+/* Print why connecting to @path failed with @err (negative errno): permission
+ * denied (EACCES, EPERM) or not running (anything else). */
 void ctl_not_running(const char *path, int err);
 
 /**
@@ -83,6 +87,23 @@ int ctl_attach_fd(struct dt_client *c, int fd, struct ctl_region *out);
  */
 int ctl_open_region(struct ctl *ctl, struct dt_client **cp, const char *name,
 		    struct ctl_region *out);
+
+/**
+ * ctl_attach_for_write() - Attach REGION by name with write rights if this
+ * process can have them: root attaches by name; anyone else by an fd of the
+ * region's path opened O_RDWR, or, failing that, read-only (the daemon then
+ * refuses FAULT, DIRTY, FSYNC and PUNCH with -EPERM).
+ * @c: The connection.
+ * @name: The region.
+ * @path: Receives the region's path (DT_PROTO_PATH_MAX bytes), for messages.
+ * @out: Filled in.
+ *
+ * Context: Blocks.
+ * Return: 0; -ENOENT for no such region; as dt_client_regions() and
+ * dt_client_attach().
+ */
+int ctl_attach_for_write(struct dt_client *c, const char *name, char *path,
+			 struct ctl_region *out);
 
 /* Print 'daxtrackctl: region "NAME": OP: REASON'; return CTL_EXIT_FAIL. */
 int ctl_region_error(const char *name, const char *op, int err);

@@ -4,7 +4,7 @@
  * global options, the option parser, messages and exit codes.
  *
  * Each subcommand group lives in its own file (status.c, regions.c,
- * entries.c, stats.c, fsync.c, dump.c, watch.c) and exports one
+ * entries.c, stats.c, fsync.c (fsync and dirty), dump.c, watch.c) and exports one
  * cmd_NAME() per subcommand; main.c dispatches.  A command returns the exit
  * status: CTL_EXIT_OK, CTL_EXIT_FAIL or CTL_EXIT_USAGE.
  */
@@ -34,11 +34,16 @@ struct ctl;
  * struct ctl_cmd - One subcommand.
  * @name: As typed.
  * @run: Runs it on its own argv (argv[0] is @name); returns the exit status.
- * @usage: The synopsis and options, printed by --help.
+ * @summary: What it shows or does, in a few words: "the entries of a region,
+ *	ascending"; the line of `daxtrackctl --help`.
+ * @usage: The synopsis after "Usage: daxtrackctl ", then lines of notes and
+ *	lines of options (those start with a blank), each ending in a newline;
+ *	--help prints the synopsis, the summary, the notes, then the options.
  */
 struct ctl_cmd {
 	const char *name;
 	int (*run)(struct ctl *ctl, int argc, char **argv);
+	const char *summary;
 	const char *usage;
 };
 
@@ -113,6 +118,7 @@ int cmd_namespaces(struct ctl *ctl, int argc, char **argv);
 int cmd_list(struct ctl *ctl, int argc, char **argv);
 int cmd_lookup(struct ctl *ctl, int argc, char **argv);
 int cmd_stats(struct ctl *ctl, int argc, char **argv);
+int cmd_dirty(struct ctl *ctl, int argc, char **argv);
 int cmd_fsync(struct ctl *ctl, int argc, char **argv);
 int cmd_dump(struct ctl *ctl, int argc, char **argv);
 int cmd_watch(struct ctl *ctl, int argc, char **argv);

@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tools/daxtrackctl/fsync.c - `fsync`: flush a region or a range of it.
+ * tools/daxtrackctl/fsync.c - `fsync`: flush a region or a range of it;
+ * `dirty`: mark a range of it dirty, as an application that stored to it.
  *
- * FSYNC needs write rights: root has them; anyone else proves them by
+ * FSYNC and DIRTY need write rights: root has them; anyone else proves them by
  * attaching with an fd of the region's file or device opened O_RDWR (see
  * "Authorisation" in docs/protocol.md).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "connect.h"
 #include "ctl.h"
@@ -27,58 +26,15 @@ struct fsync_args {
 	uint64_t length;
 };
 
-/* The path of region @name, or "" (@path has DT_PROTO_PATH_MAX bytes). */
-static int region_path(struct dt_client *c, const char *name, char *path)
-{
-	struct dt_proto_region *r;
-	uint32_t n, i;
-	int err;
-
-	path[0] = '\0';
-	err = dt_client_regions(c, &r, &n);
-	if (err)
-		return err;
-	err = -ENOENT;
-	for (i = 0; i < n; i++) {
-		if (!strcmp(r[i].name, name)) {
-			memcpy(path, r[i].path, DT_PROTO_PATH_MAX);
-			err = 0;
-		}
-	}
-	free(r);
-	return err;
-}
-
-/* Attach with write rights if this process can have them; see the top. */
-static int attach_for_write(struct dt_client *c, const char *name, char *path,
-			    struct ctl_region *out)
-{
-	int err, fd;
-
-	err = region_path(c, name, path);
-	if (err)
-		return err;
-	if (geteuid() == 0)
-		return ctl_attach(c, name, out);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)	/* no proof: attach read-only, the daemon will refuse */
-		return ctl_attach(c, name, out);
-	err = ctl_attach_fd(c, fd, out);
-	close(fd);
-	if (!err && strcmp(out->info.name, name))
-		err = -ENOENT;
-	return err;
-}
-
 static void fsync_text(const struct fsync_args *a, const char *name,
 		       const struct dt_proto_fsync_rep *r)
 {
 	char sz[CTL_FMT_LEN], t[CTL_FMT_LEN];
 
-	printf("region \"%s\": flushed %" PRIu64 " entr%s (%s) in %" PRIu64 " range%s%s, %s\n",
-	       name, r->entries, r->entries == 1 ? "y" : "ies", ctl_fmt_size(r->bytes, sz),
-	       r->ranges, r->ranges == 1 ? "" : "s", a->deep ? " and a deep flush" : "",
-	       ctl_fmt_time_ns(r->time_ns, t));
+	printf("region \"%s\": flushed %" PRIu64 " %s (%s) in %" PRIu64 " %s%s, %s\n", name,
+	       r->entries, ctl_plural(r->entries, "entry", "entries"), ctl_fmt_bytes(r->bytes, sz),
+	       r->ranges, ctl_plural(r->ranges, "range", "ranges"),
+	       a->deep ? " and a deep flush" : "", ctl_fmt_time_ns(r->time_ns, t));
 }
 
 static int fsync_run(struct ctl *ctl, const struct fsync_args *a)
@@ -92,7 +48,7 @@ static int fsync_run(struct ctl *ctl, const struct fsync_args *a)
 
 	if (ctl_connect(ctl, &c))
 		return CTL_EXIT_FAIL;
-	err = attach_for_write(c, a->region, path, &region);
+	err = ctl_attach_for_write(c, a->region, path, &region);
 	if (err) {
 		ret = ctl_region_error(a->region, "attach", err);
 		goto out;
@@ -142,4 +98,102 @@ int cmd_fsync(struct ctl *ctl, int argc, char **argv)
 		return CTL_EXIT_USAGE;
 	a.region = argv[optind];
 	return fsync_run(ctl, &a);
+}
+
+/* What a DIRTY of [@offset, @offset + @length) left dirty: the entries of
+ * `list --dirty --range`, counted. */
+static int dirty_marked(struct ctl_region *region, uint64_t offset, uint64_t length,
+			uint64_t *entries, uint64_t *bytes)
+{
+	struct dt_client_list l = { .offset = offset, .length = length, .flags = DT_LIST_DIRTY };
+	struct dt_proto_entry e[64];
+	uint32_t i, n;
+	int err;
+
+	*entries = *bytes = 0;
+	while (!l.done) {
+		err = dt_client_list(region->r, &l, e, 64, &n);
+		if (err)
+			return err;
+		for (i = 0; i < n; i++)
+			*bytes += (uint64_t)DT_PROTO_PAGE_SIZE << e[i].order;
+		*entries += n;
+	}
+	return 0;
+}
+
+static int dirty_report(struct ctl *ctl, struct ctl_region *region, uint64_t offset,
+			uint64_t length)
+{
+	char off[CTL_FMT_LEN], len[CTL_FMT_LEN], sz[CTL_FMT_LEN];
+	uint64_t entries, bytes;
+	int err;
+
+	err = dirty_marked(region, offset, length, &entries, &bytes);
+	if (err)
+		return ctl_region_error(region->info.name, "list", err);
+	if (ctl->json)
+		return ctl_json_print(
+			ctl_json_dirty(region->info.name, offset, length, entries, bytes), true);
+	printf("region \"%s\": marked %s at %s dirty; %" PRIu64 " dirty %s (%s) in that range\n",
+	       region->info.name, ctl_fmt_bytes(length, len), ctl_fmt_offset(offset, off), entries,
+	       ctl_plural(entries, "entry", "entries"), ctl_fmt_bytes(bytes, sz));
+	return 0;
+}
+
+static int dirty_run(struct ctl *ctl, const char *name, uint64_t offset, uint64_t length)
+{
+	char path[DT_PROTO_PATH_MAX];
+	struct ctl_region region;
+	struct dt_client *c;
+	int err, ret;
+
+	if (ctl_connect(ctl, &c))
+		return CTL_EXIT_FAIL;
+	err = ctl_attach_for_write(c, name, path, &region);
+	if (err) {
+		ret = ctl_region_error(name, "attach", err);
+		goto out;
+	}
+	err = dt_client_dirty(region.r, offset, length);
+	if (!err)
+		err = dt_client_flush_dirty(c);
+	if (err == -EPERM) {
+		ctl_err("region \"%s\": dirty: %s (needs root or write access to %s)",
+			region.info.name, strerror(EPERM), path);
+		ret = CTL_EXIT_FAIL;
+	} else if (err == -ERANGE) {
+		char off[CTL_FMT_LEN], len[CTL_FMT_LEN], sz[CTL_FMT_LEN];
+
+		ctl_err("region \"%s\": dirty: %s at %s goes past its end (%s)", region.info.name,
+			ctl_fmt_bytes(length, len), ctl_fmt_offset(offset, off),
+			ctl_fmt_bytes(region.info.size, sz));
+		ret = CTL_EXIT_FAIL;
+	} else if (err) {
+		ret = ctl_region_error(region.info.name, "dirty", err);
+	} else {
+		ret = dirty_report(ctl, &region, offset, length);
+	}
+out:
+	dt_client_close(c);
+	return ret;
+}
+
+int cmd_dirty(struct ctl *ctl, int argc, char **argv)
+{
+	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
+	uint64_t offset, length;
+	int opt;
+
+	opt = ctl_getopt(ctl, argc, argv, "", longopts);
+	if (opt != -1)
+		return opt == CTL_OPT_HELP ? CTL_EXIT_OK : CTL_EXIT_USAGE;
+	if (ctl_operands(ctl, argc, argv, 3, 3))
+		return CTL_EXIT_USAGE;
+	if (ctl_arg_size(ctl, "offset", argv[optind + 1], &offset) ||
+	    ctl_arg_size(ctl, "length", argv[optind + 2], &length))
+		return CTL_EXIT_USAGE;
+	if (!length)
+		return ctl_usage_error(ctl, "bad length '%s': empty range", argv[optind + 2]);
+	return dirty_run(ctl, argv[optind], offset, length);
 }

@@ -292,8 +292,8 @@ struct json_object *ctl_json_lookup(const char *region, uint64_t offset,
 	return o;
 }
 
-struct json_object *ctl_json_fsync(const char *region, uint64_t offset, uint64_t length,
-				   bool deep, const struct dt_proto_fsync_rep *rep)
+/* {"region", "offset", "length"}: the start of the fsync and dirty objects. */
+static struct json_object *range_object(const char *region, uint64_t offset, uint64_t length)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -302,11 +302,33 @@ struct json_object *ctl_json_fsync(const char *region, uint64_t offset, uint64_t
 	add_str(o, "region", region);
 	add_u64(o, "offset", offset);
 	add_u64(o, "length", length);
+	return o;
+}
+
+struct json_object *ctl_json_fsync(const char *region, uint64_t offset, uint64_t length,
+				   bool deep, const struct dt_proto_fsync_rep *rep)
+{
+	struct json_object *o = range_object(region, offset, length);
+
+	if (!o)
+		return NULL;
 	add_bool(o, "deep", deep);
 	add_u64(o, "entries", rep->entries);
 	add_u64(o, "bytes", rep->bytes);
 	add_u64(o, "ranges", rep->ranges);
 	add_u64(o, "time_ns", rep->time_ns);
+	return o;
+}
+
+struct json_object *ctl_json_dirty(const char *region, uint64_t offset, uint64_t length,
+				   uint64_t dirty_entries, uint64_t dirty_bytes)
+{
+	struct json_object *o = range_object(region, offset, length);
+
+	if (!o)
+		return NULL;
+	add_u64(o, "dirty_entries", dirty_entries);
+	add_u64(o, "dirty_bytes", dirty_bytes);
 	return o;
 }
 

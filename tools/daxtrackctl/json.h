@@ -51,6 +51,10 @@ struct json_object *ctl_json_stats(const struct dt_client_stats *stats);
 struct json_object *ctl_json_lookup(const char *region, uint64_t offset,
 				    const struct dt_proto_entry *e);
 
+/* The dirty object: the range marked, and the dirty entries in it after. */
+struct json_object *ctl_json_dirty(const char *region, uint64_t offset, uint64_t length,
+				   uint64_t dirty_entries, uint64_t dirty_bytes);
+
 /* The fsync object. */
 struct json_object *ctl_json_fsync(const char *region, uint64_t offset, uint64_t length,
 				   bool deep, const struct dt_proto_fsync_rep *rep);

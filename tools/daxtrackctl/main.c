@@ -3,9 +3,11 @@
  * tools/daxtrackctl/main.c - daxtrackctl: global options, the command
  * table, dispatch and the shared option and message helpers.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,49 +26,44 @@
 static int cmd_help(struct ctl *ctl, int argc, char **argv);
 
 static const struct ctl_cmd commands[] = {
-	{ "status", cmd_status,
-	  "usage: daxtrackctl status [--json]\n"
-	  "The daemon, its regions and totals.\n" },
-	{ "regions", cmd_regions,
-	  "usage: daxtrackctl regions [--json]\n"
-	  "The regions the daemon tracks.\n" },
-	{ "namespaces", cmd_namespaces,
-	  "usage: daxtrackctl namespaces [--local] [--json]\n"
-	  "The NVDIMM namespaces of the host, from the daemon or, with --local,\n"
-	  "found by daxtrackctl itself.\n"
+	{ "status", cmd_status, "the daemon, its regions and totals",
+	  "status [--json]\n" },
+	{ "regions", cmd_regions, "the regions the daemon tracks, as configured",
+	  "regions [-v] [--json]\n"
+	  "  -v, --verbose      all columns: EADR, NUMA, bad bytes, namespace match, device\n" },
+	{ "namespaces", cmd_namespaces, "the host's NVDIMM namespaces (libndctl)",
+	  "namespaces [--local] [--json]\n"
+	  "From the daemon or, with --local, found by daxtrackctl itself; `regions`\n"
+	  "says which namespace each region lies on.\n"
 	  "      --local        ask libndctl directly (no daemon needed)\n" },
-	{ "list", cmd_list,
-	  "usage: daxtrackctl list [--dirty] [--range A-B] [--limit N] [--json] REGION\n"
-	  "The entries of a region, ascending.\n"
+	{ "list", cmd_list, "the entries of a region, ascending",
+	  "list [--dirty] [--range A-B] [--limit N] [--json] REGION\n"
 	  "      --dirty        only entries tagged dirty\n"
 	  "      --range A-B    only entries intersecting bytes A up to B (or A+LEN)\n"
 	  "      --limit N      stop after N entries\n" },
-	{ "lookup", cmd_lookup,
-	  "usage: daxtrackctl lookup [--json] REGION OFFSET\n"
-	  "The entry covering byte OFFSET of a region.\n" },
-	{ "stats", cmd_stats,
-	  "usage: daxtrackctl stats [--prometheus] [--json] [REGION]\n"
-	  "Counters of the daemon and of every region (or of REGION).\n"
+	{ "lookup", cmd_lookup, "the entry covering a byte of a region",
+	  "lookup [--json] REGION OFFSET\n" },
+	{ "stats", cmd_stats, "counters of the daemon and of every region",
+	  "stats [--prometheus] [--json] [REGION]\n"
 	  "      --prometheus   print the Prometheus text exposition format\n" },
-	{ "fsync", cmd_fsync,
-	  "usage: daxtrackctl fsync [--range A-B] [--deep] [--json] REGION\n"
-	  "Flush the dirty entries of a region (needs root or write access to its path).\n"
+	{ "dirty", cmd_dirty, "mark a byte range of a region dirty",
+	  "dirty [--json] REGION OFFSET LEN\n"
+	  "Needs root or write access to the region's path; OFFSET and LEN take K, M, G, T.\n" },
+	{ "fsync", cmd_fsync, "flush the dirty entries of a region",
+	  "fsync [--range A-B] [--deep] [--json] REGION\n"
+	  "Needs root or write access to the region's path.\n"
 	  "      --range A-B    only bytes A up to B (or A+LEN)\n"
 	  "      --deep         also flush the memory controller's write queues\n" },
-	{ "dump", cmd_dump,
-	  "usage: daxtrackctl dump [--json] REGION\n"
-	  "The structure of the region's radix tree (for debugging).\n" },
-	{ "watch", cmd_watch,
-	  "usage: daxtrackctl watch [--interval S] [--count N] [--json] [REGION]\n"
-	  "A live view of dirty entries, fsyncs, bytes flushed and faults.\n"
+	{ "dump", cmd_dump, "the structure of a region's radix tree (for debugging)",
+	  "dump [--json] REGION\n" },
+	{ "watch", cmd_watch, "a live view of dirty entries, fsyncs, flushes and faults",
+	  "watch [--interval S] [--count N] [--json] [REGION]\n"
 	  "      --interval S   seconds between refreshes (default 1, at least 0.1)\n"
 	  "      --count N      stop after N refreshes\n" },
-	{ "version", cmd_version,
-	  "usage: daxtrackctl version [--json]\n"
-	  "The versions of daxtrackctl and, if it answers, of the daemon.\n" },
-	{ "help", cmd_help,
-	  "usage: daxtrackctl help [COMMAND]\n"
-	  "The usage of daxtrackctl or of COMMAND.\n" },
+	{ "version", cmd_version, "the versions of daxtrackctl and of the daemon",
+	  "version [--json]\n" },
+	{ "help", cmd_help, "the usage of daxtrackctl or of a command",
+	  "help [COMMAND]\n" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -75,17 +72,40 @@ static void print_main_usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: daxtrackctl [-s PATH] [--json] COMMAND [OPTIONS] [ARGS]\n"
+	fprintf(f, "Usage: daxtrackctl [-s PATH] [--json] COMMAND [OPTIONS] [ARGS]\n"
 		   "Ask daxtrackd what is tracked and dirty, and flush it.\n\nCommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %s\n", commands[i].name);
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nOptions (before or after the command):\n" GLOBAL_HELP
 		   "\nSee 'daxtrackctl COMMAND --help' and daxtrackctl(8).\n");
 }
 
+/* The lines of @text after the first that do (@options) or do not start with a blank. */
+static void print_lines(const char *text, bool options, FILE *f)
+{
+	const char *p = strchr(text, '\n');
+
+	while (p && *++p) {
+		const char *nl = strchr(p, '\n');
+		int len = nl ? (int)(nl - p + 1) : (int)strlen(p);
+
+		if ((*p == ' ') == options)
+			fprintf(f, "%.*s", len, p);
+		p = nl;
+	}
+}
+
+/* Usage: SYNOPSIS, the summary as a sentence, the notes, the options. */
 static void print_cmd_usage(const struct ctl_cmd *cmd, FILE *f)
 {
-	fprintf(f, "%s\nOptions:\n" GLOBAL_HELP, cmd->usage);
+	const char *nl = strchr(cmd->usage, '\n');
+
+	fprintf(f, "Usage: daxtrackctl %.*s\n%c%s.\n", (int)(nl - cmd->usage), cmd->usage,
+		toupper((unsigned char)cmd->summary[0]), cmd->summary + 1);
+	print_lines(cmd->usage, false, f);
+	fprintf(f, "\nOptions:\n");
+	print_lines(cmd->usage, true, f);
+	fprintf(f, GLOBAL_HELP);
 }
 
 static const struct ctl_cmd *find_command(const char *name)

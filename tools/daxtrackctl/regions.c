@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tools/daxtrackctl/regions.c - `regions` and `namespaces`.
+ * tools/daxtrackctl/regions.c - `regions` (the daemon's configured regions
+ * and the namespace each lies on) and `namespaces` (what libndctl finds on
+ * the host, whether or not a region uses it).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +15,9 @@
 #include "local.h"
 #include "table.h"
 #include "util.h"
+
+/* `regions` without -v fits this many columns (the path is cut at its head). */
+#define REGIONS_WIDTH	100
 
 static char *fmt_numa(int node, char *buf)
 {
@@ -33,7 +38,58 @@ static int regions_json(const struct dt_proto_region *r, uint32_t n)
 	return ctl_json_print(a, true);
 }
 
-static int regions_table(const struct dt_proto_region *r, uint32_t n)
+/* The columns of -v: every field of the region. */
+static int regions_wide(struct ctl_table *t, const struct dt_proto_region *r, uint32_t n)
+{
+	uint32_t i;
+	int err;
+
+	ctl_table_init(t, 14);
+	err = ctl_table_add(t, "NAME", "TYPE", "SIZE", "PMEM", "EADR", "PMD", "FLUSH", "NUMA",
+			    "BADBLOCKS", "BAD_BYTES", "MATCH", "NAMESPACE", "DEVICE", "PATH");
+	for (i = 0; i < n && !err; i++) {
+		char sz[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN], bb[CTL_FMT_LEN];
+
+		snprintf(bad, sizeof(bad), "%u", r[i].badblocks);
+		err = ctl_table_add(t, r[i].name, ctl_region_type(r[i].flags),
+				    ctl_fmt_bytes(r[i].size, sz),
+				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
+				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
+				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
+				    dt_proto_flush_name(r[i].flush),
+				    fmt_numa(r[i].numa_node, numa), bad,
+				    ctl_fmt_bytes(r[i].bad_bytes, bb),
+				    dt_proto_ns_match_name(r[i].ns_match),
+				    r[i].ns_name[0] ? r[i].ns_name : "-",
+				    r[i].ns_device[0] ? r[i].ns_device : "-", r[i].path);
+	}
+	return err;
+}
+
+/* The default columns, for a terminal of REGIONS_WIDTH columns. */
+static int regions_narrow(struct ctl_table *t, const struct dt_proto_region *r, uint32_t n)
+{
+	uint32_t i;
+	int err;
+
+	ctl_table_init(t, 9);
+	err = ctl_table_add(t, "NAME", "TYPE", "SIZE", "PMEM", "PMD", "FLUSH", "BADBLOCKS",
+			    "NAMESPACE", "PATH");
+	for (i = 0; i < n && !err; i++) {
+		char sz[CTL_FMT_LEN], bad[CTL_FMT_LEN];
+
+		snprintf(bad, sizeof(bad), "%u", r[i].badblocks);
+		err = ctl_table_add(t, r[i].name, ctl_region_type(r[i].flags),
+				    ctl_fmt_bytes(r[i].size, sz),
+				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
+				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
+				    dt_proto_flush_name(r[i].flush), bad,
+				    r[i].ns_name[0] ? r[i].ns_name : "-", r[i].path);
+	}
+	return err;
+}
+
+static int regions_table(const struct dt_proto_region *r, uint32_t n, bool verbose)
 {
 	struct ctl_table t;
 	uint32_t i;
@@ -43,27 +99,9 @@ static int regions_table(const struct dt_proto_region *r, uint32_t n)
 		printf("no regions\n");
 		return 0;
 	}
-	ctl_table_init(&t, 14);
-	err = ctl_table_add(&t, "NAME", "TYPE", "SIZE", "PMEM", "EADR", "PMD", "FLUSH", "NUMA",
-			    "BADBLOCKS", "BAD_BYTES", "MATCH", "NAMESPACE", "DEVICE", "PATH");
-	for (i = 0; i < n && !err; i++) {
-		char sz[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN], bb[CTL_FMT_LEN];
-
-		snprintf(bad, sizeof(bad), "%u", r[i].badblocks);
-		err = ctl_table_add(&t, r[i].name, ctl_region_type(r[i].flags),
-				    ctl_fmt_size(r[i].size, sz),
-				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
-				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
-				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
-				    dt_proto_flush_name(r[i].flush),
-				    fmt_numa(r[i].numa_node, numa), bad,
-				    ctl_fmt_size(r[i].bad_bytes, bb),
-				    dt_proto_ns_match_name(r[i].ns_match),
-				    r[i].ns_name[0] ? r[i].ns_name : "-",
-				    r[i].ns_device[0] ? r[i].ns_device : "-", r[i].path);
-	}
+	err = verbose ? regions_wide(&t, r, n) : regions_narrow(&t, r, n);
 	if (!err)
-		ctl_table_print(&t, stdout);
+		ctl_table_print_fit(&t, stdout, verbose ? 0 : REGIONS_WIDTH);
 	ctl_table_free(&t);
 	if (err)
 		ctl_err("out of memory");
@@ -77,13 +115,18 @@ static int regions_table(const struct dt_proto_region *r, uint32_t n)
 
 int cmd_regions(struct ctl *ctl, int argc, char **argv)
 {
-	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
+	static const struct option longopts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		CTL_GLOBAL_OPTIONS
+	};
 	struct dt_proto_region *regions = NULL;
 	struct dt_client *c;
+	bool verbose = false;
 	uint32_t n = 0;
 	int opt, err, ret;
 
-	opt = ctl_getopt(ctl, argc, argv, "", longopts);
+	while ((opt = ctl_getopt(ctl, argc, argv, "v", longopts)) == 'v')
+		verbose = true;
 	if (opt != -1)
 		return opt == CTL_OPT_HELP ? CTL_EXIT_OK : CTL_EXIT_USAGE;
 	if (ctl_operands(ctl, argc, argv, 0, 0))
@@ -96,7 +139,7 @@ int cmd_regions(struct ctl *ctl, int argc, char **argv)
 		ctl_err("regions: %s", strerror(-err));
 		return CTL_EXIT_FAIL;
 	}
-	ret = ctl->json ? regions_json(regions, n) : regions_table(regions, n);
+	ret = ctl->json ? regions_json(regions, n) : regions_table(regions, n, verbose);
 	free(regions);
 	return ret;
 }
@@ -211,8 +254,8 @@ static int ns_table(const struct ns_list *l)
 
 		snprintf(bad, sizeof(bad), "%" PRIu64, ns->badblocks);
 		err = ctl_table_add(&t, ns->bus, ns->region, ns->name,
-				    dt_proto_ns_mode_name(ns->mode), ctl_fmt_size(ns->size, sz),
-				    ns->align ? ctl_fmt_size(ns->align, al) : "-",
+				    dt_proto_ns_mode_name(ns->mode), ctl_fmt_bytes(ns->size, sz),
+				    ns->align ? ctl_fmt_bytes(ns->align, al) : "-",
 				    fmt_numa(ns->numa_node, numa), dev[0] ? dev : "-", bad);
 	}
 	if (!err)

@@ -24,10 +24,11 @@ static void stats_daemon_text(const struct dt_proto_stats_rep *s)
 	printf("  uptime          %s\n", ctl_fmt_uptime(s->uptime_ns / 1000000000, up));
 	printf("  clients         %u now, %" PRIu64 " since the start\n", s->clients,
 	       s->clients_total);
-	printf("  requests        %" PRIu64 " (%" PRIu64 " errors, %" PRIu64 " bad messages)\n",
-	       s->requests, s->errors, s->bad_messages);
+	printf("  requests        %" PRIu64 " (%" PRIu64 " %s, %" PRIu64 " bad %s)\n", s->requests,
+	       s->errors, ctl_plural(s->errors, "error", "errors"), s->bad_messages,
+	       ctl_plural(s->bad_messages, "message", "messages"));
 	printf("  fsyncs          %" PRIu64 ", %s flushed\n", s->fsyncs,
-	       ctl_fmt_size(s->bytes_flushed, fl));
+	       ctl_fmt_bytes(s->bytes_flushed, fl));
 	printf("  requests by op ");
 	for (op = DT_OP_FIRST; op <= DT_OP_LAST; op++)
 		printf(" %s=%" PRIu64, dt_proto_op_name(op), s->requests_by_op[op]);
@@ -43,18 +44,21 @@ static void stats_region_text(const struct dt_proto_region_stats *r)
 	printf("region \"%s\":\n", r->name);
 	printf("  entries         %" PRIu64 " (%" PRIu64 " 4K, %" PRIu64 " 2M)\n", r->entries,
 	       r->entries_pte, r->entries_pmd);
-	printf("  dirty           %" PRIu64 " entries, %s; %" PRIu64 " being flushed\n", r->dirty,
-	       ctl_fmt_size(r->dirty_pages * DT_PROTO_PAGE_SIZE, db), r->towrite);
-	printf("  tree            %" PRIu64 " nodes, %s, height %u\n", r->tree_nodes,
-	       ctl_fmt_size(r->tree_bytes, tb), r->tree_height);
+	printf("  dirty           %" PRIu64 " %s, %s; %" PRIu64 " being flushed\n", r->dirty,
+	       ctl_plural(r->dirty, "entry", "entries"),
+	       ctl_fmt_bytes(r->dirty_pages * DT_PROTO_PAGE_SIZE, db), r->towrite);
+	printf("  tree            %" PRIu64 " %s, %s, height %u\n", r->tree_nodes,
+	       ctl_plural(r->tree_nodes, "node", "nodes"), ctl_fmt_bytes(r->tree_bytes, tb),
+	       r->tree_height);
 	printf("  faults          %" PRIu64 "\n", r->faults);
-	printf("  fsyncs          %" PRIu64 ", %" PRIu64 " entries, %s flushed\n", r->fsyncs,
-	       r->flushed_entries, ctl_fmt_size(r->flushed_bytes, fb));
-	printf("  entry locks     %" PRIu64 " taken, %" PRIu64 " contended, %" PRIu64
-	       " wakeups\n", r->grabs, r->contended, r->wakeups);
-	printf("  bad blocks      %u range%s, %s; %" PRIu64 " requests refused (EIO)\n",
-	       r->badblocks, r->badblocks == 1 ? "" : "s", ctl_fmt_size(r->bad_bytes, bb),
-	       r->bad_hits);
+	printf("  fsyncs          %" PRIu64 ", %" PRIu64 " %s, %s flushed\n", r->fsyncs,
+	       r->flushed_entries, ctl_plural(r->flushed_entries, "entry", "entries"),
+	       ctl_fmt_bytes(r->flushed_bytes, fb));
+	printf("  entry locks     %" PRIu64 " taken, %" PRIu64 " contended, %" PRIu64 " %s\n",
+	       r->grabs, r->contended, r->wakeups, ctl_plural(r->wakeups, "wakeup", "wakeups"));
+	printf("  bad blocks      %u %s, %s; %" PRIu64 " %s refused (EIO)\n", r->badblocks,
+	       ctl_plural(r->badblocks, "range", "ranges"), ctl_fmt_bytes(r->bad_bytes, bb),
+	       r->bad_hits, ctl_plural(r->bad_hits, "request", "requests"));
 	printf("  deep flushes    %" PRIu64 " by libndctl, %" PRIu64 " by libpmem, %" PRIu64
 	       " failed\n", r->deep_flush_ndctl, r->deep_flush_pmem, r->deep_flush_failed);
 }

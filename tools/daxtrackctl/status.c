@@ -25,10 +25,12 @@ static void status_header(const struct ctl *ctl, const struct dt_proto_hello_rep
 
 	printf("daxtrackd %s (protocol %u), pid %u, up %s, %u client%s\n", hello->software,
 	       hello->version, hello->pid, ctl_fmt_uptime(hello->uptime_ns / 1000000000, up),
-	       st->total.clients, st->total.clients == 1 ? "" : "s");
+	       st->total.clients, ctl_plural(st->total.clients, "", "s"));
 	printf("socket %s\n", ctl->socket);
-	printf("requests %" PRIu64 " (%" PRIu64 " errors), %" PRIu64 " clients since the start\n",
-	       st->total.requests, st->total.errors, st->total.clients_total);
+	printf("requests %" PRIu64 " (%" PRIu64 " %s), %" PRIu64 " %s since the start\n",
+	       st->total.requests, st->total.errors,
+	       ctl_plural(st->total.errors, "error", "errors"), st->total.clients_total,
+	       ctl_plural(st->total.clients_total, "client", "clients"));
 }
 
 static void status_notes(const struct dt_proto_region *r, uint32_t n)
@@ -40,7 +42,8 @@ static void status_notes(const struct dt_proto_region *r, uint32_t n)
 			printf("region \"%s\": not persistent memory: flushing with msync\n",
 			       r[i].name);
 		if (r[i].badblocks)
-			printf("region \"%s\": %u bad blocks\n", r[i].name, r[i].badblocks);
+			printf("region \"%s\": %u bad %s\n", r[i].name, r[i].badblocks,
+			       ctl_plural(r[i].badblocks, "block", "blocks"));
 	}
 }
 
@@ -64,11 +67,12 @@ static int status_table(const struct dt_proto_region *r, uint32_t n,
 		snprintf(ent, sizeof(ent), "%" PRIu64, e);
 		snprintf(dir, sizeof(dir), "%" PRIu64, d);
 		err = ctl_table_add(&t, r[i].name, ctl_region_type(r[i].flags),
-				    ctl_fmt_size(r[i].size, sz),
+				    ctl_fmt_bytes(r[i].size, sz),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
 				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
-				    dt_proto_flush_name(r[i].flush), ent, dir, ctl_fmt_size(b, db));
+				    dt_proto_flush_name(r[i].flush), ent, dir,
+				    ctl_fmt_bytes(b, db));
 		size += r[i].size;
 		entries += e;
 		dirty += d;
@@ -79,11 +83,13 @@ static int status_table(const struct dt_proto_region *r, uint32_t n,
 
 		printf("\n");
 		ctl_table_print(&t, stdout);
-		printf("\ntotal: %u region%s, %s, %" PRIu64 " entries, %" PRIu64
-		       " dirty (%s); %" PRIu64 " fsyncs, %s flushed\n",
-		       n, n == 1 ? "" : "s", ctl_fmt_size(size, sz), entries, dirty,
-		       ctl_fmt_size(dirty_bytes, db), st->total.fsyncs,
-		       ctl_fmt_size(st->total.bytes_flushed, fl));
+		printf("\ntotal: %u %s, %s, %" PRIu64 " %s, %" PRIu64 " dirty (%s); %" PRIu64
+		       " %s, %s flushed\n",
+		       n, ctl_plural(n, "region", "regions"), ctl_fmt_bytes(size, sz), entries,
+		       ctl_plural(entries, "entry", "entries"), dirty,
+		       ctl_fmt_bytes(dirty_bytes, db), st->total.fsyncs,
+		       ctl_plural(st->total.fsyncs, "fsync", "fsyncs"),
+		       ctl_fmt_bytes(st->total.bytes_flushed, fl));
 	}
 	ctl_table_free(&t);
 	if (err)

@@ -43,9 +43,20 @@ int ctl_table_add(struct ctl_table *t, ...)
 	return err;
 }
 
-void ctl_table_print(const struct ctl_table *t, FILE *f)
+/* The last cell of a row, its head cut to @room columns ("...TAIL") if longer. */
+static void print_last(const char *s, size_t room, FILE *f)
 {
-	size_t width[16] = { 0 };
+	size_t len = strlen(s);
+
+	if (!room || len <= room || room < 8)
+		fprintf(f, "%s\n", s);
+	else
+		fprintf(f, "...%s\n", s + len - (room - 3));
+}
+
+void ctl_table_print_fit(const struct ctl_table *t, FILE *f, size_t max_width)
+{
+	size_t width[16] = { 0 }, before_last = 0, room = 0;
 	size_t i;
 	unsigned c;
 
@@ -56,16 +67,25 @@ void ctl_table_print(const struct ctl_table *t, FILE *f)
 		if (c < 16 && len > width[c])
 			width[c] = len;
 	}
+	for (c = 0; c + 1 < t->ncols; c++)
+		before_last += (c < 16 ? width[c] : 0) + 2;
+	if (max_width)
+		room = max_width > before_last ? max_width - before_last : 1;
 	for (i = 0; i < t->ncells; i += t->ncols) {
 		for (c = 0; c < t->ncols; c++) {
 			const char *s = t->cells[i + c] ? t->cells[i + c] : "";
 
 			if (c + 1 == t->ncols)
-				fprintf(f, "%s\n", s);
+				print_last(s, room, f);
 			else
 				fprintf(f, "%-*s  ", (int)(c < 16 ? width[c] : 0), s);
 		}
 	}
+}
+
+void ctl_table_print(const struct ctl_table *t, FILE *f)
+{
+	ctl_table_print_fit(t, f, 0);
 }
 
 void ctl_table_free(struct ctl_table *t)

@@ -32,6 +32,17 @@ int ctl_table_add(struct ctl_table *t, ...);
 /* Print the table to @f. */
 void ctl_table_print(const struct ctl_table *t, FILE *f);
 
+/**
+ * ctl_table_print_fit() - Print the table in at most @max_width columns by
+ * cutting the head of the last column's long cells: "...pmem/db.pool" (the
+ * tail of a path says more than its head).
+ * @t: The table.
+ * @f: Where to.
+ * @max_width: Columns; 0: no limit.  The other columns are never cut: a row
+ *	leaving the last one fewer than 8 columns is printed whole.
+ */
+void ctl_table_print_fit(const struct ctl_table *t, FILE *f, size_t max_width);
+
 /* Free the table's cells. */
 void ctl_table_free(struct ctl_table *t);
 

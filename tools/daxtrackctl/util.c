@@ -190,6 +190,36 @@ char *ctl_fmt_size(uint64_t v, char *buf)
 	return buf;
 }
 
+char *ctl_fmt_bytes(uint64_t v, char *buf)
+{
+	static const char units[] = "KMGT";
+	int top = -1, i;
+
+	while (top < 3 && v >> (10 * (top + 2)))
+		top++;
+	if (top < 0) {
+		snprintf(buf, CTL_FMT_LEN, "%" PRIu64 " B", v);
+		return buf;
+	}
+	/* Exact in the largest unit that divides, while that reads short. */
+	for (i = top; i >= 0; i--) {
+		unsigned shift = 10 * (unsigned)(i + 1);
+
+		if (!(v & ((UINT64_C(1) << shift) - 1)) && v >> shift < 10000) {
+			snprintf(buf, CTL_FMT_LEN, "%" PRIu64 " %ciB", v >> shift, units[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, CTL_FMT_LEN, "%.1f %ciB",
+		 (double)v / (double)(UINT64_C(1) << (10 * (top + 1))), units[top]);
+	return buf;
+}
+
+const char *ctl_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 char *ctl_fmt_offset(uint64_t v, char *buf)
 {
 	snprintf(buf, CTL_FMT_LEN, "0x%" PRIx64, v);

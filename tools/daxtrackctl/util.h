@@ -77,6 +77,21 @@ int ctl_parse_interval(const char *s, uint64_t *ms, const char **why);
 char *ctl_fmt_size(uint64_t v, char *buf);
 
 /**
+ * ctl_fmt_bytes() - Format an amount of bytes for people, always with a unit:
+ * "0 B", "1023 B", "4 KiB", "2052 KiB", "64 MiB"; exact in the largest of
+ * KiB, MiB, GiB, TiB that divides it (below 10000 of it), else to one
+ * decimal of the largest unit not above it: "7.5 KiB", "1.0 KiB" (1025).
+ * @v: Bytes.
+ * @buf: At least CTL_FMT_LEN bytes.
+ *
+ * Return: @buf.
+ */
+char *ctl_fmt_bytes(uint64_t v, char *buf);
+
+/* @one if @n is 1, else @many: "1 entry", "2 entries". */
+const char *ctl_plural(uint64_t n, const char *one, const char *many);
+
+/**
  * ctl_fmt_offset() - Format an offset in hexadecimal: "0x0", "0x200000".
  * @v: The offset.
  * @buf: At least CTL_FMT_LEN bytes.

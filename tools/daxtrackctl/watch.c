@@ -91,9 +91,11 @@ static void watch_lines(const struct ctl_rates *r, uint32_t n)
 
 	clock_text(now, sizeof(now));
 	for (i = 0; i < n; i++)
-		printf("%s region \"%s\": dirty %" PRIu64 " entries (%s), %.1f fsyncs/s, %s "
-		       "flushed, %.1f faults/s\n", now, r[i].name, r[i].dirty_entries,
-		       ctl_fmt_size(r[i].dirty_bytes, db), r[i].fsyncs_per_second,
+		printf("%s region \"%s\": dirty %" PRIu64 " %s (%s), %.1f fsyncs/s, %s "
+		       "flushed, %.1f faults/s\n",
+		       now, r[i].name, r[i].dirty_entries,
+		       ctl_plural(r[i].dirty_entries, "entry", "entries"),
+		       ctl_fmt_bytes(r[i].dirty_bytes, db), r[i].fsyncs_per_second,
 		       ctl_fmt_rate(r[i].flushed_bytes_per_second, fl), r[i].faults_per_second);
 }
 
@@ -119,7 +121,7 @@ static void watch_screen(const struct watch_args *a, struct dt_client *c, const 
 		snprintf(d, sizeof(d), "%" PRIu64, r[i].dirty_entries);
 		snprintf(fs, sizeof(fs), "%.1f", r[i].fsyncs_per_second);
 		snprintf(fa, sizeof(fa), "%.1f", r[i].faults_per_second);
-		ctl_table_add(&t, r[i].name, d, ctl_fmt_size(r[i].dirty_bytes, db), fs,
+		ctl_table_add(&t, r[i].name, d, ctl_fmt_bytes(r[i].dirty_bytes, db), fs,
 			      ctl_fmt_rate(r[i].flushed_bytes_per_second, fl), fa);
 	}
 	ctl_table_print(&t, stdout);
