@@ -214,8 +214,8 @@ static void summary(const struct opts *o, uint64_t *lat)
 	unsigned long n = o->count, p99 = (n * 99 + 99) / 100 - 1;
 
 	qsort(lat, n, sizeof(*lat), cmp_u64);
-	printf("%lu records persisted in region \"%s\": fsync p50 %.1f us, p99 %.1f us, "
-	       "max %.1f us\n", n, o->region, (double)lat[(n - 1) / 2] / 1e3,
+	printf("%lu record%s persisted in region \"%s\": fsync p50 %.1f us, p99 %.1f us, "
+	       "max %.1f us\n", n, n == 1 ? "" : "s", o->region, (double)lat[(n - 1) / 2] / 1e3,
 	       (double)lat[p99 < n ? p99 : n - 1] / 1e3, (double)lat[n - 1] / 1e3);
 }
 
@@ -249,9 +249,22 @@ static int open_region(struct dt_client *c, const struct opts *o, struct dt_clie
 		return -ENOSPC;
 	}
 	if (!o->quiet)
-		printf("region \"%s\": %zu bytes mapped at %p (%s)\n", o->region, *size, *base,
+		printf("region \"%s\": %zu %s mapped at %p (%s)\n", o->region,
+		       *size % (1 << 20) ? *size : *size >> 20, *size % (1 << 20) ? "bytes" : "MiB",
+		       *base,
 		       info.map_sync ? "MAP_SYNC" : "MAP_SHARED, no MAP_SYNC on this file system");
 	return 0;
+}
+
+/* As daxtrackctl says it: what to do about a refusal, else whether it runs. */
+static void connect_error(const char *path, int err)
+{
+	if (err == -EACCES || err == -EPERM)
+		fprintf(stderr, "dt-example: socket %s: permission denied: are you in group "
+			"daxtrack?\n", path);
+	else
+		fprintf(stderr, "dt-example: is daxtrackd running? socket %s: %s\n", path,
+			strerror(-err));
 }
 
 int main(int argc, char **argv)
@@ -269,8 +282,7 @@ int main(int argc, char **argv)
 		return ret;
 	err = dt_client_connect(o.socket, &c);
 	if (err) {
-		fprintf(stderr, "dt-example: is daxtrackd running? socket %s: %s\n",
-			o.socket ? o.socket : dt_client_socket_default(), strerror(-err));
+		connect_error(o.socket ? o.socket : dt_client_socket_default(), err);
 		return 1;
 	}
 	lat = calloc(o.count, sizeof(*lat));
