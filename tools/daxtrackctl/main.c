@@ -48,7 +48,8 @@ static const struct ctl_cmd commands[] = {
 	  "      --prometheus   print the Prometheus text exposition format\n" },
 	{ "dirty", cmd_dirty, "mark a byte range of a region dirty",
 	  "dirty [--json] REGION OFFSET LEN\n"
-	  "Needs root or write access to the region's path; OFFSET and LEN take K, M, G, T.\n" },
+	  "Needs root or write access to the region's path.  OFFSET and LEN are bytes,\n"
+	  "with K, M, G or T for KiB, MiB, GiB or TiB.\n" },
 	{ "fsync", cmd_fsync, "flush the dirty entries of a region",
 	  "fsync [--range A-B] [--deep] [--json] REGION\n"
 	  "Needs root or write access to the region's path.\n"
@@ -105,7 +106,7 @@ static void print_cmd_usage(const struct ctl_cmd *cmd, FILE *f)
 	print_lines(cmd->usage, false, f);
 	fprintf(f, "\nOptions:\n");
 	print_lines(cmd->usage, true, f);
-	fprintf(f, GLOBAL_HELP);
+	fputs(GLOBAL_HELP, f);
 }
 
 static const struct ctl_cmd *find_command(const char *name)
