@@ -12,7 +12,10 @@
  * daemon harness (tests/harness/) runs the daemon and always kills and
  * reaps it.
  *
- * usage: test_ctl_e2e DAXTRACKCTL DAXTRACKD
+ * Last, dt-example on the second daemon's r1: its records at 2 MiB boundaries
+ * are 2 MiB entries where the region allows PMD, and it says which are.
+ *
+ * usage: test_ctl_e2e DAXTRACKCTL DAXTRACKD DT_EXAMPLE
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +43,7 @@ DT_TEST_DEFINE("test_ctl_e2e");
 #define MiB (1ULL << 20)
 #define NOBODY 65534
 
-static const char *ctl_bin, *dir, *sock;
+static const char *ctl_bin, *example_bin, *dir, *sock;
 static char r1_path[128], r2_path[128];
 static struct dth harness; /* the daemon, its directory (dir) and socket (sock) */
 
@@ -260,16 +263,26 @@ static void run_free(struct run *r)
 	r->out = r->err = NULL;
 }
 
+static void run_prog(struct run *r, const char *prog, int uid, const char *env_socket,
+		     const char *const *args);
+
 /* Run daxtrackctl ARGS... (NULL-terminated) as @uid (-1: ourselves), with
  * DAXTRACK_SOCKET set to @env_socket (NULL: unset). */
 static void run_v(struct run *r, int uid, const char *env_socket, const char *const *args)
+{
+	run_prog(r, ctl_bin, uid, env_socket, args);
+}
+
+/* Run @prog ARGS... as run_v() does. */
+static void run_prog(struct run *r, const char *prog, int uid, const char *env_socket,
+		     const char *const *args)
 {
 	char outp[160], errp[160];
 	const char *argv[32];
 	int n = 0, status;
 	pid_t pid;
 
-	argv[n++] = ctl_bin;
+	argv[n++] = prog;
 	while (*args && n < 31)
 		argv[n++] = *args++;
 	argv[n] = NULL;
@@ -289,7 +302,7 @@ static void run_v(struct run *r, int uid, const char *env_socket, const char *co
 			unsetenv("DAXTRACK_SOCKET");
 		if (uid >= 0 && (setgid((gid_t)uid) || setuid((uid_t)uid)))
 			_exit(126);
-		execv(ctl_bin, (char *const *)argv);
+		execv(prog, (char *const *)argv);
 		_exit(127);
 	}
 	waitpid(pid, &status, 0);
@@ -1567,7 +1580,58 @@ static void test_badblocks(void)
 	CHECK(has(r.out, "\ndaxtrack_region_bad_hits_total{region=\"r2\"} 2\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_bad_hits_total{region=\"r1\"} 0\n"));
 	run_free(&r);
-	stop_daemon();
+}
+
+/* The lines of @text containing @needle. */
+static int count_lines(const char *text, const char *needle)
+{
+	const char *p = text;
+	int n = 0;
+
+	while (p && (p = strstr(p, needle))) {
+		n++;
+		p = strchr(p, '\n');
+	}
+	return n;
+}
+
+/* dt-example on r1 of the second daemon (no entries yet): 2 MiB entries. */
+static void test_example(void)
+{
+	struct json_object *o, *regions;
+	size_t i, pmd_entries = 0;
+	struct run r;
+	int lines;
+	bool pmd;
+
+	dt_test_ctx("dt-example");
+	CTL(&r, "--json", "regions");
+	CHECK_RUN(&r, 0);
+	regions = parse(r.out);
+	pmd = json_object_get_boolean(get(find_named(regions, "r1"), "pmd"));
+	json_object_put(regions);
+	run_free(&r);
+	run_prog(&r, example_bin, -1, NULL,
+		 (const char *const[]){ "-s", sock, "-r", "r1", "-n", "8", "--seed", "7", NULL });
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "region \"r1\": 64 MiB mapped at "));
+	CHECK(has(r.out, "\n8 records persisted in region \"r1\": "));
+	CHECK_EQ(count_lines(r.out, "(in a 4K entry"), 8 - count_lines(r.out, "(in a 2M entry)"));
+	o = list_json((const char *[]){ "r1", NULL });
+	for (i = 0; i < json_object_array_length(o); i++)
+		if (get_u64(json_object_array_get_idx(o, i), "order") == 9)
+			pmd_entries++;
+	json_object_put(o);
+	/* Two records may share a 2 MiB entry. */
+	lines = count_lines(r.out, "(in a 2M entry)");
+	dt_test_ctx("dt-example: pmd %d, %zu 2M entries, %d records in them", pmd, pmd_entries,
+		    lines);
+	CHECK(pmd_entries <= (size_t)lines && !pmd_entries == !lines);
+	if (pmd)
+		CHECK(pmd_entries >= 1);
+	else
+		CHECK_EQ(pmd_entries, 0);
+	run_free(&r);
 }
 
 int main(int argc, char **argv)
@@ -1577,11 +1641,12 @@ int main(int argc, char **argv)
 					 .no_flush_log = true, .stop_timeout_ms = 10000 };
 	int ret;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s DAXTRACKCTL DAXTRACKD\n", argv[0]);
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s DAXTRACKCTL DAXTRACKD DT_EXAMPLE\n", argv[0]);
 		return 2;
 	}
 	ctl_bin = argv[1];
+	example_bin = argv[3];
 	ret = dth_init(&harness, &opt);
 	if (ret) {
 		fprintf(stderr, "test_ctl_e2e: %s: %s\n", harness.dir, strerror(-ret));
@@ -1612,6 +1677,8 @@ int main(int argc, char **argv)
 	test_not_running();
 	stop_daemon();
 	test_badblocks();
+	test_example();
+	stop_daemon();
 	if (dt_test_counts.failed)
 		dth_show_log(&harness, stderr);
 	dth_cleanup(&harness);
