@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -45,7 +46,9 @@ int srv_init(struct dt_server *srv)
 	srv->next_id = 1;
 	srv->listen_fd = -1;
 	srv->stop_fd = -1;
-	srv->last_refusal = -1;
+	srv->refusals.last = -1;
+	srv->accept_errors.last = -1;
+	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	srv->start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	srv->start_mono_ns = srv_now_ns();
@@ -61,6 +64,8 @@ void srv_destroy(struct dt_server *srv)
 		close(srv->ep);
 	if (srv->stop_fd >= 0)
 		close(srv->stop_fd);
+	if (srv->spare_fd >= 0)
+		close(srv->spare_fd);
 	pthread_rwlock_destroy(&srv->regions_lock);
 	pthread_mutex_destroy(&srv->ref_lock);
 	pthread_cond_destroy(&srv->ref_cond);
@@ -491,16 +496,23 @@ static void conn_close(struct dt_server *srv, struct dt_conn *c, const char *why
 	conn_free(c);
 }
 
-static void log_refusal(struct dt_server *srv)
+/* Count an event; true at most once a second: time to log it. */
+static bool ratelimit(struct srv_ratelimit *rl)
 {
 	long now = (long)(srv_now_ns() / 1000000000ULL);
 
-	srv->refused++;
-	if (now == srv->last_refusal)
-		return;
-	srv->last_refusal = now;
-	dt_log(LOG_WARNING, "max_clients (%u) reached: refused a connection (%llu so far)",
-	       srv->max_clients, (unsigned long long)srv->refused);
+	rl->count++;
+	if (now == rl->last)
+		return false;
+	rl->last = now;
+	return true;
+}
+
+static void log_refusal(struct dt_server *srv)
+{
+	if (ratelimit(&srv->refusals))
+		dt_log(LOG_WARNING, "max_clients (%u) reached: refused a connection (%llu so far)",
+		       srv->max_clients, (unsigned long long)srv->refusals.count);
 }
 
 static void accept_one(struct dt_server *srv, int fd)
@@ -550,6 +562,49 @@ static void accept_one(struct dt_server *srv, int fd)
 	}
 }
 
+/*
+ * Out of descriptors (EMFILE, ENFILE): a connection left in the backlog
+ * keeps the listening socket readable, and the main loop would spin on it.
+ * The spare descriptor, kept for this, is given up for one accept that
+ * closes the connection at once (its client reads the end of the stream and
+ * may retry), then taken back.  Return: whether a connection was shed.
+ */
+static bool shed_connection(struct dt_server *srv)
+{
+	int fd;
+
+	if (srv->spare_fd < 0)
+		srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (srv->spare_fd < 0)
+		return false;
+	close(srv->spare_fd);
+	fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return fd >= 0;
+}
+
+/*
+ * accept4() failed for want of a resource: log it at most once a second,
+ * and either shed the connection waiting (descriptors) or, when that is
+ * not possible (no spare, ENOBUFS, ENOMEM), pause the main thread briefly
+ * so that it polls the listener a few times a second, not in a busy loop.
+ * Return: whether to go on accepting.
+ */
+static bool accept_failed(struct dt_server *srv, int err)
+{
+	const struct timespec pause = { .tv_nsec = DT_SRV_ACCEPT_PAUSE_MS * 1000000L };
+
+	if (ratelimit(&srv->accept_errors))
+		dt_log(LOG_ERR, "accept: %s: connections are refused (%llu so far)", strerror(err),
+		       (unsigned long long)srv->accept_errors.count);
+	if ((err == EMFILE || err == ENFILE) && shed_connection(srv))
+		return true;
+	nanosleep(&pause, NULL);
+	return false;
+}
+
 void srv_accept(struct dt_server *srv)
 {
 	int fd, i;
@@ -557,13 +612,14 @@ void srv_accept(struct dt_server *srv)
 	/* A bounded batch, so that signals are seen even under a flood. */
 	for (i = 0; i < 64; i++) {
 		fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM)
-				dt_log(LOG_ERR, "accept: %s", strerror(errno));
-			return;
+		if (fd >= 0) {
+			accept_one(srv, fd);
+			continue;
 		}
-		accept_one(srv, fd);
+		if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM)
+			return;
+		if (!accept_failed(srv, errno))
+			return;
 	}
 }
 
@@ -619,12 +675,13 @@ static bool dirty_reply(const uint8_t *out, size_t len)
  */
 static int serve(struct dt_worker *w, struct dt_conn *c, const char **why, bool *more)
 {
+	unsigned nfds = 0;
 	size_t out_len;
 	ssize_t n;
 	int fd = -1, ret;
 
 	*more = false;
-	n = dt_proto_recv(c->fd, w->in, c->max_message, &fd);
+	n = dt_proto_recv_fds(c->fd, w->in, c->max_message, &fd, &nfds);
 	if (n == -EAGAIN || n == -EINTR)
 		return 0;
 	if (n == 0) {
@@ -642,6 +699,11 @@ static int serve(struct dt_worker *w, struct dt_conn *c, const char **why, bool 
 	if (n < 0) {
 		*why = strerror((int)-n);
 		return (int)n;
+	}
+	/* Several fds prove nothing: ATTACH by fd then finds none (-EBADF). */
+	if (nfds > 1) {
+		close(fd);
+		fd = -1;
 	}
 	ret = dt_dispatch(w, c, (size_t)n, fd, &out_len);
 	if (ret) {

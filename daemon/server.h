@@ -36,6 +36,11 @@
 
 /* How long a reply may wait for a client that does not read (ms). */
 #define DT_SRV_SEND_TIMEOUT_MS	1000
+/*
+ * How long the main thread pauses when accept(2) fails for want of memory,
+ * or of descriptors with no spare one to shed the connection (ms).
+ */
+#define DT_SRV_ACCEPT_PAUSE_MS	50
 /* Most entries of one LIST reply (announced in HELLO). */
 #define DT_SRV_MAX_LIST		DT_PROTO_DEFAULT_LIST
 
@@ -101,6 +106,12 @@ struct dt_worker {
 	struct dt_proto_namespace *ns;	/* DT_PROTO_MAX_NAMESPACES */
 };
 
+/* An event logged at most once a second, with its count. */
+struct srv_ratelimit {
+	long last;			/* monotonic second of the last log */
+	uint64_t count;
+};
+
 /* Daemon-wide counters (atomic). */
 struct srv_stats {
 	uint64_t clients_total;
@@ -148,8 +159,9 @@ struct dt_server {
 	struct dt_conn *conns;
 	unsigned nconns;		/* atomic reads */
 	uint64_t next_conn;
-	long last_refusal;		/* monotonic second of the last log */
-	uint64_t refused;
+	struct srv_ratelimit refusals;	/* max_clients reached */
+	struct srv_ratelimit accept_errors;	/* EMFILE, ENFILE, ENOBUFS, ENOMEM */
+	int spare_fd;			/* given up to shed a connection at EMFILE */
 
 	uint64_t start_realtime_ns;
 	uint64_t start_mono_ns;

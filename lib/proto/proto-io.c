@@ -6,8 +6,10 @@
  * A packet is the unit: it arrives whole, or, if longer than the buffer, is
  * consumed and reported (MSG_TRUNC makes recvmsg() return its real length),
  * so that one oversized message cannot desynchronise the stream.  Received
- * fds are installed O_CLOEXEC; every fd but the one the caller asked for is
- * closed before returning, so a peer cannot make us leak descriptors.
+ * fds are installed O_CLOEXEC.  The caller gets at most the first fd of a
+ * non-empty packet of the right size; every other fd, and all of them on
+ * every other path (an empty packet, an oversized one), is closed before
+ * returning, so a peer cannot make us leak descriptors.
  */
 #include <errno.h>
 #include <string.h>
@@ -46,10 +48,15 @@ ssize_t dt_proto_send(int sock, const void *buf, size_t len, int fd)
 	return n < 0 ? -errno : n;
 }
 
-/* Keep the first fd received in *keep (if asked), close all the others. */
-static void take_fds(struct msghdr *msg, int *keep)
+/*
+ * Keep the first fd received in *@keep (if asked), close all the others.
+ * Return: how many came; one more than those seen when the kernel dropped
+ * some for want of room (MSG_CTRUNC).
+ */
+static unsigned take_fds(struct msghdr *msg, int *keep)
 {
 	struct cmsghdr *c;
+	unsigned count = 0;
 	int fd;
 
 	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
@@ -58,7 +65,7 @@ static void take_fds(struct msghdr *msg, int *keep)
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i++, count++) {
 			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
 			if (keep && *keep < 0)
 				*keep = fd;
@@ -66,9 +73,15 @@ static void take_fds(struct msghdr *msg, int *keep)
 				close(fd);
 		}
 	}
+	return count + !!(msg->msg_flags & MSG_CTRUNC);
 }
 
 ssize_t dt_proto_recv(int sock, void *buf, size_t cap, int *fd)
+{
+	return dt_proto_recv_fds(sock, buf, cap, fd, NULL);
+}
+
+ssize_t dt_proto_recv_fds(int sock, void *buf, size_t cap, int *fd, unsigned *nfds)
 {
 	union {
 		struct cmsghdr align;
@@ -76,10 +89,13 @@ ssize_t dt_proto_recv(int sock, void *buf, size_t cap, int *fd)
 	} ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
 	struct msghdr msg;
+	unsigned count;
 	ssize_t n;
 
 	if (fd)
 		*fd = -1;
+	if (nfds)
+		*nfds = 0;
 	do {
 		memset(&msg, 0, sizeof(msg));
 		msg.msg_iov = &iov;
@@ -90,10 +106,13 @@ ssize_t dt_proto_recv(int sock, void *buf, size_t cap, int *fd)
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	if ((size_t)n > cap || (msg.msg_flags & MSG_TRUNC)) {
+	/* An empty packet (the end of the stream) or an oversized one keeps none. */
+	if (!n || (size_t)n > cap || (msg.msg_flags & MSG_TRUNC)) {
 		take_fds(&msg, NULL);
-		return -EMSGSIZE;
+		return n ? -EMSGSIZE : 0;
 	}
-	take_fds(&msg, fd);
+	count = take_fds(&msg, fd);
+	if (nfds)
+		*nfds = count;
 	return n;
 }

@@ -172,6 +172,34 @@ static void test_extra_fds(void)
 	close(sv[1]);
 }
 
+/* How many came, all but the first closed; none kept from an empty packet. */
+static void test_count_fds(void)
+{
+	uint8_t in[16];
+	int sv[2], got = -1, before;
+	unsigned nfds = 99;
+
+	pair(sv);
+	before = dt_test_fd_count(0);
+	for (int n = 1; n <= 16; n += 7) {
+		dt_test_ctx("count fds %d", n);
+		send_fds(sv[0], sv[0], n);
+		CHECK_EQ(dt_proto_recv_fds(sv[1], in, sizeof(in), &got, &nfds), 1);
+		CHECK(got >= 0);
+		CHECK_EQ(nfds, n <= 8 ? (unsigned)n : 9u);	/* room for 8, one more dropped */
+		close(got);
+		CHECK_EQ(dt_test_fd_count(0), before);
+	}
+	dt_test_ctx("an empty packet with an fd");
+	CHECK_EQ(dt_proto_send(sv[0], in, 0, sv[0]), 0);
+	CHECK_EQ(dt_proto_recv_fds(sv[1], in, sizeof(in), &got, &nfds), 0);
+	CHECK_EQ(got, -1);
+	CHECK_EQ(nfds, 0);
+	CHECK_EQ(dt_test_fd_count(0), before);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void test_eof_epipe_eagain(void)
 {
 	uint8_t in[16];
@@ -249,6 +277,7 @@ int main(void)
 	test_oversized();
 	test_pass_fd();
 	test_extra_fds();
+	test_count_fds();
 	test_eof_epipe_eagain();
 	test_eintr();
 	unlink(tmpfile_path);

@@ -32,10 +32,15 @@
  *     names (inotify sees no open), by fds of unconfigured files, by fds of
  *     a configured file without write access (O_WRONLY, O_PATH);
  *   - replay after restart: a restarted daemon has no attachment;
- *   - descriptors passed with requests (8 per packet, oversized packets)
- *     are all closed.
+ *   - descriptors passed with requests (8 per packet, oversized packets,
+ *     empty packets, undecodable ones, replies, unknown opcodes, ATTACH with
+ *     two) are all closed;
+ *   - out of descriptors (RLIMIT_NOFILE): connections shed, no busy loop,
+ *     the log rate-limited, served again once a client has gone.
  */
 #include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/xattr.h>
 
 #include "security_harness.h"
@@ -774,33 +779,43 @@ static void test_replay(void)
 
 /* ---- descriptors passed with requests ---- */
 
-/* Send @req with 8 copies of @fd; the reply's status. */
-static int call_with_fds(struct dh_conn *c, struct dt_msg *req, int fd, size_t pad)
+/* Send @len bytes of c->out with @nfds copies of @fd (at most 8): 0 or -1. */
+static int send_fds(struct dh_conn *c, size_t len, int fd, unsigned nfds)
 {
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(8 * sizeof(int))];
 	} ctl;
-	struct iovec iov = { .iov_base = c->out };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			      .msg_controllen = sizeof(ctl.buf) };
+	struct iovec iov = { .iov_base = c->out, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = ctl.buf,
+			      .msg_controllen = CMSG_SPACE(nfds * sizeof(int)) };
 	struct cmsghdr *cm;
-	struct dt_msg rep;
 	int fds[8];
 
-	req->id = ++c->id;
-	if (dt_proto_encode(req, c->out, sizeof(c->out), &iov.iov_len))
-		return -2000;
-	iov.iov_len += pad;	/* past max_message: the packet is oversized */
-	for (unsigned i = 0; i < 8; i++)
+	for (unsigned i = 0; i < nfds; i++)
 		fds[i] = fd;
 	memset(&ctl, 0, sizeof(ctl));
 	cm = CMSG_FIRSTHDR(&msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
-	if (sendmsg(c->fd, &msg, MSG_NOSIGNAL) < 0)
+	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+	return sendmsg(c->fd, &msg, MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+/* Send @req with @nfds copies of @fd; the reply's status. */
+static int call_with_fds(struct dh_conn *c, struct dt_msg *req, int fd, unsigned nfds, size_t pad)
+{
+	struct dt_msg rep;
+	size_t len;
+
+	req->id = ++c->id;
+	if (dt_proto_encode(req, c->out, sizeof(c->out), &len))
+		return -2000;
+	/* pad: past max_message, the packet is oversized */
+	if (send_fds(c, len + pad, fd, nfds))
 		return -3000;
 	if (dh_recv(c, &rep))
 		return -1000;
@@ -823,10 +838,11 @@ static void test_fd_flood(void)
 	base = dt_test_fd_count(dh.pid);
 	for (unsigned i = 0; i < 256; i++) {
 		dt_proto_init_request(&req, DT_OP_REGIONS, 0);
-		ok += call_with_fds(c, &req, fd, 0) == 0;
+		ok += call_with_fds(c, &req, fd, 8, 0) == 0;
+		/* Exactly one fd proves the access (docs/protocol.md). */
 		dt_proto_init_request(&req, DT_OP_ATTACH, 0);
 		req.attach_req.mode = DT_ATTACH_FD;
-		ok += call_with_fds(c, &req, fd, 0) == 0;
+		ok += call_with_fds(c, &req, fd, 8, 0) == -EBADF;
 	}
 	CHECK_EQ(ok, 512);
 	CHECK(base > 0 && sh_wait_fd_count(base));
@@ -835,12 +851,169 @@ static void test_fd_flood(void)
 	big = dh_open();
 	if (CHECK(big)) {
 		dt_proto_init_request(&req, DT_OP_REGIONS, 0);
-		CHECK(call_with_fds(big, &req, fd, 100000) < -999);	/* closed */
+		CHECK(call_with_fds(big, &req, fd, 8, 100000) < -999);	/* closed */
 		CHECK(sh_wait_fd_count(base));
 		dh_close(big);
 	}
 	dh_close(c);
 	close(fd);
+}
+
+/* A connection that sends @len bytes of @bytes with an fd, then is dropped. */
+static void send_and_drop(const void *bytes, size_t len, int fd, bool hello)
+{
+	struct dh_conn *c = hello ? dh_open() : dh_connect();
+	struct dt_msg rep;
+
+	if (!CHECK(c))
+		return;
+	memcpy(c->out, bytes, len);
+	CHECK_EQ(send_fds(c, len, fd, 1), 0);
+	dh_recv(c, &rep); /* a reply or the end of the stream */
+	dh_close(c);
+}
+
+/*
+ * Every way a packet with an fd can end, each many times: the daemon's
+ * descriptors come back to where they were (a leak would add 100 a path).
+ */
+static void test_fd_paths(void)
+{
+	static const uint8_t bad_magic[DT_PROTO_HDR_SIZE] = { 'N', 'O', 'P', 'E' };
+	struct dh_conn *c;
+	struct dt_msg req;
+	size_t len;
+	int fd, base;
+
+	dh_path(req.attach_req.name, "a.region"); /* scratch: any file will do */
+	fd = open(req.attach_req.name, O_RDONLY | O_CLOEXEC);
+	c = dh_open(); /* answered: counted in base */
+	if (!CHECK(fd >= 0) || !CHECK(c))
+		return;
+	dt_proto_init_request(&req, DT_OP_REGIONS, 0);
+	CHECK_EQ(dt_proto_encode(&req, c->out, sizeof(c->out), &len), 0);
+	base = dt_test_fd_count(dh.pid);
+
+	dt_test_ctx("an empty packet with an fd (the end of the stream): 100 connections");
+	for (unsigned i = 0; i < 100; i++)
+		send_and_drop("", 0, fd, i & 1);
+	CHECK(sh_wait_fd_count(base));
+
+	dt_test_ctx("an fd with a packet shorter than a header, or of a bad magic");
+	for (unsigned i = 0; i < 100; i++)
+		send_and_drop(bad_magic, i & 1 ? 7 : sizeof(bad_magic), fd, i & 2);
+	CHECK(sh_wait_fd_count(base));
+
+	dt_test_ctx("an fd with a request before HELLO, and with a truncated payload");
+	for (unsigned i = 0; i < 100; i++)
+		send_and_drop(c->out, i & 1 ? len : len + 1, fd, false);
+	CHECK(sh_wait_fd_count(base));
+
+	dt_test_ctx("an fd with an unknown opcode, and with a reply");
+	for (unsigned i = 0; i < 100; i++) {
+		uint8_t m[DT_PROTO_HDR_SIZE];
+
+		memcpy(m, c->out, sizeof(m));
+		if (i & 1)
+			m[6] = 0x7f; /* opcode */
+		else
+			m[5] = DT_PROTO_F_REPLY;
+		send_and_drop(m, sizeof(m), fd, true);
+	}
+	CHECK(sh_wait_fd_count(base));
+
+	dt_test_ctx("ATTACH by fd with two fds: -EBADF, both closed");
+	dh_close(c);
+	c = dh_open();
+	if (CHECK(c)) {
+		dt_proto_init_request(&req, DT_OP_ATTACH, 0);
+		req.attach_req.mode = DT_ATTACH_FD;
+		for (unsigned i = 0; i < 100; i++)
+			CHECK_EQ(call_with_fds(c, &req, fd, 2, 0), -EBADF);
+		CHECK(sh_wait_fd_count(base));
+		dh_close(c);
+	}
+	close(fd);
+}
+
+/* ---- out of descriptors ---- */
+
+/* The daemon's CPU time (user + system) in ms, from /proc/PID/stat; -1 on error. */
+static long daemon_cpu_ms(void)
+{
+	char path[64], *s, *p;
+	unsigned long ut, st;
+	long ms = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)dh.pid);
+	s = dh_read_file(path);
+	p = strrchr(s, ')'); /* the command may hold spaces */
+	if (p &&
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+		ms = (long)((ut + st) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
+	free(s);
+	return ms;
+}
+
+/* A STATS answered within 2 s (the daemon serves): its status, or < -999. */
+static int stats_within_2s(void)
+{
+	const struct timeval tv = { .tv_sec = 2 };
+	struct dh_conn *c = dh_connect();
+	struct dt_msg req, rep;
+	int ret = -5000;
+
+	if (!c)
+		return ret;
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (!dh_hello(c, NULL)) {
+		dt_proto_init_request(&req, DT_OP_STATS, 0);
+		req.stats_req.region = DT_PROTO_ALL_REGIONS;
+		ret = dh_call(c, &req, &rep);
+	}
+	dh_close(c);
+	return ret;
+}
+
+/*
+ * RLIMIT_NOFILE reached (lowered with prlimit to a few over what it holds):
+ * connections that find no descriptor are shed, not left in the backlog to
+ * spin the main loop; the log says so at most once a second; once a client
+ * has gone, the daemon answers again.
+ */
+static void test_fd_limit(void)
+{
+	struct rlimit old, low;
+	struct dh_conn *c[40];
+	unsigned lines, n = 0;
+	long cpu;
+
+	dt_test_ctx("RLIMIT_NOFILE reached");
+	if (!CHECK(!prlimit(dh.pid, RLIMIT_NOFILE, NULL, &old)))
+		return;
+	low = old;
+	low.rlim_cur = (rlim_t)dt_test_fd_count(dh.pid) + 4;
+	CHECK(!prlimit(dh.pid, RLIMIT_NOFILE, &low, NULL));
+	lines = dh_log_count("accept:");
+	cpu = daemon_cpu_ms();
+	for (n = 0; n < 40; n++) {
+		c[n] = dh_connect(); /* into the backlog if nothing else */
+		if (!CHECK(c[n]))
+			break;
+	}
+	dh_sleep_ms(1500);
+	CHECK(daemon_cpu_ms() - cpu < 300);
+	CHECK(dh_log_count("accept:") - lines >= 1);
+	CHECK(dh_log_count("accept:") - lines <= 3);
+	dt_test_ctx("RLIMIT_NOFILE reached, then a client gone");
+	if (n)
+		dh_close(c[0]);
+	dh_sleep_ms(100);
+	CHECK_EQ(stats_within_2s(), 0);
+	for (unsigned i = 1; i < n; i++)
+		dh_close(c[i]);
+	CHECK(!prlimit(dh.pid, RLIMIT_NOFILE, &old, NULL));
+	CHECK_EQ(stats_within_2s(), 0);
 }
 
 int main(int argc, char **argv)
@@ -867,6 +1040,8 @@ int main(int argc, char **argv)
 		test_attach_fds();
 		test_replay();
 		test_fd_flood();
+		test_fd_paths();
+		test_fd_limit();
 		CHECK_EQ(dh_stop(SIGTERM), 0);
 	}
 	return dt_test_done();

@@ -689,13 +689,15 @@ ssize_t dt_proto_send(int sock, const void *buf, size_t len, int fd);
  * @sock: A connected SOCK_SEQPACKET socket.
  * @buf: Where to put the packet.
  * @cap: Bytes available at @buf.
- * @fd: If not NULL, set to the fd received (O_CLOEXEC) or -1.  If NULL, a
- *	received fd is closed.
+ * @fd: If not NULL, set to the first fd received (O_CLOEXEC) or -1; the
+ *	caller owns it.  If NULL, a received fd is closed.
  *
  * Retries on EINTR.  A packet longer than @cap is consumed and reported as
- * -EMSGSIZE (its fd, if any, closed): the stream stays in sync.  Only the
- * first fd of a packet is kept; any other fd that came with it is closed
- * (also when the control data was truncated, MSG_CTRUNC).
+ * -EMSGSIZE: the stream stays in sync.  Every fd that came with a packet is
+ * closed before the call returns except the one handed out in *@fd: all of
+ * them for an empty or an oversized packet, every one but the first
+ * otherwise (also when the control data was truncated, MSG_CTRUNC).  A peer
+ * cannot make the caller leak descriptors.
  *
  * Context: Blocks unless @sock is non-blocking (then -EAGAIN).
  * Return: The length of the packet (> 0); 0 at end of stream (the peer
@@ -703,6 +705,24 @@ ssize_t dt_proto_send(int sock, const void *buf, size_t len, int fd);
  * -EMSGSIZE for an oversized packet; another negative errno of recvmsg().
  */
 ssize_t dt_proto_recv(int sock, void *buf, size_t cap, int *fd);
+
+/**
+ * dt_proto_recv_fds() - dt_proto_recv(), telling how many fds came.
+ * @sock: As dt_proto_recv().
+ * @buf: As dt_proto_recv().
+ * @cap: As dt_proto_recv().
+ * @fd: As dt_proto_recv().
+ * @nfds: If not NULL, set to the number of fds that came with a packet
+ *	  returned (at least 2 when more came than there was room for); 0
+ *	  otherwise.
+ *
+ * For a receiver that must refuse a packet with several fds (ATTACH by fd
+ * needs exactly one): it closes *@fd when *@nfds > 1.
+ *
+ * Context: As dt_proto_recv().
+ * Return: As dt_proto_recv().
+ */
+ssize_t dt_proto_recv_fds(int sock, void *buf, size_t cap, int *fd, unsigned *nfds);
 
 #ifdef __cplusplus
 }
