@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/dispatch-read.c - the read-only requests: QUERY, LIST, DUMP,
- * STATS, NAMESPACES.  They are RCU readers of the trees (or take the tree's
- * mutex for a snapshot) and never wait for a flush.
+ * STATS, NAMESPACES.  They read the mappings through mapping.h only (RCU
+ * readers, or the tree's mutex for a snapshot) and never wait for a flush.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <daxtrack/mapping.h>
-#include <daxtrack/tree.h>
 
 #include <urcu/urcu-memb.h>
 
@@ -16,31 +15,21 @@
 
 /* ---- QUERY, LIST, DUMP ---- */
 
-static void fill_entry(struct dt_tree *t, uint64_t base, unsigned order, void *entry,
-		       struct dt_proto_entry *e)
+static void fill_entry(const struct dt_mapping_entry *me, struct dt_proto_entry *e)
 {
-	uint64_t v = dt_is_value(entry) ? dt_to_value(entry) : 0;
-	unsigned tag;
-
 	memset(e, 0, sizeof(*e));
-	e->base = base * PAGE_SIZE_4K;
-	e->order = (uint8_t)order;
-	e->flags = (uint8_t)(v & DT_PROTO_ENTRY_ALL);
-	if (!(v & (DT_ENTRY_ZERO | DT_ENTRY_EMPTY)))
-		e->sector = v >> DT_ENTRY_SECTOR_SHIFT;
-	for (tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
-		if (dt_tree_tag_get(t, base, tag))
-			e->tags |= (uint8_t)(1U << tag);
+	e->base = me->index * PAGE_SIZE_4K;
+	e->order = (uint8_t)me->order;
+	e->flags = (uint8_t)me->flags;
+	e->sector = me->sector;
+	e->tags = (uint8_t)me->tags;
 }
 
 int do_query(struct req *q)
 {
 	const struct dt_proto_query_req *qr = &q->m->query_req;
+	struct dt_mapping_entry me;
 	struct srv_region *sr;
-	struct dt_tree *t;
-	uint64_t base;
-	unsigned order;
-	void *entry;
 	int ret;
 
 	ret = dt_req_region(q, qr->region, false, &sr);
@@ -50,11 +39,9 @@ int do_query(struct req *q)
 		ret = -ERANGE;
 		goto out;
 	}
-	t = dt_mapping_tree(sr->r->mapping);
-	entry = dt_tree_lookup_order(t, qr->offset / PAGE_SIZE_4K, &base, &order);
-	if (entry) {
+	if (dt_mapping_lookup(sr->r->mapping, qr->offset / PAGE_SIZE_4K, &me)) {
 		q->rep.query_rep.found = true;
-		fill_entry(t, base, order, entry, &q->rep.query_rep.entry);
+		fill_entry(&me, &q->rep.query_rep.entry);
 	}
 out:
 	srv_region_put(q->srv, sr);
@@ -67,9 +54,9 @@ int do_list(struct req *q)
 	struct dt_proto_list_rep *r = &q->rep.list_rep;
 	uint64_t off, len, first, last, end;
 	unsigned max = l->max_count < DT_SRV_MAX_LIST ? l->max_count : DT_SRV_MAX_LIST;
+	struct dt_mapping_entry me;
+	struct dt_mapping_iter it;
 	struct srv_region *sr;
-	struct dt_tree *t;
-	struct dt_iter it;
 	unsigned n = 0;
 	bool more;
 	int ret;
@@ -90,21 +77,17 @@ int do_list(struct req *q)
 		}
 		first = l->cursor / PAGE_SIZE_4K;
 	}
-	t = dt_mapping_tree(sr->r->mapping);
 	end = first;
-	dt_iter_init(&it, first);
+	dt_mapping_iter_init(&it, first, last, l->flags & DT_LIST_DIRTY ? DT_MAPPING_ITER_DIRTY : 0);
 	for (;;) {
-		if (l->flags & DT_LIST_DIRTY)
-			more = first <= last && dt_tree_next_tagged(t, &it, last, DT_TAG_DIRTY);
-		else
-			more = first <= last && dt_tree_next(t, &it, last);
+		more = dt_mapping_next(sr->r->mapping, &it, &me);
 		if (!more || n == max)
 			break;
 		/* With a cursor, an entry starting before it was returned already. */
-		if (l->cursor && it.index < first)
+		if (l->cursor && me.index < first)
 			continue;
-		fill_entry(t, it.index, it.order, it.entry, &q->w->entries[n++]);
-		end = it.index + (1ULL << it.order);
+		fill_entry(&me, &q->w->entries[n++]);
+		end = me.index + (1ULL << me.order);
 	}
 	r->count = n;
 	r->entries = q->w->entries;
@@ -149,7 +132,7 @@ static int make_dump(struct req *q, struct srv_region *sr)
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
-	dt_tree_dump(dt_mapping_tree(sr->r->mapping), f);
+	dt_mapping_dump(sr->r->mapping, f);
 	if (fclose(f)) {
 		free(text);
 		return -ENOMEM;
@@ -208,25 +191,24 @@ int do_dump(struct req *q)
 
 static void region_stats(const struct srv_region *sr, struct dt_proto_region_stats *o)
 {
-	struct dt_tree *t = dt_mapping_tree(sr->r->mapping);
 	struct dt_mapping_counters mc;
 	struct dt_region_ns_info ni;
-	struct dt_tree_stats ts;
-	struct dt_iter it;
+	struct dt_mapping_stats ms;
 
 	memset(o, 0, sizeof(*o));
-	dt_tree_stats(t, &ts);
+	dt_mapping_stats(sr->r->mapping, &ms);
 	dt_mapping_counters(sr->r->mapping, &mc);
 	o->id = sr->id;
 	copy_str(o->name, sizeof(o->name), sr->r->name);
-	o->entries = ts.entries;
-	o->entries_pte = ts.entries_by_order[0];
-	o->entries_pmd = ts.entries_by_order[DT_PMD_ORDER];
-	o->dirty = ts.tagged[DT_TAG_DIRTY];
-	o->towrite = ts.tagged[DT_TAG_TOWRITE];
-	o->tree_nodes = ts.nodes;
-	o->tree_bytes = ts.bytes;
-	o->tree_height = ts.height;
+	o->entries = ms.entries;
+	o->entries_pte = ms.entries_pte;
+	o->entries_pmd = ms.entries_pmd;
+	o->dirty = ms.dirty;
+	o->towrite = ms.towrite;
+	o->tree_nodes = ms.nodes;
+	o->tree_bytes = ms.bytes;
+	o->tree_height = ms.height;
+	o->dirty_pages = ms.dirty_pages;
 	o->faults = load(&sr->faults);
 	o->fsyncs = load(&sr->fsyncs);
 	o->flushed_entries = load(&sr->flushed_entries);
@@ -241,9 +223,6 @@ static void region_stats(const struct srv_region *sr, struct dt_proto_region_sta
 	o->deep_flush_ndctl = __atomic_load_n(&sr->r->counters.deep_flush_ndctl, __ATOMIC_RELAXED);
 	o->deep_flush_pmem = __atomic_load_n(&sr->r->counters.deep_flush_pmem, __ATOMIC_RELAXED);
 	o->deep_flush_failed = __atomic_load_n(&sr->r->counters.deep_flush_failed, __ATOMIC_RELAXED);
-	dt_iter_init(&it, 0);
-	while (dt_tree_next_tagged(t, &it, sr->r->npages - 1, DT_TAG_DIRTY))
-		o->dirty_pages += 1ULL << it.order;
 }
 
 int do_stats(struct req *q)

@@ -17,7 +17,6 @@
 #include <sys/sysmacros.h>
 
 #include <daxtrack/mapping.h>
-#include <daxtrack/tree.h>
 
 #include "dispatch-internal.h"
 #include "log.h"
@@ -27,9 +26,10 @@ _Static_assert(DT_PROTO_FAULT_FALLBACK == DT_FAULT_FALLBACK &&
 	       DT_PROTO_FAULT_ZERO == DT_FAULT_ZERO && DT_PROTO_FAULT_EMPTY == DT_FAULT_EMPTY &&
 	       DT_PROTO_FAULT_NEW == DT_FAULT_NEW && DT_PROTO_FAULT_DIRTY == DT_FAULT_DIRTY &&
 	       DT_PROTO_FAULT_DOWNGRADE == DT_FAULT_DOWNGRADE, "fault flags match mapping.h");
-_Static_assert(DT_PROTO_ENTRY_LOCKED == DT_ENTRY_LOCKED && DT_PROTO_ENTRY_PMD == DT_ENTRY_PMD &&
-	       DT_PROTO_ENTRY_ZERO == DT_ENTRY_ZERO && DT_PROTO_ENTRY_EMPTY == DT_ENTRY_EMPTY,
-	       "entry flags match mapping.h");
+_Static_assert(DT_PROTO_ENTRY_LOCKED == DT_MAPPING_ENTRY_LOCKED &&
+	       DT_PROTO_ENTRY_PMD == DT_MAPPING_ENTRY_PMD &&
+	       DT_PROTO_ENTRY_ZERO == DT_MAPPING_ENTRY_ZERO &&
+	       DT_PROTO_ENTRY_EMPTY == DT_MAPPING_ENTRY_EMPTY, "entry flags match mapping.h");
 _Static_assert(DT_PROTO_TAG_DIRTY == 1U << DT_TAG_DIRTY &&
 	       DT_PROTO_TAG_TOWRITE == 1U << DT_TAG_TOWRITE, "tags match mapping.h");
 _Static_assert(DT_PROTO_PMD_ORDER == DT_PMD_ORDER, "PMD order matches mapping.h");
@@ -353,42 +353,16 @@ out:
 }
 
 /*
- * Ranges of a DIRTY whose bottom tree node is asked for ahead of marking:
- * scattered pages then take their cache misses together, not in turn.  A
- * range in the bottom node of the last one asked for is not asked again
- * (pages marked in runs, one node for 2^map_shift of them).
+ * All or nothing for the checks: every range is turned into pages (and
+ * checked) before any is marked.  The mapping prefetches ahead as it marks.
  */
-#define DIRTY_PREFETCH	8
-
-struct dirty_ahead {
-	const struct dt_region *r;
-	const struct dt_proto_dirty_req *d;
-	unsigned shift;		/* dt_tree_map_shift() */
-	uint64_t node;		/* 1 + the bottom node last asked for; 0: none */
-};
-
-static void dirty_prefetch(struct dirty_ahead *a, uint32_t i)
-{
-	struct dt_proto_range rg;
-	uint64_t page;
-
-	if (i >= a->d->count)
-		return;
-	dt_proto_range_at(a->d, i, &rg);
-	page = rg.offset / PAGE_SIZE_4K;
-	if ((page >> a->shift) + 1 == a->node)
-		return;
-	a->node = (page >> a->shift) + 1;
-	dt_tree_prefetch(dt_mapping_tree(a->r->mapping), page);
-}
-
 static int do_dirty(struct req *q)
 {
 	const struct dt_proto_dirty_req *d = &q->m->dirty_req;
-	struct dirty_ahead ahead = { .d = d, .shift = dt_tree_map_shift() };
+	struct dt_page_range *pr = q->w->pages;
 	struct dt_proto_range rg;
 	struct srv_region *sr;
-	uint64_t first = 0, last = 0, pages = 0;
+	uint64_t pages = 0;
 	uint32_t i;
 	int ret;
 
@@ -397,26 +371,19 @@ static int do_dirty(struct req *q)
 	ret = dt_req_region(q, d->region, true, &sr);
 	if (ret)
 		return ret;
-	/* All or nothing for the checks: no range is marked if one is bad. */
-	for (i = 0; i < d->count && !ret; i++) {
+	for (i = 0; i < d->count; i++) {
 		dt_proto_range_at(d, i, &rg);
-		ret = byte_range(sr->r, rg.offset, rg.length, &first, &last);
+		ret = byte_range(sr->r, rg.offset, rg.length, &pr[i].first, &pr[i].last);
+		if (ret)
+			goto out;
+		pages += pr[i].last - pr[i].first + 1;
 	}
-	ahead.r = sr->r;
-	for (i = 0; i < DIRTY_PREFETCH && !ret; i++)
-		dirty_prefetch(&ahead, i);
-	for (i = 0; i < d->count && !ret; i++) {
-		dirty_prefetch(&ahead, i + DIRTY_PREFETCH);
-		dt_proto_range_at(d, i, &rg);
-		byte_range(sr->r, rg.offset, rg.length, &first, &last);
-		ret = dt_mapping_mark_dirty(sr->r->mapping, first, last);
-		if (!ret)
-			pages += last - first + 1;
-	}
+	ret = dt_mapping_mark_dirty_ranges(sr->r->mapping, pr, d->count);
 	if (!ret) {
 		q->rep.dirty_rep.pages = pages;
 		q->rep.dirty_rep.ranges = d->count;
 	}
+out:
 	srv_region_put(q->srv, sr);
 	return ret;
 }
@@ -519,33 +486,6 @@ static int run(struct req *q)
 	}
 }
 
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* An error reply by hand: the encoder refuses unknown opcodes and versions. */
-static size_t raw_error(uint8_t *out, const struct dt_msg *m, int status)
-{
-	memset(out, 0, DT_PROTO_HDR_SIZE);
-	put_le(out, DT_PROTO_MAGIC, 4);
-	out[4] = m->version;
-	out[5] = DT_PROTO_F_REPLY;
-	put_le(out + 6, m->op, 2);
-	put_le(out + 8, m->id, 4);
-	put_le(out + 12, (uint32_t)status, 4);
-	return DT_PROTO_HDR_SIZE;
-}
-
-static bool header_readable(const uint8_t *buf, size_t len)
-{
-	return len >= DT_PROTO_HDR_SIZE && buf[0] == 'D' && buf[1] == 'X' && buf[2] == 'T' &&
-	       buf[3] == 'K';
-}
-
 int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size_t *out_len)
 {
 	struct dt_server *srv = w->srv;
@@ -554,7 +494,7 @@ int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size
 	int ret;
 
 	ret = dt_proto_decode(w->in, len, &m);
-	if (ret && !header_readable(w->in, len)) {
+	if (ret && dt_proto_peek(w->in, len, &m)) {
 		add(&srv->stats.bad_messages, 1);
 		if (fd >= 0)
 			close(fd);
@@ -581,6 +521,6 @@ int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size
 	add(&srv->stats.errors, 1);
 	dt_log(LOG_DEBUG, "client %llu: %s id %u: %s", cid(c), dt_proto_op_name(m.op),
 	       (unsigned)m.id, dt_proto_status_name(ret));
-	*out_len = raw_error(w->out, &m, ret);
-	return 0;
+	/* Also for what the encoder refuses: an unknown opcode or version. */
+	return dt_proto_encode_error(&m, ret, w->out, DT_PROTO_MAX_MSG, out_len) ? -EBADMSG : 0;
 }

@@ -666,7 +666,9 @@ static int send_reply(struct dt_conn *c, const void *buf, size_t len)
  */
 static bool dirty_reply(const uint8_t *out, size_t len)
 {
-	return len >= DT_PROTO_HDR_SIZE && (out[6] | out[7] << 8) == DT_OP_DIRTY;
+	struct dt_msg hdr;
+
+	return !dt_proto_peek(out, len, &hdr) && hdr.op == DT_OP_DIRTY;
 }
 
 /*
@@ -797,6 +799,7 @@ static void worker_free(struct dt_worker *w)
 	free(w->regions);
 	free(w->rstats);
 	free(w->ns);
+	free(w->pages);
 }
 
 static int worker_alloc(struct dt_worker *w)
@@ -807,7 +810,8 @@ static int worker_alloc(struct dt_worker *w)
 	w->regions = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->regions));
 	w->rstats = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->rstats));
 	w->ns = calloc(DT_PROTO_MAX_NAMESPACES, sizeof(*w->ns));
-	if (!w->in || !w->out || !w->entries || !w->regions || !w->rstats || !w->ns)
+	w->pages = calloc(DT_PROTO_MAX_RANGES, sizeof(*w->pages));
+	if (!w->in || !w->out || !w->entries || !w->regions || !w->rstats || !w->ns || !w->pages)
 		return -ENOMEM;
 	return 0;
 }

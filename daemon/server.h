@@ -32,6 +32,7 @@
 #include "ndctl.h"
 #include "region.h"
 
+#include <daxtrack/mapping.h>
 #include <daxtrack/proto.h>
 
 /* How long a reply may wait for a client that does not read (ms). */
@@ -104,6 +105,7 @@ struct dt_worker {
 	struct dt_proto_region *regions;	/* DT_PROTO_MAX_REGIONS */
 	struct dt_proto_region_stats *rstats;	/* DT_PROTO_MAX_REGIONS */
 	struct dt_proto_namespace *ns;	/* DT_PROTO_MAX_NAMESPACES */
+	struct dt_page_range *pages;	/* DT_PROTO_MAX_RANGES: a DIRTY's ranges */
 };
 
 /* An event logged at most once a second, with its count. */

@@ -191,18 +191,17 @@ static void fill_fault(struct dt_fault *out, uint64_t base, unsigned order, uint
 }
 
 /*
- * The lock-free path of a fault that changes nothing: the entry is there,
- * unlocked, of a usable size and, for a write, real and already DIRTY.
- * Reading the entry unlocked before its tag is what makes skipping safe: a
- * writeback clears DIRTY only while it holds the lock, after its flush, so
- * a flush that could clear this DIRTY starts after this call began.
- */
-/*
- * The fault needs no lock: a read of an entry of the right kind, or a write
- * of an unlocked real entry, tagged DIRTY in one tree operation that fails
- * if the entry is locked meanwhile (so it is lock, tag, put in one step).
- * Holes go through an EMPTY placeholder, so that concurrent faults of one
- * hole wait for one sector lookup.
+ * The lock-free path of a fault: the entry is there, unlocked, of a usable
+ * size and, for a write, real.  A read changes nothing, nor does a write of
+ * an entry already DIRTY: reading the entry unlocked before its tag is what
+ * makes skipping safe (a writeback clears DIRTY only while it holds the
+ * lock, after its flush, so a flush that could clear this DIRTY starts
+ * after this call began).  A clean entry is tagged DIRTY in one tree
+ * operation that fails if the entry is locked meanwhile, so it is lock,
+ * tag, put in one step (*@tagged).  Anything else - a hole (*@hole), a
+ * locked entry, one of the wrong size or kind - returns false for the
+ * locked path, where a hole gets an EMPTY placeholder so that concurrent
+ * faults of it wait for one sector lookup.
  */
 static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
 		       struct dt_fault *out, unsigned flags, bool *hole, bool *tagged)
@@ -274,15 +273,13 @@ static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, boo
 {
 	struct locked_entry le;
 	unsigned flags = 0;
-	bool changed = false;
+	bool changed = false, hole, tagged;	/* the last two: for mark_dirty only */
 	int ret;
 
 	if (size == DT_PMD && !pmd_fits(m, pgoff)) {
 		size = DT_PTE;
 		flags |= DT_FAULT_FALLBACK;
 	}
-	bool hole, tagged;
-
 	if (fault_fast(m, pgoff, size, write, out, flags, &hole, &tagged))
 		return 0;
 	ret = grab_entry(m, pgoff, size, &le, &flags);
@@ -336,14 +333,23 @@ void dt_mapping_put(struct dt_mapping *m, uint64_t pgoff)
 }
 
 /*
- * mark_dirty of a hole: a real entry, tagged DIRTY, in one tree operation.
- * No fault waits on a hole, so no placeholder is needed to make them wait
- * for the sector lookup, which runs with no entry at all.  Return: 0 when
- * the entry went in; -EEXIST when something is there (or came meanwhile),
- * for the caller's full fault; or the sector callback's error.
+ * ---- mark_dirty ----
+ *
+ * Each page of the range gets its entry tagged DIRTY as a write fault
+ * would, by the cheapest of four paths, tried in this order:
+ *
+ *   - a guessed hole (mark_guessed_hole()): the last hole filled was in this
+ *     2MiB span, so probably this page is a hole too: insert at once;
+ *   - a guessed clean entry (mark_clean_guess()): the last entry tagged was
+ *     clean and in this span: tag it in one visit under the tree's mutex;
+ *   - the lock-free lookup (mark_looked_up()): an unlocked real entry is
+ *     tagged by fault_fast(), a hole filled by mark_hole();
+ *   - the full fault (mark_full()), which locks the entry: anything else,
+ *     and every guess or race that turned out wrong.
  */
+
 /*
- * The guesses of mark_dirty: the 2MiB span of the last hole it filled
+ * The guesses: the 2MiB span of the last hole mark_dirty filled
  * (m->hole_span) and of the last clean entry it tagged (m->clean_span), as
  * 1 + the span's number, 0 for none.  Pages marked for the first time come
  * in runs, and so do pages dirtied again after a writeback: a mark in the
@@ -367,6 +373,13 @@ static void span_remember(uint64_t *span, uint64_t pgoff, bool yes)
 	__atomic_store_n(span, yes ? span_key(pgoff) : 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * Fill a hole: a real entry, tagged DIRTY, in one tree operation.  No fault
+ * waits on a hole, so no placeholder is needed to make them wait for the
+ * sector lookup, which runs with no entry at all.  Return: 0 when the entry
+ * went in; -EEXIST when something is there (or came meanwhile), for the
+ * caller's full fault; or the sector callback's error.
+ */
 static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
 {
 	unsigned order = size == DT_PMD ? DT_PMD_ORDER : 0;
@@ -389,8 +402,8 @@ struct clean_mark {
 };
 
 /* Under the tree's mutex: tag an unlocked real entry DIRTY, as fault_fast() would. */
-static bool clean_mark_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
-			     const struct dt_slot_ref *ref)
+static bool clean_mark_visit(void *arg, uint64_t base, unsigned order, void **entry,
+			     unsigned *tags, const struct dt_slot_ref *ref)
 {
 	struct clean_mark *c = arg;
 	uint64_t v = entry_from_tree(*entry);
@@ -406,9 +419,9 @@ static bool clean_mark_visit(void *arg, uint64_t base, unsigned order, void **en
 /*
  * The guess of a clean entry at @pgoff (a PTE mark): tag it in one visit.
  * Anything else there (a hole, a locked, ZERO or EMPTY entry) forgets the
- * span and returns false for the full path.  A dirty entry is taken as it
- * is but forgets the span too: the lock-free lookup handles those without
- * the mutex.
+ * span and returns false for the other paths.  A dirty entry is taken as
+ * it is but forgets the span too: the lock-free lookup handles those
+ * without the mutex.
  */
 static bool mark_clean_guess(struct dt_mapping *m, uint64_t pgoff, uint64_t *next)
 {
@@ -424,48 +437,138 @@ static bool mark_clean_guess(struct dt_mapping *m, uint64_t pgoff, uint64_t *nex
 	return true;
 }
 
+/* The full path: a write fault, which locks (or creates) the entry. */
+static int mark_full(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, uint64_t *next)
+{
+	struct dt_fault f;
+	int ret = do_fault(m, pgoff, size, true, &f);
+
+	if (!ret)
+		*next = f.base + (1ULL << f.order);
+	return ret;
+}
+
+/* The guess of a PTE hole: a wrong one takes the full path, which may need no sector. */
+static int mark_guessed_hole(struct dt_mapping *m, uint64_t pgoff, uint64_t *next)
+{
+	if (mark_hole(m, pgoff, DT_PTE))
+		return mark_full(m, pgoff, DT_PTE, next);
+	*next = pgoff + 1;
+	return 0;
+}
+
+/*
+ * One lock-free lookup: an entry there is tagged (fault_fast()), a hole is
+ * filled; a hole filled meanwhile by another thread (-EEXIST), or an entry
+ * fault_fast() cannot take, goes the full path.
+ */
+static int mark_looked_up(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+			  uint64_t *next)
+{
+	bool hole = false, tagged = false;
+	struct dt_fault f;
+	int ret;
+
+	if (fault_fast(m, pgoff, size, true, &f, 0, &hole, &tagged)) {
+		if (tagged && size == DT_PTE)
+			span_remember(&m->clean_span, pgoff, true);
+		*next = f.base + (1ULL << f.order);
+		return 0;
+	}
+	if (!hole)
+		return mark_full(m, pgoff, size, next);
+	ret = mark_hole(m, pgoff, size);
+	if (ret == -EEXIST)
+		return mark_full(m, pgoff, size, next);
+	if (!ret)
+		*next = pgoff + (size == DT_PMD ? PMD_PAGES : 1);
+	return ret;
+}
+
+/* Tag the entry of @pgoff DIRTY by the first path that works; *@next: the page after it. */
+static int mark_one(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, uint64_t *next)
+{
+	if (size == DT_PTE && span_likely(&m->hole_span, pgoff))
+		return mark_guessed_hole(m, pgoff, next);
+	if (size == DT_PTE && span_likely(&m->clean_span, pgoff) &&
+	    mark_clean_guess(m, pgoff, next))
+		return 0;
+	return mark_looked_up(m, pgoff, size, next);
+}
+
+/* A PMD entry for an aligned 2MiB span wholly inside the range, else a PTE entry. */
+static enum dt_size mark_size(const struct dt_mapping *m, uint64_t pgoff, uint64_t last)
+{
+	if (!(pgoff & PMD_MASK) && last - pgoff >= PMD_MASK && pmd_fits(m, pgoff))
+		return DT_PMD;
+	return DT_PTE;
+}
+
+/* Mark a checked range, entry by entry. */
+static int mark_range(struct dt_mapping *m, uint64_t first, uint64_t last)
+{
+	uint64_t p = first;
+	int ret;
+
+	do
+		ret = mark_one(m, p, mark_size(m, p, last), &p);
+	while (!ret && p <= last);
+	return ret;
+}
+
 int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last)
 {
 	int ret = check_range(m, first, last);
-	uint64_t p = first;
 
 	if (ret)
 		return ret;
-	for (;;) {
-		enum dt_size size = DT_PTE;
-		struct dt_fault f;
-		bool hole, guess, tagged;
+	return mark_range(m, first, last);
+}
 
-		if (!(p & PMD_MASK) && last - p >= PMD_MASK && pmd_fits(m, p))
-			size = DT_PMD;
-		/*
-		 * One walk for an entry there already (unlocked), one insert for
-		 * a hole; no walk where the last mark filled a hole of this span.
-		 */
-		guess = size == DT_PTE && span_likely(&m->hole_span, p);
-		hole = guess;
-		tagged = false;
-		if (!guess && size == DT_PTE && span_likely(&m->clean_span, p) &&
-		    mark_clean_guess(m, p, &p)) {
-			/* tagged, or found dirty already */
-		} else if (!guess && fault_fast(m, p, size, true, &f, 0, &hole, &tagged)) {
-			if (tagged && size == DT_PTE)
-				span_remember(&m->clean_span, p, true);
-			p = f.base + (1ULL << f.order);
-		} else if (hole && !(ret = mark_hole(m, p, size))) {
-			p += size == DT_PMD ? PMD_PAGES : 1;
-		} else {
-			/* A wrong guess takes the full path, which may need no sector. */
-			if (hole && !guess && ret != -EEXIST)
-				return ret;
-			ret = do_fault(m, p, size, true, &f);
-			if (ret)
-				return ret;
-			p = f.base + (1ULL << f.order);
-		}
-		if (p > last)
-			return 0;
+/*
+ * The ranges of a mark_dirty_ranges() whose bottom tree node is asked for
+ * ahead of marking: scattered pages then take their cache misses together,
+ * not in turn.  A range in the bottom node of the last one asked for is not
+ * asked again (pages marked in runs, one node for 2^map_shift of them).
+ */
+#define MARK_PREFETCH	8
+
+struct mark_ahead {
+	unsigned shift;		/* dt_tree_map_shift() */
+	uint64_t node;		/* 1 + the bottom node last asked for; 0: none */
+};
+
+static void mark_prefetch(struct dt_mapping *m, struct mark_ahead *a, uint64_t pgoff)
+{
+	if ((pgoff >> a->shift) + 1 == a->node)
+		return;
+	a->node = (pgoff >> a->shift) + 1;
+	dt_tree_prefetch(m->tree, pgoff);
+}
+
+int dt_mapping_mark_dirty_ranges(struct dt_mapping *m, const struct dt_page_range *ranges,
+				 size_t n)
+{
+	struct mark_ahead ahead = { .shift = dt_tree_map_shift() };
+	size_t i;
+	int ret;
+
+	/* All or nothing for the checks: no range is marked if one is bad. */
+	for (i = 0; i < n; i++) {
+		ret = check_range(m, ranges[i].first, ranges[i].last);
+		if (ret)
+			return ret;
 	}
+	for (i = 0; i < n && i < MARK_PREFETCH; i++)
+		mark_prefetch(m, &ahead, ranges[i].first);
+	for (i = 0; i < n; i++) {
+		if (i + MARK_PREFETCH < n)
+			mark_prefetch(m, &ahead, ranges[i + MARK_PREFETCH].first);
+		ret = mark_range(m, ranges[i].first, ranges[i].last);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /*
@@ -526,4 +629,105 @@ int dt_mapping_punch(struct dt_mapping *m, uint64_t first, uint64_t last)
 bool dt_mapping_page_dirty(struct dt_mapping *m, uint64_t pgoff)
 {
 	return pgoff < m->npages && dt_tree_tag_get(m->tree, pgoff, DT_TAG_DIRTY);
+}
+
+/* ---- the entries, decoded for readers ---- */
+
+static unsigned entry_flags(uint64_t v)
+{
+	unsigned f = 0;
+
+	if (entry_locked(v))
+		f |= DT_MAPPING_ENTRY_LOCKED;
+	if (entry_order(v) == DT_PMD_ORDER)
+		f |= DT_MAPPING_ENTRY_PMD;
+	if (entry_zero(v))
+		f |= DT_MAPPING_ENTRY_ZERO;
+	if (entry_empty(v))
+		f |= DT_MAPPING_ENTRY_EMPTY;
+	return f;
+}
+
+static void fill_mapping_entry(struct dt_mapping *m, uint64_t base, unsigned order, void *entry,
+			       struct dt_mapping_entry *e)
+{
+	uint64_t v = entry_from_tree(entry);
+	unsigned tag;
+
+	e->index = base;
+	e->order = order;
+	e->flags = entry_flags(v);
+	e->sector = entry_real(v) ? entry_sector(v) : 0;
+	e->tags = 0;
+	for (tag = DT_TAG_DIRTY; tag <= DT_TAG_TOWRITE; tag++)
+		if (dt_tree_tag_get(m->tree, base, tag))
+			e->tags |= 1u << tag;
+}
+
+bool dt_mapping_lookup(struct dt_mapping *m, uint64_t pgoff, struct dt_mapping_entry *e)
+{
+	uint64_t base;
+	unsigned order;
+	void *entry;
+
+	if (pgoff >= m->npages)
+		return false;
+	entry = dt_tree_lookup_order(m->tree, pgoff, &base, &order);
+	if (!entry)
+		return false;
+	fill_mapping_entry(m, base, order, entry, e);
+	return true;
+}
+
+void dt_mapping_iter_init(struct dt_mapping_iter *it, uint64_t first, uint64_t last,
+			  unsigned flags)
+{
+	dt_iter_init(&it->it, first);
+	it->last = last;
+	it->flags = flags;
+	it->done = first > last;
+}
+
+bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
+		     struct dt_mapping_entry *e)
+{
+	bool found;
+
+	if (it->done)
+		return false;
+	if (it->flags & DT_MAPPING_ITER_DIRTY)
+		found = dt_tree_next_tagged(m->tree, &it->it, it->last, DT_TAG_DIRTY);
+	else
+		found = dt_tree_next(m->tree, &it->it, it->last);
+	if (!found) {
+		it->done = true;
+		return false;
+	}
+	fill_mapping_entry(m, it->it.index, it->it.order, it->it.entry, e);
+	return true;
+}
+
+void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s)
+{
+	struct dt_tree_stats ts;
+	struct dt_iter it;
+
+	dt_tree_stats(m->tree, &ts);
+	s->entries = ts.entries;
+	s->entries_pte = ts.entries_by_order[0];
+	s->entries_pmd = ts.entries_by_order[DT_PMD_ORDER];
+	s->dirty = ts.tagged[DT_TAG_DIRTY];
+	s->towrite = ts.tagged[DT_TAG_TOWRITE];
+	s->nodes = ts.nodes;
+	s->bytes = ts.bytes;
+	s->height = ts.height;
+	s->dirty_pages = 0;
+	dt_iter_init(&it, 0);
+	while (dt_tree_next_tagged(m->tree, &it, m->npages - 1, DT_TAG_DIRTY))
+		s->dirty_pages += 1ULL << it.order;
+}
+
+void dt_mapping_dump(struct dt_mapping *m, FILE *out)
+{
+	dt_tree_dump(m->tree, out);
 }

@@ -217,6 +217,18 @@ int dt_proto_decode(const void *buf, size_t len, struct dt_msg *m)
 	return err;
 }
 
+int dt_proto_peek(const void *buf, size_t len, struct dt_msg *m)
+{
+	struct rcur r = { .p = buf, .end = (const uint8_t *)buf + len };
+	uint32_t plen;
+
+	memset(m, 0, sizeof(*m));
+	if (len < DT_PROTO_HDR_SIZE || get_u32(&r) != DT_PROTO_MAGIC)
+		return -EBADMSG;
+	dec_header(&r, m, &plen);
+	return 0;
+}
+
 static uint64_t payload_size(const struct dt_msg *m, const struct body_desc *b)
 {
 	uint32_t count;
@@ -268,6 +280,22 @@ int dt_proto_encode(const struct dt_msg *m, void *buf, size_t cap, size_t *len)
 	if (err)
 		return err;
 	*len = total;
+	return 0;
+}
+
+int dt_proto_encode_error(const struct dt_msg *req, int status, void *buf, size_t cap,
+			  size_t *len)
+{
+	struct wcur w = { .p = buf, .end = (uint8_t *)buf + cap };
+	struct dt_msg m;
+
+	if (status >= 0 || status < -4095)
+		return -EINVAL;
+	if (cap < DT_PROTO_HDR_SIZE)
+		return -EMSGSIZE;
+	dt_proto_init_reply(&m, req, status);
+	enc_header(&w, &m, 0);
+	*len = DT_PROTO_HDR_SIZE;
 	return 0;
 }
 

@@ -896,6 +896,109 @@ static void test_writeback_prefetch(void)
 	}
 }
 
+/* Ranges: checked all before any is marked; then each marked as mark_dirty would. */
+static void test_mark_dirty_ranges(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	const struct dt_page_range bad[] = { { 10, 10 }, { 20, 19 } };
+	const struct dt_page_range past[] = { { 10, 10 }, { NPAGES - 1, NPAGES } };
+	struct dt_page_range many[40];
+	uint64_t i;
+
+	dt_test_ctx("mark_dirty_ranges: a bad range, nothing marked");
+	CHECK_EQ(dt_mapping_mark_dirty_ranges(m, bad, 2), -EINVAL);
+	CHECK_EQ(dt_mapping_mark_dirty_ranges(m, past, 2), -ERANGE);
+	CHECK_EQ(count_entries(m, 0) + count_entries(m, 9), 0);
+	CHECK_EQ(dt_mapping_mark_dirty_ranges(m, bad, 0), 0);
+
+	dt_test_ctx("mark_dirty_ranges: 40 scattered ranges, overlapping, one PMD");
+	for (i = 0; i < 40; i++)
+		many[i] = (struct dt_page_range){ 3 * i * 17 % 1000, 3 * i * 17 % 1000 + i % 3 };
+	many[39] = (struct dt_page_range){ 1024, 1535 };
+	CHECK_EQ(dt_mapping_mark_dirty_ranges(m, many, 40), 0);
+	for (i = 0; i < 1600; i++) {
+		bool want = false;
+
+		for (unsigned k = 0; k < 40; k++)
+			want |= i >= many[k].first && i <= many[k].last;
+		dt_test_ctx("mark_dirty_ranges page %" PRIu64, i);
+		CHECK_EQ(dt_mapping_page_dirty(m, i), want);
+	}
+	CHECK_EQ(count_entries(m, 9), 1);
+	done_map(m);
+}
+
+/* Lookup, iteration, stats and dump: the entries decoded, not their bits. */
+static void test_entry_readers(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_mapping_entry e;
+	struct dt_mapping_iter it;
+	struct dt_mapping_stats st;
+	unsigned n = 0;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	dt_test_ctx("entry readers");
+	CHECK_EQ(dt_mapping_fault(m, 5, DT_PTE, false, NULL), 0);	/* ZERO */
+	CHECK_EQ(dt_mapping_fault(m, 10, DT_PTE, true, NULL), 0);	/* real, DIRTY */
+	CHECK_EQ(dt_mapping_fault(m, 700, DT_PMD, true, NULL), 0);	/* PMD at 512 */
+	CHECK_EQ(dt_mapping_grab(m, 20, DT_PTE, NULL), 0);	/* EMPTY, locked */
+	CHECK(!dt_mapping_lookup(m, 6, &e));
+	CHECK(!dt_mapping_lookup(m, NPAGES, &e));
+	CHECK(dt_mapping_lookup(m, 5, &e));
+	CHECK_EQ(e.index, 5);
+	CHECK_EQ(e.order, 0);
+	CHECK_EQ(e.flags, DT_MAPPING_ENTRY_ZERO);
+	CHECK_EQ(e.sector, 0);
+	CHECK_EQ(e.tags, 0);
+	CHECK(dt_mapping_lookup(m, 10, &e));
+	CHECK_EQ(e.flags, 0);
+	CHECK_EQ(e.sector, geo_of(10));
+	CHECK_EQ(e.tags, 1u << DT_TAG_DIRTY);
+	CHECK(dt_mapping_lookup(m, 1000, &e));
+	CHECK_EQ(e.index, 512);
+	CHECK_EQ(e.order, DT_PMD_ORDER);
+	CHECK_EQ(e.flags, DT_MAPPING_ENTRY_PMD);
+	CHECK_EQ(e.sector, geo_of(512));
+	CHECK(dt_mapping_lookup(m, 20, &e));
+	CHECK_EQ(e.flags, DT_MAPPING_ENTRY_LOCKED | DT_MAPPING_ENTRY_EMPTY);
+
+	dt_test_ctx("entry readers: iteration");
+	dt_mapping_iter_init(&it, 6, 1000, 0);
+	while (dt_mapping_next(m, &it, &e))
+		n++;
+	CHECK_EQ(n, 3);	/* 10, 20, 512 */
+	CHECK(!dt_mapping_next(m, &it, &e));	/* stays at the end */
+	n = 0;
+	dt_mapping_iter_init(&it, 0, NPAGES - 1, DT_MAPPING_ITER_DIRTY);
+	while (dt_mapping_next(m, &it, &e))
+		n += e.index == 10 || e.index == 512;
+	CHECK_EQ(n, 2);
+	dt_mapping_iter_init(&it, 11, 10, 0);	/* empty range */
+	CHECK(!dt_mapping_next(m, &it, &e));
+
+	dt_test_ctx("entry readers: stats and dump");
+	dt_mapping_stats(m, &st);
+	CHECK_EQ(st.entries, 4);
+	CHECK_EQ(st.entries_pte, 3);
+	CHECK_EQ(st.entries_pmd, 1);
+	CHECK_EQ(st.dirty, 2);
+	CHECK_EQ(st.towrite, 0);
+	CHECK_EQ(st.dirty_pages, 513);
+	CHECK(st.nodes > 0 && st.bytes > 0 && st.height > 0);
+	f = open_memstream(&text, &len);
+	if (CHECK(f)) {
+		dt_mapping_dump(m, f);
+		fclose(f);
+		CHECK(len > 0);
+		free(text);
+	}
+	dt_mapping_put(m, 20);
+	done_map(m);
+}
+
 int main(void)
 {
 	urcu_memb_register_thread();
@@ -911,6 +1014,8 @@ int main(void)
 	test_mark_dirty();
 	test_mark_dirty_guess();
 	test_mark_dirty_clean_guess();
+	test_mark_dirty_ranges();
+	test_entry_readers();
 	test_bad_ranges();
 	test_punch();
 	test_writeback_basic();

@@ -1332,6 +1332,49 @@ static void test_names(void)
 	CHECK(!strcmp(dt_proto_ns_match_name(DT_NS_MATCH_PARTITION + 1), "unknown"));
 }
 
+/* What a server needs before or without a decode: the header, and an error reply. */
+static void test_peek_error(void)
+{
+	uint8_t pkt[64], out[64];
+	struct dt_msg m, rep;
+	size_t len, olen;
+
+	dt_test_ctx("peek");
+	dt_proto_init_request(&m, DT_OP_REGIONS, 77);
+	CHECK_EQ(dt_proto_encode(&m, pkt, sizeof(pkt), &len), 0);
+	CHECK_EQ(dt_proto_peek(pkt, len, &rep), 0);
+	CHECK_EQ(rep.op, DT_OP_REGIONS);
+	CHECK_EQ(rep.id, 77);
+	CHECK_EQ(rep.version, DT_PROTO_VERSION);
+	CHECK_EQ(dt_proto_peek(pkt, DT_PROTO_HDR_SIZE - 1, &rep), -EBADMSG);
+	pkt[6] = 0x7f;	/* an unknown opcode: readable, not decodable */
+	CHECK(dt_proto_decode(pkt, len, &rep) < 0);
+	CHECK_EQ(dt_proto_peek(pkt, len, &rep), 0);
+	CHECK_EQ(rep.op, 0x7f);
+	pkt[0] = 'N';
+	CHECK_EQ(dt_proto_peek(pkt, len, &rep), -EBADMSG);
+	CHECK_EQ(rep.id, 0);
+
+	dt_test_ctx("encode_error");
+	m.op = 0x7f;
+	m.version = 9;	/* what dt_proto_encode() refuses */
+	CHECK_EQ(dt_proto_encode_error(&m, -EPROTO, out, sizeof(out), &olen), 0);
+	CHECK_EQ(olen, DT_PROTO_HDR_SIZE);
+	CHECK_EQ(dt_proto_peek(out, olen, &rep), 0);
+	CHECK_EQ(rep.op, 0x7f);
+	CHECK_EQ(rep.version, 9);
+	CHECK_EQ(rep.id, 77);
+	CHECK_EQ(rep.flags, DT_PROTO_F_REPLY);
+	CHECK_EQ(rep.status, -EPROTO);
+	dt_proto_init_request(&m, DT_OP_FSYNC, 5);
+	CHECK_EQ(dt_proto_encode_error(&m, -EPERM, out, sizeof(out), &olen), 0);
+	CHECK_EQ(dt_proto_decode(out, olen, &rep), 0);	/* a known op: a valid reply */
+	CHECK_EQ(rep.status, -EPERM);
+	CHECK_EQ(dt_proto_encode_error(&m, 0, out, sizeof(out), &olen), -EINVAL);
+	CHECK_EQ(dt_proto_encode_error(&m, -4096, out, sizeof(out), &olen), -EINVAL);
+	CHECK_EQ(dt_proto_encode_error(&m, -EPERM, out, DT_PROTO_HDR_SIZE - 1, &olen), -EMSGSIZE);
+}
+
 int main(void)
 {
 	rng_seed();
@@ -1351,5 +1394,6 @@ int main(void)
 	test_oversized();
 	test_fuzz();
 	test_names();
+	test_peek_error();
 	return dt_test_done();
 }

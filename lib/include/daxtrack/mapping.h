@@ -42,7 +42,9 @@
 #define DAXTRACK_MAPPING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <daxtrack/tree.h>
 
@@ -160,8 +162,11 @@ void dt_mapping_free(struct dt_mapping *m);
  * dt_mapping_tree() - The tree of a mapping.
  * @m: The mapping.
  *
- * For readers and statistics only: changing the tree directly breaks the
- * mapping's rules.
+ * For embedders and tests that want the tree itself, for reading only:
+ * changing the tree directly breaks the mapping's rules.  Readers of
+ * entries need not see the tree: dt_mapping_lookup(), dt_mapping_next(),
+ * dt_mapping_stats() and dt_mapping_dump() decode them (daxtrackd uses only
+ * those).
  *
  * Return: The tree, owned by @m.
  */
@@ -274,6 +279,36 @@ void dt_mapping_put(struct dt_mapping *m, uint64_t pgoff);
 int dt_mapping_mark_dirty(struct dt_mapping *m, uint64_t first, uint64_t last);
 
 /**
+ * struct dt_page_range - A range of pages.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ */
+struct dt_page_range {
+	uint64_t first, last;
+};
+
+/**
+ * dt_mapping_mark_dirty_ranges() - dt_mapping_mark_dirty() of many ranges.
+ * @m: The mapping.
+ * @ranges: The ranges, in any order; they may overlap.
+ * @n: How many.
+ *
+ * Every range is checked before any is marked.  Then each is marked in
+ * turn, as dt_mapping_mark_dirty() would, while the tree nodes of ranges
+ * further on are prefetched (dt_tree_prefetch(), a few ranges ahead, each
+ * bottom node once for a run of ranges in it): scattered pages take their
+ * cache misses together, not one after the other.
+ *
+ * Context: As dt_mapping_mark_dirty().
+ * Return: 0; -EINVAL if a range has @first > @last, -ERANGE if one ends
+ * past the region, with nothing changed.  -ENOMEM or the geometry
+ * callback's error stops the walk: the ranges before the failing one, and
+ * the pages of that one before the failing page, stay dirty.
+ */
+int dt_mapping_mark_dirty_ranges(struct dt_mapping *m, const struct dt_page_range *ranges,
+				 size_t n);
+
+/**
  * dt_mapping_punch() - Remove the entries of a range.
  * @m: The mapping.
  * @first: First page.
@@ -339,6 +374,122 @@ int dt_mapping_writeback(struct dt_mapping *m, uint64_t first, uint64_t last,
  * also past the end.
  */
 bool dt_mapping_page_dirty(struct dt_mapping *m, uint64_t pgoff);
+
+/* Flags of struct dt_mapping_entry (what the entry is; not its encoding). */
+#define DT_MAPPING_ENTRY_LOCKED	(1U << 0)	/* a fault, writeback or punch holds it */
+#define DT_MAPPING_ENTRY_PMD	(1U << 1)	/* a 2MiB entry (order DT_PMD_ORDER) */
+#define DT_MAPPING_ENTRY_ZERO	(1U << 2)	/* a hole mapped to the zero page */
+#define DT_MAPPING_ENTRY_EMPTY	(1U << 3)	/* a placeholder being faulted in */
+
+/**
+ * struct dt_mapping_entry - One entry of a mapping, decoded.
+ * @index: Its first page.
+ * @order: Its order: 0, or DT_PMD_ORDER for a 2MiB entry.
+ * @flags: DT_MAPPING_ENTRY_* flags.
+ * @sector: The device sector of page @index; 0 for ZERO and EMPTY entries.
+ * @tags: Its tags, bit (1 << DT_TAG_DIRTY) and bit (1 << DT_TAG_TOWRITE).
+ *
+ * A snapshot: the entry and each tag are read atomically, not all at once.
+ */
+struct dt_mapping_entry {
+	uint64_t index;
+	unsigned order;
+	unsigned flags;
+	uint64_t sector;
+	unsigned tags;
+};
+
+/**
+ * dt_mapping_lookup() - The entry covering a page.
+ * @m: The mapping.
+ * @pgoff: The page.
+ * @e: Filled in when an entry covers @pgoff.
+ *
+ * Context: Lock-free RCU reader.
+ * Return: true if an entry covers @pgoff; false otherwise, also past the
+ * end.
+ */
+bool dt_mapping_lookup(struct dt_mapping *m, uint64_t pgoff, struct dt_mapping_entry *e);
+
+/* Flags of dt_mapping_iter_init(). */
+#define DT_MAPPING_ITER_DIRTY	(1U << 0)	/* only entries tagged DIRTY */
+
+/**
+ * struct dt_mapping_iter - Where an iteration over entries stands.
+ *
+ * Set up with dt_mapping_iter_init(); its fields are private.
+ */
+struct dt_mapping_iter {
+	struct dt_iter it;
+	uint64_t last;
+	unsigned flags;
+	bool done;
+};
+
+/**
+ * dt_mapping_iter_init() - Start an iteration over the entries of a range.
+ * @it: The iteration.
+ * @first: First page.
+ * @last: Last page (inclusive); an empty range (@first > @last) gives no
+ *	  entry.
+ * @flags: 0, or DT_MAPPING_ITER_DIRTY.
+ */
+void dt_mapping_iter_init(struct dt_mapping_iter *it, uint64_t first, uint64_t last,
+			  unsigned flags);
+
+/**
+ * dt_mapping_next() - The next entry of an iteration.
+ * @m: The mapping.
+ * @it: The iteration.
+ * @e: Filled in with the entry.
+ *
+ * Entries come in ascending order of index, each once; the first may start
+ * before the range's first page (a 2MiB entry covering it).  Entries
+ * inserted or removed meanwhile may or may not be seen.
+ *
+ * Context: Lock-free RCU reader.
+ * Return: true with @e filled in; false at the end of the range.
+ */
+bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
+		     struct dt_mapping_entry *e);
+
+/**
+ * struct dt_mapping_stats - The size of a mapping's tree and its dirt.
+ * @entries: Entries.
+ * @entries_pte: 4KiB entries.
+ * @entries_pmd: 2MiB entries.
+ * @dirty: Entries tagged DIRTY.
+ * @towrite: Entries tagged TOWRITE.
+ * @dirty_pages: Pages of the entries tagged DIRTY.
+ * @nodes: Tree nodes.
+ * @bytes: Memory of the tree.
+ * @height: Levels of tree nodes, 0 when empty.
+ */
+struct dt_mapping_stats {
+	uint64_t entries, entries_pte, entries_pmd;
+	uint64_t dirty, towrite, dirty_pages;
+	uint64_t nodes, bytes;
+	unsigned height;
+};
+
+/**
+ * dt_mapping_stats() - Snapshot the size of a mapping.
+ * @m: The mapping.
+ * @s: Filled in.
+ *
+ * Context: Takes the tree's mutex for the counters, then walks the DIRTY
+ * entries as an RCU reader (@dirty_pages): O(dirty entries).
+ */
+void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s);
+
+/**
+ * dt_mapping_dump() - Print the mapping's tree, for debugging.
+ * @m: The mapping.
+ * @out: Where to print (the text of dt_tree_dump()).
+ *
+ * Context: As dt_tree_dump().
+ */
+void dt_mapping_dump(struct dt_mapping *m, FILE *out);
 
 /**
  * struct dt_mapping_counters - Event counters of a mapping.

@@ -560,6 +560,44 @@ int dt_proto_encode(const struct dt_msg *m, void *buf, size_t cap, size_t *len);
 int dt_proto_decode(const void *buf, size_t len, struct dt_msg *m);
 
 /**
+ * dt_proto_peek() - Read the header of a packet, nothing more.
+ * @buf: The packet (a request or a reply).
+ * @len: Its length.
+ * @m: Given the header's op, version, flags, id and status (whatever their
+ *     values); the rest is zero.
+ *
+ * For a server that must know what a packet is before (or without)
+ * decoding it: whether a request that failed to decode can be answered at
+ * all, or which request a reply it encoded answers.  Nothing but the magic
+ * is checked: dt_proto_decode() validates.
+ *
+ * Context: Any thread.  Never allocates.
+ * Return: 0; -EBADMSG, with @m all zero, for a packet shorter than a header
+ * or of a bad magic (nothing of it can be trusted: close the connection).
+ */
+int dt_proto_peek(const void *buf, size_t len, struct dt_msg *m);
+
+/**
+ * dt_proto_encode_error() - Encode the error reply to a request header.
+ * @req: The request's header (op, version, id), as dt_proto_decode() or
+ *	 dt_proto_peek() left it, also one of an unknown opcode or version.
+ * @status: The negative errno, -4095 .. -1.
+ * @buf: Where to write the reply.
+ * @cap: Bytes available at @buf.
+ * @len: Set to the length of the reply (DT_PROTO_HDR_SIZE).
+ *
+ * Unlike dt_proto_encode(), which refuses opcodes and versions it does not
+ * know, this answers any request whose header could be read: a header-only
+ * reply with DT_PROTO_F_REPLY, @req's op, version and id, and @status.
+ *
+ * Context: Any thread.  Never allocates.
+ * Return: 0; -EINVAL for a @status out of range; -EMSGSIZE if @cap is
+ * smaller than a header.
+ */
+int dt_proto_encode_error(const struct dt_msg *req, int status, void *buf, size_t cap,
+			  size_t *len);
+
+/**
  * dt_proto_range_at() - Record @i of a DIRTY request.
  * @d: The request (decoded, or built for encoding).
  * @i: Below @d->count.
