@@ -141,6 +141,7 @@ static void teardown(void)
 	free(worker.regions);
 	free(worker.rstats);
 	free(worker.ns);
+	free(worker.pages);
 	free(roundtrip);
 	srv_destroy(&srv);
 }
@@ -223,9 +224,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	worker.regions = calloc(DT_PROTO_MAX_REGIONS, sizeof(*worker.regions));
 	worker.rstats = calloc(DT_PROTO_MAX_REGIONS, sizeof(*worker.rstats));
 	worker.ns = calloc(DT_PROTO_MAX_NAMESPACES, sizeof(*worker.ns));
+	worker.pages = calloc(DT_PROTO_MAX_RANGES, sizeof(*worker.pages));
 	roundtrip = malloc(DT_PROTO_MAX_MSG);
 	if (!worker.out || !worker.entries || !worker.regions || !worker.rstats || !worker.ns ||
-	    !roundtrip)
+	    !worker.pages || !roundtrip)
 		die("malloc");
 	atexit(teardown);
 	free_fd = lowest_free_fd();
