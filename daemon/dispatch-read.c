@@ -11,7 +11,7 @@
 
 #include <urcu/urcu-memb.h>
 
-#include "dispatch-internal.h"
+#include "request.h"
 
 /* ---- QUERY, LIST, DUMP ---- */
 
@@ -44,7 +44,7 @@ int do_query(struct req *q)
 		fill_entry(&me, &q->rep.query_rep.entry);
 	}
 out:
-	srv_region_put(q->srv, sr);
+	dt_req_put(q, sr);
 	return ret;
 }
 
@@ -98,7 +98,7 @@ int do_list(struct req *q)
 		r->next_cursor = end * PAGE_SIZE_4K;
 	}
 out:
-	srv_region_put(q->srv, sr);
+	dt_req_put(q, sr);
 	return ret;
 }
 
@@ -170,7 +170,7 @@ int do_dump(struct req *q)
 		ret = make_dump(q, sr);
 	else if (!c->dump || c->dump_region != d->region || d->offset > c->dump_len)
 		ret = -EINVAL;
-	srv_region_put(q->srv, sr);
+	dt_req_put(q, sr);
 	if (ret)
 		return ret;
 	chunk = c->dump_len - d->offset;
@@ -234,17 +234,17 @@ int do_stats(struct req *q)
 	int ret = 0;
 
 	if (q->m->stats_req.region != DT_PROTO_ALL_REGIONS) {
-		one = srv_region_get(srv, q->m->stats_req.region, &ret);
+		one = regions_get(&srv->regions, q->m->stats_req.region, &ret);
 		if (!one)
 			return ret;
 		list[0] = one;
 		n = 1;
 	} else {
-		n = srv_region_snapshot(srv, list);
+		n = regions_snapshot(&srv->regions, list);
 	}
 	for (i = 0; i < n; i++) {
 		region_stats(list[i], &q->w->rstats[i]);
-		srv_region_put(srv, list[i]);
+		regions_put(&srv->regions, list[i]);
 	}
 	r->uptime_ns = srv_now_ns() - srv->start_mono_ns;
 	r->clients = __atomic_load_n(&srv->nconns, __ATOMIC_RELAXED);

@@ -18,7 +18,8 @@
 
 #include <daxtrack/mapping.h>
 
-#include "dispatch-internal.h"
+#include "dispatch.h"
+#include "request.h"
 #include "log.h"
 
 /* The wire carries the mapping's flags and tags as they are. */
@@ -37,43 +38,7 @@ _Static_assert(DT_PROTO_PMD_ORDER == DT_PMD_ORDER, "PMD order matches mapping.h"
 void dt_conn_free_state(struct dt_server *srv, struct dt_conn *c)
 {
 	dt_dump_drop(srv, c);
-	free(c->att);
-	c->att = NULL;
-	c->natt = c->catt = 0;
-}
-
-/* ---- authorisation ---- */
-
-static struct srv_attach *find_attach(struct dt_conn *c, uint32_t id)
-{
-	unsigned i;
-
-	for (i = 0; i < c->natt; i++)
-		if (c->att[i].id == id)
-			return &c->att[i];
-	return NULL;
-}
-
-static bool may_write(const struct dt_conn *c, uint32_t id)
-{
-	struct srv_attach *a;
-
-	if (c->cred.uid == 0)
-		return true;
-	a = find_attach((struct dt_conn *)c, id);
-	return a && a->write;
-}
-
-static int deny(struct req *q, const struct srv_region *sr)
-{
-	struct dt_conn *c = q->c;
-
-	dt_log(c->eperm_logged ? LOG_DEBUG : LOG_NOTICE,
-	       "client %llu (uid %u, pid %d): %s on region \"%s\": %s (no write access)", cid(c),
-	       (unsigned)c->cred.uid, (int)c->cred.pid, dt_proto_op_name(q->m->op), sr->r->name,
-	       strerror(EPERM));
-	c->eperm_logged = true;
-	return -EPERM;
+	dt_conn_detach_all(c);
 }
 
 /* A request touching the bad range @b: -EIO, logged naming both ranges. */
@@ -90,22 +55,6 @@ static int bad_block(struct req *q, const struct srv_region *sr, uint64_t off, u
 	       strerror(EIO));
 	c->eio_logged = true;
 	return -EIO;
-}
-
-/* Look up the region of a request; for writers check the rights too. */
-int dt_req_region(struct req *q, uint32_t id, bool writer, struct srv_region **out)
-{
-	int err = 0;
-
-	*out = srv_region_get(q->srv, id, &err);
-	if (!*out)
-		return err;
-	if (writer && !may_write(q->c, id)) {
-		err = deny(q, *out);
-		srv_region_put(q->srv, *out);
-		*out = NULL;
-	}
-	return err;
 }
 
 /* ---- HELLO, REGIONS, ATTACH ---- */
@@ -188,10 +137,10 @@ static int do_regions(struct req *q)
 	struct dt_proto_region *out = q->w->regions;
 	unsigned n, i;
 
-	n = srv_region_snapshot(q->srv, list);
+	n = regions_snapshot(&q->srv->regions, list);
 	for (i = 0; i < n; i++) {
 		fill_region(list[i], &out[i]);
-		srv_region_put(q->srv, list[i]);
+		regions_put(&q->srv->regions, list[i]);
 	}
 	q->rep.regions_rep.count = n;
 	q->rep.regions_rep.regions = out;
@@ -207,7 +156,7 @@ static struct srv_region *region_of_fd(struct dt_server *srv, int fd)
 
 	if (fstat(fd, &st))
 		return NULL;
-	n = srv_region_snapshot(srv, list);
+	n = regions_snapshot(&srv->regions, list);
 	for (i = 0; i < n; i++) {
 		const struct dt_region *r = list[i]->r;
 		bool match;
@@ -220,32 +169,9 @@ static struct srv_region *region_of_fd(struct dt_server *srv, int fd)
 		if (match && !found)
 			found = list[i];
 		else
-			srv_region_put(srv, list[i]);
+			regions_put(&srv->regions, list[i]);
 	}
 	return found;
-}
-
-static int remember_attach(struct dt_conn *c, uint32_t id, bool write)
-{
-	struct srv_attach *a = find_attach(c, id), *n;
-
-	if (a) {
-		a->write = write;
-		return 0;
-	}
-	if (c->natt == c->catt) {
-		unsigned cap = c->catt ? c->catt * 2 : 4;
-
-		if (cap > 4 * DT_PROTO_MAX_REGIONS)
-			return -ENOSPC;
-		n = realloc(c->att, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		c->att = n;
-		c->catt = cap;
-	}
-	c->att[c->natt++] = (struct srv_attach){ .id = id, .write = write };
-	return 0;
 }
 
 static int do_attach(struct req *q)
@@ -266,11 +192,11 @@ static int do_attach(struct req *q)
 		if (fl >= 0 && (fl & O_ACCMODE) == O_RDWR)
 			write = true;
 	} else {
-		sr = srv_region_get_name(q->srv, a->name);
+		sr = regions_get_name(&q->srv->regions, a->name);
 		if (!sr)
 			return -ENOENT;
 	}
-	ret = remember_attach(q->c, sr->id, write);
+	ret = dt_conn_attach(q->c, sr->id, write);
 	if (!ret) {
 		r->region = sr->id;
 		r->flags = region_flags(sr);
@@ -278,7 +204,7 @@ static int do_attach(struct req *q)
 		r->access = write ? DT_ACCESS_WRITE : 0;
 		copy_str(r->name, sizeof(r->name), sr->r->name);
 	}
-	srv_region_put(q->srv, sr);
+	dt_req_put(q, sr);
 	return ret;
 }
 
@@ -348,7 +274,7 @@ static int do_fault(struct req *q)
 	r->fault_flags = out.flags & DT_PROTO_FAULT_ALL;
 	r->entry_flags = fault_entry_flags(&out);
 out:
-	srv_region_put(q->srv, sr);
+	dt_req_put(q, sr);
 	return ret;
 }
 
@@ -384,7 +310,7 @@ static int do_dirty(struct req *q)
 		q->rep.dirty_rep.ranges = d->count;
 	}
 out:
-	srv_region_put(q->srv, sr);
+	dt_req_put(q, sr);
 	return ret;
 }
 
@@ -434,7 +360,7 @@ static int do_fsync(struct req *q)
 	add(&q->srv->stats.fsyncs, 1);
 	add(&q->srv->stats.bytes_flushed, rep.bytes);
 out:
-	srv_region_put(q->srv, sr);
+	dt_req_put(q, sr);
 	return ret;
 }
 
@@ -451,7 +377,7 @@ static int do_punch(struct req *q)
 	ret = byte_range(sr->r, p->offset, p->length, &first, &last);
 	if (!ret)
 		ret = dt_mapping_punch(sr->r->mapping, first, last);
-	srv_region_put(q->srv, sr);
+	dt_req_put(q, sr);
 	return ret;
 }
 

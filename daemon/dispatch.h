@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "server.h"
+#include "service.h"
 
 /**
  * dt_dispatch() - Decode one packet, run the request, encode the reply.

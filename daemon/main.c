@@ -388,12 +388,12 @@ static void cleanup(struct daemon *d, bool clean)
 	if (d->marker && clean && dt_state_end(&d->state, err, sizeof(err)))
 		dt_log(LOG_ERR, "%s", err);
 	dt_state_close(&d->state);
-	for (i = 0; i < d->srv.nregions; i++) {
-		sr = d->srv.regions[i];
+	for (i = 0; i < d->srv.regions.n; i++) {
+		sr = d->srv.regions.list[i];
 		dt_region_close(sr->r);
 		free(sr);
 	}
-	d->srv.nregions = 0;
+	d->srv.regions.n = 0;
 	dt_ndctl_free(d->srv.nd);
 	d->srv.nd = NULL;
 	for (i = 0; i < d->nretired; i++)
@@ -456,8 +456,8 @@ int main(int argc, char **argv)
 		urcu_memb_unregister_thread();
 		return 1;
 	}
-	dt_log(LOG_INFO, "ready: %u region%s, %u worker%s", d.srv.nregions,
-	       d.srv.nregions == 1 ? "" : "s", d.cfg.workers, d.cfg.workers == 1 ? "" : "s");
+	dt_log(LOG_INFO, "ready: %u region%s, %u worker%s", d.srv.regions.n,
+	       d.srv.regions.n == 1 ? "" : "s", d.cfg.workers, d.cfg.workers == 1 ? "" : "s");
 	notify("READY=1");
 	notify_status(&d);
 	report_ready(&d, 0);

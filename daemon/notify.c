@@ -30,6 +30,6 @@ void notify(const char *fmt, ...)
 
 void notify_status(struct daemon *d)
 {
-	notify("STATUS=serving %u regions, %u clients", d->srv.nregions,
+	notify("STATUS=serving %u regions, %u clients", d->srv.regions.n,
 	       __atomic_load_n(&d->srv.nconns, __ATOMIC_RELAXED));
 }

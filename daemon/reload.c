@@ -164,7 +164,7 @@ void reload(struct daemon *d)
 	dt_config_free(&d->cfg);
 	d->cfg = nc;
 	d->defaults = defaults;
-	dt_log(LOG_INFO, "configuration reloaded: %u regions", d->srv.nregions);
+	dt_log(LOG_INFO, "configuration reloaded: %u regions", d->srv.regions.n);
 	notify("READY=1");
 	notify_status(d);
 }

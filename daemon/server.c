@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * daemon/server.c - the regions table, the listening socket, connections
- * and the worker threads of daxtrackd (see server.h for the model).
+ * daemon/server.c - the listening socket, connections and the worker
+ * threads of daxtrackd (see service.h for the model).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,24 +26,13 @@
 #include "log.h"
 #include "server.h"
 
-uint64_t srv_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int srv_init(struct dt_server *srv)
 {
 	struct timespec ts;
 
 	memset(srv, 0, sizeof(*srv));
-	pthread_rwlock_init(&srv->regions_lock, NULL);
-	pthread_mutex_init(&srv->ref_lock, NULL);
-	pthread_cond_init(&srv->ref_cond, NULL);
+	regions_init(&srv->regions);
 	pthread_mutex_init(&srv->conns_lock, NULL);
-	srv->next_id = 1;
 	srv->listen_fd = -1;
 	srv->stop_fd = -1;
 	srv->refusals.last = -1;
@@ -66,130 +55,8 @@ void srv_destroy(struct dt_server *srv)
 		close(srv->stop_fd);
 	if (srv->spare_fd >= 0)
 		close(srv->spare_fd);
-	pthread_rwlock_destroy(&srv->regions_lock);
-	pthread_mutex_destroy(&srv->ref_lock);
-	pthread_cond_destroy(&srv->ref_cond);
+	regions_destroy(&srv->regions);
 	pthread_mutex_destroy(&srv->conns_lock);
-}
-
-/* ---- regions ---- */
-
-int srv_region_add(struct dt_server *srv, struct dt_region *r, bool is_default)
-{
-	struct srv_region *sr;
-	int ret = 0;
-
-	sr = calloc(1, sizeof(*sr));
-	if (!sr)
-		return -ENOMEM;
-	sr->r = r;
-	sr->is_default = is_default;
-	pthread_rwlock_wrlock(&srv->regions_lock);
-	if (srv->nregions == DT_PROTO_MAX_REGIONS || srv->next_id == DT_PROTO_ALL_REGIONS) {
-		ret = -ENOSPC;
-	} else {
-		sr->id = srv->next_id++;
-		srv->regions[srv->nregions++] = sr;
-	}
-	pthread_rwlock_unlock(&srv->regions_lock);
-	if (ret)
-		free(sr);
-	return ret;
-}
-
-static void get_ref(struct srv_region *sr)
-{
-	__atomic_fetch_add(&sr->refs, 1, __ATOMIC_ACQUIRE);
-}
-
-struct srv_region *srv_region_get(struct dt_server *srv, uint32_t id, int *err)
-{
-	struct srv_region *sr = NULL;
-	unsigned i;
-
-	if (id == DT_PROTO_ALL_REGIONS) {
-		*err = -EINVAL;
-		return NULL;
-	}
-	pthread_rwlock_rdlock(&srv->regions_lock);
-	for (i = 0; i < srv->nregions; i++) {
-		if (srv->regions[i]->id == id) {
-			sr = srv->regions[i];
-			get_ref(sr);
-			break;
-		}
-	}
-	if (!sr)
-		*err = id && id < srv->next_id ? -ENODEV : -ENOENT;
-	pthread_rwlock_unlock(&srv->regions_lock);
-	return sr;
-}
-
-struct srv_region *srv_region_get_name(struct dt_server *srv, const char *name)
-{
-	struct srv_region *sr = NULL;
-	unsigned i;
-
-	pthread_rwlock_rdlock(&srv->regions_lock);
-	for (i = 0; i < srv->nregions; i++) {
-		if (!strcmp(srv->regions[i]->r->name, name)) {
-			sr = srv->regions[i];
-			get_ref(sr);
-			break;
-		}
-	}
-	pthread_rwlock_unlock(&srv->regions_lock);
-	return sr;
-}
-
-unsigned srv_region_snapshot(struct dt_server *srv, struct srv_region **out)
-{
-	unsigned i;
-
-	pthread_rwlock_rdlock(&srv->regions_lock);
-	for (i = 0; i < srv->nregions; i++) {
-		out[i] = srv->regions[i];
-		get_ref(out[i]);
-	}
-	pthread_rwlock_unlock(&srv->regions_lock);
-	return i;
-}
-
-void srv_region_put(struct dt_server *srv, struct srv_region *sr)
-{
-	if (__atomic_sub_fetch(&sr->refs, 1, __ATOMIC_RELEASE))
-		return;
-	if (!__atomic_load_n(&sr->gone, __ATOMIC_ACQUIRE))
-		return;
-	pthread_mutex_lock(&srv->ref_lock);
-	pthread_cond_broadcast(&srv->ref_cond);
-	pthread_mutex_unlock(&srv->ref_lock);
-}
-
-struct srv_region *srv_region_remove(struct dt_server *srv, const char *name)
-{
-	struct srv_region *sr = NULL;
-	unsigned i;
-
-	pthread_rwlock_wrlock(&srv->regions_lock);
-	for (i = 0; i < srv->nregions; i++) {
-		if (!strcmp(srv->regions[i]->r->name, name)) {
-			sr = srv->regions[i];
-			memmove(&srv->regions[i], &srv->regions[i + 1],
-				(srv->nregions - i - 1) * sizeof(srv->regions[0]));
-			srv->nregions--;
-			__atomic_store_n(&sr->gone, true, __ATOMIC_RELEASE);
-			break;
-		}
-	}
-	pthread_rwlock_unlock(&srv->regions_lock);
-	if (!sr)
-		return NULL;
-	pthread_mutex_lock(&srv->ref_lock);
-	while (__atomic_load_n(&sr->refs, __ATOMIC_ACQUIRE))
-		pthread_cond_wait(&srv->ref_cond, &srv->ref_lock);
-	pthread_mutex_unlock(&srv->ref_lock);
-	return sr;
 }
 
 /* ---- the listening socket ---- */

@@ -127,9 +127,9 @@ static void teardown(void)
 {
 	unsigned i;
 
-	for (i = 0; i < srv.nregions; i++)
-		free(srv.regions[i]);
-	srv.nregions = 0;
+	for (i = 0; i < srv.regions.n; i++)
+		free(srv.regions.list[i]);
+	srv.regions.n = 0;
 	dt_region_close(reg_fz);
 	dt_region_close(reg_small);
 	reg_fz = reg_small = NULL;
@@ -539,12 +539,12 @@ static void reset(void)
 		(void)dt_region_take_flush_error(regs[i]);
 		memset(&regs[i]->counters, 0, sizeof(regs[i]->counters));
 	}
-	for (i = 0; i < srv.nregions; i++) {
-		srv.regions[i]->faults = srv.regions[i]->fsyncs = 0;
-		srv.regions[i]->flushed_entries = srv.regions[i]->flushed_bytes = 0;
-		if (srv.regions[i]->refs)
-			die("region %s: %d references left", srv.regions[i]->r->name,
-			    srv.regions[i]->refs);
+	for (i = 0; i < srv.regions.n; i++) {
+		srv.regions.list[i]->faults = srv.regions.list[i]->fsyncs = 0;
+		srv.regions.list[i]->flushed_entries = srv.regions.list[i]->flushed_bytes = 0;
+		if (srv.regions.list[i]->refs)
+			die("region %s: %d references left", srv.regions.list[i]->r->name,
+			    srv.regions.list[i]->refs);
 	}
 	memset(&srv.stats, 0, sizeof(srv.stats));
 	check_fds("the reset");

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon/dispatch-internal.h - what the request handlers of dispatch.c
- * (writers, HELLO, REGIONS, ATTACH) and dispatch-read.c (QUERY, LIST, DUMP,
- * STATS, NAMESPACES) share.
+ * daemon/request.h - one request as its handler sees it, and what the
+ * handlers of dispatch.c (writers, HELLO, REGIONS, ATTACH) and
+ * dispatch-read.c (QUERY, LIST, DUMP, STATS, NAMESPACES) share: its region
+ * and the connection's rights on it (request.c), the byte-to-page rule.
  */
-#ifndef DAXTRACKD_DISPATCH_INTERNAL_H
-#define DAXTRACKD_DISPATCH_INTERNAL_H
+#ifndef DAXTRACKD_REQUEST_H
+#define DAXTRACKD_REQUEST_H
 
 #include <errno.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "service.h"
 
 #define PAGE_SIZE_4K	4096ULL
 #define PMD_SIZE_2M	(PAGE_SIZE_4K << DT_PMD_ORDER)
@@ -61,8 +62,35 @@ static inline int byte_range(const struct dt_region *r, uint64_t off, uint64_t l
 	return 0;
 }
 
-/* Look up the region of a request (and for writers check the rights). */
+/* ---- request.c: the region of a request, the connection's rights ---- */
+
+/**
+ * dt_req_region() - Look up the region of a request and take a reference.
+ * @writer: The request changes the region: the connection needs write
+ *	    rights on it (uid 0, or an ATTACH by an O_RDWR fd), else -EPERM,
+ *	    logged once per connection.
+ * Return: 0 with *@out referenced (drop it with dt_req_put()), or the
+ * error of regions_get() or -EPERM.
+ */
 int dt_req_region(struct req *q, uint32_t id, bool writer, struct srv_region **out);
+
+/* Drop the reference dt_req_region() took. */
+static inline void dt_req_put(struct req *q, struct srv_region *sr)
+{
+	regions_put(&q->srv->regions, sr);
+}
+
+/**
+ * dt_conn_attach() - Remember that the connection attached a region.
+ * @write: Whether the attach proved write access (later ones may change it).
+ * Return: 0, -ENOSPC past 4 x DT_PROTO_MAX_REGIONS attachments, -ENOMEM.
+ */
+int dt_conn_attach(struct dt_conn *c, uint32_t id, bool write);
+
+/* Forget the connection's attachments. */
+void dt_conn_detach_all(struct dt_conn *c);
+
+/* ---- dispatch-read.c: the read-only requests ---- */
 
 int do_query(struct req *q);
 int do_list(struct req *q);
@@ -72,4 +100,4 @@ void dt_dump_drop(struct dt_server *srv, struct dt_conn *c);
 int do_stats(struct req *q);
 int do_namespaces(struct req *q);
 
-#endif /* DAXTRACKD_DISPATCH_INTERNAL_H */
+#endif /* DAXTRACKD_REQUEST_H */

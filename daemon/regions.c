@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/regions.c - the table of the regions daxtrackd serves (see
+ * regions.h): ids, lookups with a reference, snapshots, removal.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "regions.h"
+
+void regions_init(struct dt_regions *t)
+{
+	memset(t, 0, sizeof(*t));
+	pthread_rwlock_init(&t->lock, NULL);
+	pthread_mutex_init(&t->ref_lock, NULL);
+	pthread_cond_init(&t->ref_cond, NULL);
+	t->next_id = 1;
+}
+
+void regions_destroy(struct dt_regions *t)
+{
+	pthread_rwlock_destroy(&t->lock);
+	pthread_mutex_destroy(&t->ref_lock);
+	pthread_cond_destroy(&t->ref_cond);
+}
+
+int regions_add(struct dt_regions *t, struct dt_region *r, bool is_default)
+{
+	struct srv_region *sr;
+	int ret = 0;
+
+	sr = calloc(1, sizeof(*sr));
+	if (!sr)
+		return -ENOMEM;
+	sr->r = r;
+	sr->is_default = is_default;
+	pthread_rwlock_wrlock(&t->lock);
+	if (t->n == DT_PROTO_MAX_REGIONS || t->next_id == DT_PROTO_ALL_REGIONS) {
+		ret = -ENOSPC;
+	} else {
+		sr->id = t->next_id++;
+		t->list[t->n++] = sr;
+	}
+	pthread_rwlock_unlock(&t->lock);
+	if (ret)
+		free(sr);
+	return ret;
+}
+
+static void get_ref(struct srv_region *sr)
+{
+	__atomic_fetch_add(&sr->refs, 1, __ATOMIC_ACQUIRE);
+}
+
+struct srv_region *regions_get(struct dt_regions *t, uint32_t id, int *err)
+{
+	struct srv_region *sr = NULL;
+	unsigned i;
+
+	if (id == DT_PROTO_ALL_REGIONS) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	pthread_rwlock_rdlock(&t->lock);
+	for (i = 0; i < t->n; i++) {
+		if (t->list[i]->id == id) {
+			sr = t->list[i];
+			get_ref(sr);
+			break;
+		}
+	}
+	if (!sr)
+		*err = id && id < t->next_id ? -ENODEV : -ENOENT;
+	pthread_rwlock_unlock(&t->lock);
+	return sr;
+}
+
+struct srv_region *regions_get_name(struct dt_regions *t, const char *name)
+{
+	struct srv_region *sr = NULL;
+	unsigned i;
+
+	pthread_rwlock_rdlock(&t->lock);
+	for (i = 0; i < t->n; i++) {
+		if (!strcmp(t->list[i]->r->name, name)) {
+			sr = t->list[i];
+			get_ref(sr);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&t->lock);
+	return sr;
+}
+
+unsigned regions_snapshot(struct dt_regions *t, struct srv_region **out)
+{
+	unsigned i;
+
+	pthread_rwlock_rdlock(&t->lock);
+	for (i = 0; i < t->n; i++) {
+		out[i] = t->list[i];
+		get_ref(out[i]);
+	}
+	pthread_rwlock_unlock(&t->lock);
+	return i;
+}
+
+void regions_put(struct dt_regions *t, struct srv_region *sr)
+{
+	if (__atomic_sub_fetch(&sr->refs, 1, __ATOMIC_RELEASE))
+		return;
+	if (!__atomic_load_n(&sr->gone, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&t->ref_lock);
+	pthread_cond_broadcast(&t->ref_cond);
+	pthread_mutex_unlock(&t->ref_lock);
+}
+
+struct srv_region *regions_remove(struct dt_regions *t, const char *name)
+{
+	struct srv_region *sr = NULL;
+	unsigned i;
+
+	pthread_rwlock_wrlock(&t->lock);
+	for (i = 0; i < t->n; i++) {
+		if (!strcmp(t->list[i]->r->name, name)) {
+			sr = t->list[i];
+			memmove(&t->list[i], &t->list[i + 1], (t->n - i - 1) * sizeof(t->list[0]));
+			t->n--;
+			__atomic_store_n(&sr->gone, true, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&t->lock);
+	if (!sr)
+		return NULL;
+	pthread_mutex_lock(&t->ref_lock);
+	while (__atomic_load_n(&sr->refs, __ATOMIC_ACQUIRE))
+		pthread_cond_wait(&t->ref_cond, &t->ref_lock);
+	pthread_mutex_unlock(&t->ref_lock);
+	return sr;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon/service.h - the state that the serving side (server.c: socket,
+ * connections, workers) and the request handlers (dispatch*.c) share: the
+ * server's counters, limits and region table, a connection, a worker's
+ * buffers.  Types only: server.c owns their life, the handlers read and
+ * update them, and neither calls the other through this header.
+ *
+ * Threading model:
+ *   - The main thread owns the configuration, the listening socket and the
+ *     signals (signalfd).  It accepts connections and hands each one to the
+ *     workers' epoll instance with EPOLLONESHOT.
+ *   - A fixed pool of worker threads (config "workers") waits on that epoll
+ *     instance.  The worker that gets a connection's event owns the
+ *     connection until it re-arms it: it reads ONE request, answers it, and
+ *     re-arms (or closes) the connection.  So the requests of one connection
+ *     are answered in order, many connections are served at once, and a
+ *     long fsync of one region blocks only the worker doing it.
+ *   - Regions live in a table (regions.h); a request takes a reference to
+ *     its region for its duration.
+ *   - Every thread is registered with urcu-memb.
+ */
+#ifndef DAXTRACKD_SERVICE_H
+#define DAXTRACKD_SERVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <daxtrack/mapping.h>
+#include <daxtrack/proto.h>
+
+#include "config.h"
+#include "ndctl.h"
+#include "regions.h"
+
+/* Most entries of one LIST reply (announced in HELLO). */
+#define DT_SRV_MAX_LIST		DT_PROTO_DEFAULT_LIST
+
+struct srv_attach {
+	uint32_t id;
+	bool write;
+};
+
+/**
+ * struct dt_conn - One client connection.  Owned by the worker that holds
+ * its epoll event; the list links are under dt_server.conns_lock.
+ */
+struct dt_conn {
+	struct dt_conn *prev, *next;
+	int fd;
+	uint64_t id;
+	struct ucred cred;
+	uint16_t version;		/* 0 until HELLO */
+	uint32_t max_message;		/* limits when it connected */
+	uint32_t max_ranges;
+	unsigned natt, catt;
+	struct srv_attach *att;
+	char *dump;			/* DUMP text being fetched */
+	size_t dump_len;
+	uint32_t dump_region;
+	bool dump_done;			/* its last chunk went out: drop it */
+	bool eperm_logged;
+	bool eio_logged;
+	int rearming;			/* atomic: a worker is inside EPOLL_CTL_MOD */
+};
+
+/* Per-worker buffers (one request at a time). */
+struct dt_worker {
+	struct dt_server *srv;
+	pthread_t thread;
+	unsigned index;
+	uint8_t *in;			/* DT_PROTO_MAX_MSG bytes */
+	uint8_t *out;			/* DT_PROTO_MAX_MSG bytes */
+	struct dt_proto_entry *entries;	/* DT_SRV_MAX_LIST */
+	struct dt_proto_region *regions;	/* DT_PROTO_MAX_REGIONS */
+	struct dt_proto_region_stats *rstats;	/* DT_PROTO_MAX_REGIONS */
+	struct dt_proto_namespace *ns;	/* DT_PROTO_MAX_NAMESPACES */
+	struct dt_page_range *pages;	/* DT_PROTO_MAX_RANGES: a DIRTY's ranges */
+};
+
+/* An event logged at most once a second, with its count. */
+struct srv_ratelimit {
+	long last;			/* monotonic second of the last log */
+	uint64_t count;
+};
+
+/* Daemon-wide counters (atomic). */
+struct srv_stats {
+	uint64_t clients_total;
+	uint64_t requests;
+	uint64_t errors;
+	uint64_t bad_messages;
+	uint64_t fsyncs;
+	uint64_t bytes_flushed;
+	uint64_t by_op[DT_PROTO_STATS_OPS];
+};
+
+struct dt_server {
+	struct dt_regions regions;
+	struct dt_ndctl *nd;		/* RCU: replaced by a SIGHUP rescan */
+
+	/* limits for new connections (main thread) */
+	unsigned max_clients;
+	uint32_t max_message;
+	uint32_t max_ranges;
+	uint64_t max_dump;		/* DUMP text held at once, all connections */
+	uint64_t dump_bytes;		/* atomic: held now */
+
+	/* socket */
+	int listen_fd;
+	bool activated;
+	char sock_path[DT_CONFIG_SOCKET_MAX + 1];	/* "" if not ours */
+	dev_t sock_dev;
+	ino_t sock_ino;
+
+	/* workers */
+	int ep;
+	int stop_fd;
+	bool stopping;
+	unsigned nworkers;
+	struct dt_worker *workers;
+
+	/* connections */
+	pthread_mutex_t conns_lock;
+	struct dt_conn *conns;
+	unsigned nconns;		/* atomic reads */
+	uint64_t next_conn;
+	struct srv_ratelimit refusals;	/* max_clients reached */
+	struct srv_ratelimit accept_errors;	/* EMFILE, ENFILE, ENOBUFS, ENOMEM */
+	int spare_fd;			/* given up to shed a connection at EMFILE */
+
+	uint64_t start_realtime_ns;
+	uint64_t start_mono_ns;
+	struct srv_stats stats;
+};
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t srv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+#endif /* DAXTRACKD_SERVICE_H */
