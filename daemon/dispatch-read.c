@@ -78,7 +78,8 @@ int do_list(struct req *q)
 		first = l->cursor / PAGE_SIZE_4K;
 	}
 	end = first;
-	dt_mapping_iter_init(&it, first, last, l->flags & DT_LIST_DIRTY ? DT_MAPPING_ITER_DIRTY : 0);
+	dt_mapping_iter_init(&it, first, last,
+			     l->flags & DT_LIST_DIRTY ? DT_MAPPING_ITER_DIRTY : 0);
 	for (;;) {
 		more = dt_mapping_next(sr->r->mapping, &it, &me);
 		if (!more || n == max)
