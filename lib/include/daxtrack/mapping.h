@@ -433,6 +433,8 @@ struct dt_mapping_iter {
  * @last: Last page (inclusive); an empty range (@first > @last) gives no
  *	  entry.
  * @flags: 0, or DT_MAPPING_ITER_DIRTY.
+ *
+ * Context: Any thread; touches only @it.
  */
 void dt_mapping_iter_init(struct dt_mapping_iter *it, uint64_t first, uint64_t last,
 			  unsigned flags);
