@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
@@ -682,12 +683,40 @@ static int worker_alloc(struct dt_worker *w)
 	return 0;
 }
 
+/*
+ * Room for max_clients connections: the soft RLIMIT_NOFILE is raised up to
+ * the hard one when it is lower than they need (the daemon uses no
+ * select(2), so large descriptors are fine); when even the hard limit is
+ * short, the log says so, since clients past it are shed (srv_accept()).
+ */
+static void fit_nofile(const struct dt_server *srv, unsigned workers)
+{
+	rlim_t need = (rlim_t)srv->max_clients + workers + DT_SRV_NOFILE_RESERVE;
+	struct rlimit rl;
+	rlim_t was;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return;
+	was = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
+	if (rl.rlim_cur > was && !setrlimit(RLIMIT_NOFILE, &rl))
+		dt_log(LOG_INFO, "RLIMIT_NOFILE raised from %llu to %llu for max_clients (%u)",
+		       (unsigned long long)was, (unsigned long long)rl.rlim_cur, srv->max_clients);
+	else
+		rl.rlim_cur = was;
+	if (rl.rlim_cur < need)
+		dt_log(LOG_WARNING, "RLIMIT_NOFILE is %llu, max_clients (%u) needs about %llu: "
+		       "clients past the limit are refused (raise LimitNOFILE= or ulimit -n)",
+		       (unsigned long long)rl.rlim_cur, srv->max_clients, (unsigned long long)need);
+}
+
 int srv_start_workers(struct dt_server *srv, unsigned n)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &srv->stop_fd };
 	unsigned i;
 	int ret;
 
+	fit_nofile(srv, n);
 	srv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (srv->stop_fd < 0)
 		return -errno;

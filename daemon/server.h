@@ -17,6 +17,12 @@
  * or of descriptors with no spare one to shed the connection (ms).
  */
 #define DT_SRV_ACCEPT_PAUSE_MS	50
+/*
+ * Descriptors besides one a client: the listener, epoll, eventfd, signalfd,
+ * the spare, the log and flush log, the state directory, the regions' files,
+ * and one a worker may hold from a request.
+ */
+#define DT_SRV_NOFILE_RESERVE	64
 
 int srv_init(struct dt_server *srv);
 void srv_destroy(struct dt_server *srv);
@@ -53,6 +59,10 @@ int srv_listen_activated(struct dt_server *srv, int fd);
 int srv_listen_path(struct dt_server *srv, const char *path, mode_t mode, const char *group);
 void srv_unlisten(struct dt_server *srv);
 void srv_accept(struct dt_server *srv);
+/*
+ * srv_start_workers() - Start @n workers; first fits RLIMIT_NOFILE to
+ * max_clients (raises the soft limit up to the hard one, or logs a warning).
+ */
 int srv_start_workers(struct dt_server *srv, unsigned n);
 void srv_stop_workers(struct dt_server *srv);
 void srv_close_all(struct dt_server *srv);

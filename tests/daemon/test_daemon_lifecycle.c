@@ -14,6 +14,8 @@
  *     directory is refused; max_clients;
  *   - without --foreground the command returns once the daemon serves.
  */
+#include <sys/resource.h>
+
 #include "daemon_harness.h"
 
 DT_TEST_DEFINE("test_daemon_lifecycle");
@@ -310,6 +312,47 @@ static void test_detach(void)
 	CHECK(access(dh.sock, F_OK) != 0);
 }
 
+/* The soft RLIMIT_NOFILE of process @pid, from /proc/PID/limits; 0 if unknown. */
+static unsigned long long soft_nofile(pid_t pid)
+{
+	char path[64], *s, *p;
+	unsigned long long v = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	s = dh_read_file(path);
+	p = strstr(s, "Max open files");
+	if (p)
+		sscanf(p + strlen("Max open files"), "%llu", &v);
+	free(s);
+	return v;
+}
+
+/*
+ * A soft RLIMIT_NOFILE below what max_clients needs is raised at start (up
+ * to the hard limit), and the log says so; the daemon inherits the test's
+ * limits, lowered for the start only.
+ */
+static void test_nofile(void)
+{
+	struct rlimit old, low;
+
+	dt_test_ctx("RLIMIT_NOFILE raised for max_clients");
+	if (!CHECK(!getrlimit(RLIMIT_NOFILE, &old)) || old.rlim_max < 2000)
+		return;
+	low = old;
+	low.rlim_cur = 256;
+	dh_config("max_clients = 1000", NULL);
+	CHECK(!setrlimit(RLIMIT_NOFILE, &low));
+	if (CHECK_EQ(dh_start(), 0)) {
+		CHECK(soft_nofile(dh.pid) >= 1000);
+		CHECK(dh_log_has("RLIMIT_NOFILE raised from 256 to "));
+		CHECK(!dh_log_has("needs about"));
+		CHECK_EQ(dh_stop(SIGTERM), 0);
+	}
+	CHECK(!setrlimit(RLIMIT_NOFILE, &old));
+	dh_config(NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	dh_init(argc, argv, 120);
@@ -320,6 +363,7 @@ int main(int argc, char **argv)
 	test_reload();
 	test_socket_path();
 	test_max_clients();
+	test_nofile();
 	test_detach();
 	return dt_test_done();
 }
