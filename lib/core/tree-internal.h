@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tree-internal.h - what the files of the multi-order tree share: the read
+ * side, sequence counts, tag propagation, the writers' hint, and the walks
+ * one file does for another.  Private to lib/core/tree*.c.
+ *
+ * tree.c: allocation, reclaim, the writer's walk, the lookup and the entry
+ * and tag operations; tree-walk.c: the walks along the tree; tree-split.c:
+ * split and join; tree-debug.c: dump and check.
+ */
+#ifndef DAXTRACK_TREE_INTERNAL_H
+#define DAXTRACK_TREE_INTERNAL_H
+
+#include "tree-node.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define DT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DT_TSAN 1
+#endif
+#endif
+
+/*
+ * ThreadSanitizer cannot see that a grace period orders every reader's last
+ * access to a node before its free.  In TSan builds the read side and the
+ * writers release this word and the reclaim callback acquires it, which
+ * states that ordering to TSan; other builds compile it away.
+ */
+#ifdef DT_TSAN
+extern unsigned long tree_tsan_grace;
+#define tsan_release() __atomic_fetch_add(&tree_tsan_grace, 1, __ATOMIC_RELEASE)
+#define tsan_acquire() ((void)__atomic_load_n(&tree_tsan_grace, __ATOMIC_ACQUIRE))
+#else
+#define tsan_release() do { } while (0)
+#define tsan_acquire() do { } while (0)
+#endif
+
+static inline void read_lock(void)
+{
+	urcu_memb_read_lock();
+}
+
+static inline void read_unlock(void)
+{
+	tsan_release();
+	urcu_memb_read_unlock();
+}
+
+/* Node allocation: all of an operation's nodes are taken before it changes
+ * anything, so that -ENOMEM always leaves the tree as it was. */
+
+struct prealloc {
+	struct dt_node *list;
+};
+
+int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count);
+void prealloc_release(struct prealloc *p);
+struct dt_node *node_take(struct dt_tree *t, struct prealloc *p, unsigned shift, uint64_t base);
+void subtree_retire(struct dt_tree *t, struct dt_node *n);
+
+/* Sequence count of a node: brackets every change of more than one slot. */
+
+static inline void seq_write_begin(struct dt_node *n)
+{
+	__atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void seq_write_end(struct dt_node *n)
+{
+	__atomic_store_n(&n->seq, n->seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Start a validated read of @n; spins while a writer is inside it. */
+static inline uint32_t seq_read_begin(const struct dt_node *n)
+{
+	uint32_t seq;
+
+	while ((seq = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE)) & 1)
+		caa_cpu_relax();
+	return seq;
+}
+
+static inline bool seq_read_valid(const struct dt_node *n, uint32_t seq)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&n->seq, __ATOMIC_RELAXED) == seq;
+}
+
+static inline bool entry_storable(const void *entry)
+{
+	return slot_is_entry(entry);
+}
+
+/* Tags. */
+
+/* Set @tag at @off of @n and the summary bits above; the caller counts. */
+static inline void tag_propagate_set(struct dt_node *n, unsigned off, unsigned tag)
+{
+	while (n) {
+		uint64_t bits = tags_load(n, tag);
+
+		if (bits & (UINT64_C(1) << off))
+			return;
+		tags_store(n, tag, bits | (UINT64_C(1) << off));
+		off = n->offset;
+		n = n->parent;
+	}
+}
+
+/* Clear @tag at @off of @n and every summary bit left without a reason. */
+static inline void tag_propagate_clear(struct dt_node *n, unsigned off, unsigned tag)
+{
+	while (n) {
+		uint64_t bits = tags_load(n, tag);
+
+		if (!(bits & (UINT64_C(1) << off)))
+			return;
+		bits &= ~(UINT64_C(1) << off);
+		tags_store(n, tag, bits);
+		if (bits)
+			return;
+		off = n->offset;
+		n = n->parent;
+	}
+}
+
+static inline unsigned slot_tag_mask(const struct dt_node *n, unsigned off)
+{
+	unsigned mask = 0;
+
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (tag_bit(n, tag, off))
+			mask |= 1u << tag;
+	return mask;
+}
+
+static inline void count_entry(struct dt_tree *t, unsigned order, unsigned tags, int64_t delta)
+{
+	t->entries += (uint64_t)delta;
+	t->entries_by_order[order] += (uint64_t)delta;
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		if (tags & (1u << tag))
+			t->tagged[tag] += (uint64_t)delta;
+}
+
+/* The writer's walk (under t->lock). */
+
+/*
+ * The bottom node that the last locked walk ended in, if it covers @index.
+ * A node in the tree is reached from the root through node slots only, so
+ * it answers for the indices it covers as a walk from the root would; the
+ * writers' operations on nearby indices (a batch of marks, a writeback's
+ * unlocks) then skip the walk.  node_retire() forgets it.
+ */
+static inline struct dt_node *hint_covering(const struct dt_tree *t, uint64_t index)
+{
+	struct dt_node *n = t->hint;
+
+	return n && index >= n->base && index <= node_last(n) ? n : NULL;
+}
+
+static inline void hint_set(struct dt_tree *t, struct dt_node *n)
+{
+	if (!n->shift)
+		t->hint = n;
+}
+
+
+struct dt_node *locked_find(struct dt_tree *t, uint64_t index, unsigned *offp);
+int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, struct dt_node **target);
+void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry);
+void tree_prune(struct dt_tree *t, struct dt_node *n);
+void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off, unsigned set_tags,
+		      unsigned clear_tags);
+
+/* The reader's walks (inside read_lock, or under t->lock). */
+
+struct walk {
+	struct dt_node *node;
+	unsigned off;		/* canonical slot */
+	void *entry;
+	uint64_t base;
+	unsigned order;
+};
+
+/* What walk_find() must fill in besides the entry. */
+enum walk_need {
+	WALK_ENTRY,	/* the entry alone */
+	WALK_SLOT,	/* and its node and canonical slot */
+	WALK_RANGE,	/* and its base and order */
+};
+
+
+bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_need need, struct walk *w);
+bool walk_next(const struct dt_tree *t, uint64_t from, uint64_t last, int tag, struct walk *w);
+
+static inline bool slot_has_tag(const struct dt_node *n, unsigned off, int tag)
+{
+	return tag < 0 || tag_bit(n, (unsigned)tag, off);
+}
+
+/* The next slot at or after @off that may hold what the walk looks for. */
+static inline unsigned next_candidate(const struct dt_node *n, unsigned off, int tag)
+{
+	uint64_t bits = tag >= 0 ? tags_load(n, (unsigned)tag) : used_load(n);
+
+	bits = off < 64 ? bits >> off : 0;
+	return bits ? off + (unsigned)__builtin_ctzll(bits) : MAP_SIZE;
+}
+
+#endif /* DAXTRACK_TREE_INTERNAL_H */
