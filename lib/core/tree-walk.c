@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * tree-walk.c - the walks along the multi-order tree: the search for the
- * next entry, and iteration over a range.
+ * next entry, the locked cursor (tree-cursor.h) and iteration over a range.
  */
+#include <errno.h>
 #include <string.h>
 
+#include "tree-cursor.h"
 #include "tree-internal.h"
 
 /*
  * Find the first entry whose range ends at or after @from and starts at or
  * before @last, with @tag (or any, for a negative @tag).
  */
-bool walk_next(const struct dt_tree *t, uint64_t from, uint64_t last, int tag,
-		      struct walk *w)
+bool walk_next(const struct dt_tree *t, uint64_t from, uint64_t last, int tag, struct walk *w)
 {
 	struct dt_node *n;
 
@@ -67,6 +68,274 @@ found:
 	if (!seq_read_valid(n, seq) || !slot_is_entry(w->entry))
 		goto restart;
 	return w->base <= last;
+}
+
+/* The locked walk: from an entry to the next, along the node links. */
+
+/*
+ * Start loading the slots of node @c that a walk for @tag (any for a
+ * negative one) visits, all of them or only the first: each of a sparse
+ * leaf's entries is in a line of its own, and their loads are independent;
+ * an interior node is entered through its first one, and the walk asks for
+ * the next ones as it goes.  Reads @c's head, which should have been
+ * prefetched before.
+ */
+void prefetch_tagged_slots(const struct dt_node *c, int tag, bool all)
+{
+	uint64_t bits = tag >= 0 ? tags_load(c, (unsigned)tag) : used_load(c);
+
+	for (; bits; bits &= bits - 1) {
+		__builtin_prefetch(&c->slots[__builtin_ctzll(bits)], 1);
+		if (!all)
+			return;
+	}
+}
+
+/* Children a gang walk prefetches ahead of the one it enters. */
+#define WALK_PREFETCH 2
+
+/*
+ * Entering child @i of @n: start loading the heads (tags, used bitmap) of
+ * the next candidate children, which the walk reaches after this one, and
+ * the slots that the walk will look at in the next one: an interior
+ * child's first tagged slot, through which it descends, and with @slots a
+ * leaf's tagged slots, whose entries it loads.  A walk over sparse entries
+ * is a chain of dependent cache misses otherwise: at each level a head,
+ * then a slot.
+ */
+static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag, bool slots)
+{
+	for (unsigned k = 0; k < WALK_PREFETCH; k++) {
+		void *slot;
+
+		i = next_candidate(n, i + 1, tag);
+		if (i >= MAP_SIZE)
+			return;
+		slot = slot_load(n, i);
+		if (!slot_is_node(slot))
+			continue;
+		/* k == 0: its head was asked for at the step before. */
+		if (k == 0 && n->shift > MAP_SHIFT)
+			prefetch_tagged_slots(slot_to_node(slot), tag, false);
+		else if (k == 0 && slots)
+			prefetch_tagged_slots(slot_to_node(slot), tag, true);
+		else
+			__builtin_prefetch(slot_to_node(slot), 1);
+	}
+}
+
+/*
+ * Under t->lock: the entry after @w, with @tag (any for a negative @tag).
+ * Parent links are stable under the lock, so the search goes on along the
+ * node's later slots, then up and across, never back from the root.  @slots:
+ * the walk loads the slots of the entries (not only the tags of a leaf).
+ */
+bool locked_next_entry(int tag, bool slots, struct walk *w)
+{
+	struct dt_node *n = w->node;
+	unsigned i = w->off + (1u << (w->order - n->shift));	/* past its siblings */
+
+	for (;;) {
+		void *slot;
+
+		i = next_candidate(n, i, tag);
+		if (i >= MAP_SIZE) {
+			if (!n->parent)
+				return false;
+			i = n->offset + 1u;
+			n = n->parent;
+			continue;
+		}
+		slot = slot_load(n, i);
+		if (slot_is_node(slot)) {
+			prefetch_next_children(n, i, tag, slots);
+			n = slot_to_node(slot);
+			i = 0;
+			continue;
+		}
+		w->node = n;
+		w->off = i;
+		w->entry = slot;
+		w->base = slot_base(n, i);
+		w->order = group_order(n, group_size(n, i));
+		return true;
+	}
+}
+
+/* The slots of the entry whose canonical slot is @off: one unless the next is in use. */
+unsigned entry_slots(const struct dt_node *n, unsigned off)
+{
+	if (off + 1 >= MAP_SIZE || !((used_load(n) >> (off + 1)) & 1))
+		return 1;
+	return group_size(n, off);
+}
+
+/* The cursor: a place in the tree under t->lock (tree-cursor.h). */
+
+static void cursor_forget(struct dt_cursor *c)
+{
+	c->node = NULL;
+	c->entry = NULL;
+}
+
+/* The cursor is at the entry of @w. */
+static void *cursor_at(struct dt_cursor *c, const struct walk *w)
+{
+	c->node = w->node;
+	c->off = w->off;
+	c->index = w->base;
+	c->order = w->order;
+	c->entry = w->entry;
+	return w->entry;
+}
+
+/* Past the range: nothing found, and nothing more to find. */
+static void *cursor_past(struct dt_cursor *c, uint64_t last)
+{
+	cursor_forget(c);
+	if (last == UINT64_MAX)
+		c->end = true;
+	else if (c->index <= last)
+		c->index = last + 1;
+	return NULL;
+}
+
+void dt_cursor_init(struct dt_cursor *c, struct dt_tree *t, uint64_t index)
+{
+	c->tree = t;
+	c->order = 0;
+	c->end = false;
+	dt_cursor_set(c, index);
+}
+
+void dt_cursor_set(struct dt_cursor *c, uint64_t index)
+{
+	cursor_forget(c);
+	c->index = index;
+	c->end = false;
+}
+
+void dt_cursor_lock(struct dt_cursor *c)
+{
+	tree_lock(c->tree);
+}
+
+void dt_cursor_unlock(struct dt_cursor *c)
+{
+	c->node = NULL;
+	tree_unlock(c->tree);
+}
+
+void dt_cursor_pause(struct dt_cursor *c)
+{
+	if (c->node) {
+		uint64_t last = order_last(c->index, c->order);
+
+		if (last == UINT64_MAX)
+			c->end = true;
+		else
+			c->index = last + 1;
+	}
+	c->node = NULL;
+	tree_unlock(c->tree);
+}
+
+void dt_cursor_resume(struct dt_cursor *c)
+{
+	tree_lock(c->tree);
+}
+
+void *dt_cursor_load(struct dt_cursor *c)
+{
+	struct walk w;
+
+	w.node = locked_find(c->tree, c->index, &w.off);
+	if (!w.node) {
+		cursor_forget(c);
+		return NULL;
+	}
+	w.entry = slot_load(w.node, w.off);
+	w.base = slot_base(w.node, w.off);
+	w.order = group_order(w.node, entry_slots(w.node, w.off));
+	return cursor_at(c, &w);
+}
+
+/* dt_cursor_next() and dt_cursor_next_tagged(), any entry for a negative @tag. */
+static void *cursor_next(struct dt_cursor *c, uint64_t last, int tag)
+{
+	struct walk w;
+
+	if (c->end)
+		return NULL;
+	if (!c->node) {
+		/* After a pause, a set or a miss: one walk from the root. */
+		if (c->index > last || !walk_next(c->tree, c->index, last, tag, &w))
+			return cursor_past(c, last);
+		return cursor_at(c, &w);
+	}
+	if (order_last(c->index, c->order) >= last)
+		return cursor_past(c, last);
+	w.node = c->node;
+	w.off = c->off;
+	w.order = c->order;
+	if (!locked_next_entry(tag, true, &w) || w.base > last)
+		return cursor_past(c, last);
+	return cursor_at(c, &w);
+}
+
+void *dt_cursor_next(struct dt_cursor *c, uint64_t last)
+{
+	return cursor_next(c, last, -1);
+}
+
+void *dt_cursor_next_tagged(struct dt_cursor *c, uint64_t last, unsigned tag)
+{
+	if (tag >= DT_TREE_MAX_TAGS)
+		return NULL;
+	return cursor_next(c, last, (int)tag);
+}
+
+void *dt_cursor_store(struct dt_cursor *c, void *entry)
+{
+	void *old = c->entry;
+
+	if (!c->node || !entry_storable(entry))
+		return NULL;
+	slot_store(c->node, c->off, entry);
+	c->entry = entry;
+	return old;
+}
+
+unsigned dt_cursor_tags(const struct dt_cursor *c)
+{
+	return c->node ? slot_tag_mask(c->node, c->off) : 0;
+}
+
+static int cursor_change_tag(struct dt_cursor *c, unsigned tag, bool set)
+{
+	if (tag >= DT_TREE_MAX_TAGS)
+		return -EINVAL;
+	if (!c->node)
+		return -ENOENT;
+	slot_change_tags(c->tree, c->node, c->off, set ? 1u << tag : 0, set ? 0 : 1u << tag);
+	return 0;
+}
+
+int dt_cursor_set_tag(struct dt_cursor *c, unsigned tag)
+{
+	return cursor_change_tag(c, tag, true);
+}
+
+int dt_cursor_clear_tag(struct dt_cursor *c, unsigned tag)
+{
+	return cursor_change_tag(c, tag, false);
+}
+
+void dt_cursor_clear_tags(struct dt_cursor *c, unsigned tags)
+{
+	if (c->node)
+		slot_change_tags(c->tree, c->node, c->off, 0,
+				 tags & ((1u << DT_TREE_MAX_TAGS) - 1));
 }
 
 /* Public API: iteration. */
