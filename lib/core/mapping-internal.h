@@ -23,6 +23,7 @@ struct dt_mapping {
 	uint64_t hole_span;	/* relaxed: 1 + the 2MiB span of the last hole mark_dirty filled */
 	uint64_t clean_span;	/* relaxed: 1 + the span of the last clean entry it tagged */
 	struct dt_mapping_counters cnt;	/* each updated with __atomic builtins */
+	int wb_mode;		/* enum dt_wb_mode (writeback-private.h) */
 };
 
 /* An entry whose lock the caller holds, as the holder knows it. */

@@ -15,6 +15,24 @@
 #include <daxtrack/mapping.h>
 #include <daxtrack/tree.h>
 
+#include "writeback-private.h"
+
+/*
+ * The writeback mode the test's mappings run in: $DT_TEST_WB_MODE, "locked"
+ * or "unlocked" (tests/mapping/meson.build runs the writeback suites in
+ * each), else the library's default for the machine.
+ */
+static inline struct dt_mapping *wb_mode_apply(struct dt_mapping *m)
+{
+	const char *s = getenv("DT_TEST_WB_MODE");
+
+	if (m && s && !strcmp(s, "locked"))
+		dt_mapping_set_writeback_mode(m, DT_WB_LOCKED);
+	else if (m && s && !strcmp(s, "unlocked"))
+		dt_mapping_set_writeback_mode(m, DT_WB_UNLOCKED);
+	return m;
+}
+
 /* Sectors are page * 8 + GEO_START: an offset so that sector 0 is not "normal". */
 #define GEO_START 4096
 #define PAGE 4096ULL

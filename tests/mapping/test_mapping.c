@@ -26,7 +26,7 @@ static struct dt_mapping *new_map(uint64_t npages, bool pmd)
 	struct dt_mapping *m;
 
 	memset(&geo, 0, sizeof(geo));
-	m = dt_mapping_new(npages, pmd, geo_sector, &geo);
+	m = wb_mode_apply(dt_mapping_new(npages, pmd, geo_sector, &geo));
 	if (!m) {
 		perror("dt_mapping_new");
 		exit(2);
@@ -821,6 +821,47 @@ static void test_counters(void)
 	done_map(m);
 }
 
+/*
+ * The writeback's mode switch: a nonblocking flush runs locked (entry locks
+ * taken, counted as grabs) or unlocked (none) as set; a blocking flush runs
+ * locked whatever the setting.  Both flush and clean the same entries.
+ */
+static void wb_mode_once(enum dt_wb_mode mode, const struct dt_flush_ops *ops, bool grabs)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_mapping_counters c0, c1;
+	struct dt_writeback_report rep;
+	struct rec r = { 0 };
+
+	dt_test_ctx("writeback mode %d, %s flush", mode,
+		    ops->flags & DT_FLUSH_NONBLOCKING ? "nonblocking" : "blocking");
+	dt_mapping_set_writeback_mode(m, mode);
+	for (uint64_t i = 0; i < 40; i += 2)
+		CHECK_EQ(dt_mapping_fault(m, i, DT_PTE, true, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 1024, 1024 + 511), 0);
+	dt_mapping_counters(m, &c0);
+	CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, ops, &r, &rep), 0);
+	dt_mapping_counters(m, &c1);
+	CHECK_EQ(rep.entries, 21);
+	CHECK_EQ(rep.ranges, 21);
+	CHECK_EQ(c1.wb_visits - c0.wb_visits, 21);
+	CHECK_EQ(c1.grabs - c0.grabs, grabs ? 21 : 0);
+	CHECK_EQ(r.drains, 1);
+	CHECK(!dt_mapping_page_dirty(m, 0));
+	CHECK(!dt_mapping_page_dirty(m, 1024 + 511));
+	CHECK_EQ(dt_tree_check(dt_mapping_tree(m), stderr), 0);
+	rec_reset(&r);
+	done_map(m);
+}
+
+static void test_writeback_modes(void)
+{
+	wb_mode_once(DT_WB_LOCKED, &rec_ops_nb, true);
+	wb_mode_once(DT_WB_UNLOCKED, &rec_ops_nb, false);
+	wb_mode_once(DT_WB_UNLOCKED, &rec_ops, true);
+	wb_mode_once(DT_WB_LOCKED, &rec_ops, true);
+}
+
 /* The prefetch op: each flushed range prefetched first, in the same order, a group ahead. */
 struct pf_log {
 	struct rec r;
@@ -1023,6 +1064,7 @@ int main(void)
 	test_writeback_prefetch();
 	test_writeback_after_split();
 	test_counters();
+	test_writeback_modes();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }

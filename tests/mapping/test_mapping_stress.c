@@ -410,7 +410,7 @@ static void run(uint64_t seed, unsigned ops, bool pmd)
 	memset(&md, 0, sizeof(md));
 	memset(w, 0, sizeof(w));
 	dt_test_ctx("stress seed %" PRIu64 "%s", seed, pmd ? "" : ", no PMD");
-	map = dt_mapping_new(NPAGES, pmd, geo_sector, &geo);
+	map = wb_mode_apply(dt_mapping_new(NPAGES, pmd, geo_sector, &geo));
 	if (!map)
 		abort();
 	for (t = 0; t < NTHREADS; t++) {

@@ -103,7 +103,7 @@ static struct dt_mapping *new_map(void)
 	struct dt_mapping *m;
 
 	memset(&geo, 0, sizeof(geo));
-	m = dt_mapping_new(8192, true, geo_sector, &geo);
+	m = wb_mode_apply(dt_mapping_new(8192, true, geo_sector, &geo));
 	if (!m)
 		abort();
 	return m;
