@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "mapping-internal.h"
+#include "tree-cursor.h"
 
 #define PMD_PAGES (1ULL << DT_PMD_ORDER)
 #define PMD_MASK (PMD_PAGES - 1)
@@ -396,45 +397,33 @@ static int mark_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
 	return ret;
 }
 
-struct clean_mark {
-	uint64_t next;		/* the page after the entry */
-	bool was_dirty;
-};
-
-/* Under the tree's mutex: tag an unlocked real entry DIRTY, as fault_fast() would. */
-static bool clean_mark_visit(void *arg, uint64_t base, unsigned order, void **entry,
-			     unsigned *tags, const struct dt_slot_ref *ref)
-{
-	struct clean_mark *c = arg;
-	uint64_t v = entry_from_tree(*entry);
-
-	if (entry_locked(v) || !entry_real(v))
-		return false;
-	c->was_dirty = *tags & (1u << DT_TAG_DIRTY);
-	*tags |= 1u << DT_TAG_DIRTY;
-	c->next = base + (1ULL << order);
-	return true;
-}
-
 /*
- * The guess of a clean entry at @pgoff (a PTE mark): tag it in one visit.
- * Anything else there (a hole, a locked, ZERO or EMPTY entry) forgets the
- * span and returns false for the other paths.  A dirty entry is taken as
- * it is but forgets the span too: the lock-free lookup handles those
- * without the mutex.
+ * The guess of a clean entry at @pgoff (a PTE mark): tag an unlocked real
+ * entry DIRTY, as fault_fast() would, in one cursor load under the tree's
+ * mutex.  Anything else there (a hole, a locked, ZERO or EMPTY entry)
+ * forgets the span and returns false for the full path.  A dirty entry is
+ * taken as it is but forgets the span too: the lock-free lookup handles
+ * those without the mutex.
  */
 static bool mark_clean_guess(struct dt_mapping *m, uint64_t pgoff, uint64_t *next)
 {
-	struct clean_mark c = { 0 };
+	bool taken = false, was_dirty = false;
+	struct dt_cursor c;
+	void *e;
 
-	if (dt_tree_update(m->tree, pgoff, clean_mark_visit, &c) != 1) {
-		span_remember(&m->clean_span, pgoff, false);
-		return false;
+	dt_cursor_init(&c, m->tree, pgoff);
+	dt_cursor_lock(&c);
+	e = dt_cursor_load(&c);
+	if (e && !entry_locked(entry_from_tree(e)) && entry_real(entry_from_tree(e))) {
+		was_dirty = dt_cursor_tags(&c) & (1u << DT_TAG_DIRTY);
+		dt_cursor_set_tag(&c, DT_TAG_DIRTY);
+		*next = c.index + (1ULL << c.order);
+		taken = true;
 	}
-	if (c.was_dirty)
+	dt_cursor_unlock(&c);
+	if (!taken || was_dirty)
 		span_remember(&m->clean_span, pgoff, false);
-	*next = c.next;
-	return true;
+	return taken;
 }
 
 /* The full path: a write fault, which locks (or creates) the entry. */

@@ -195,9 +195,6 @@ enum walk_need {
 
 bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_need need, struct walk *w);
 bool walk_next(const struct dt_tree *t, uint64_t from, uint64_t last, int tag, struct walk *w);
-bool locked_next_entry(int tag, bool slots, struct walk *w);
-unsigned entry_slots(const struct dt_node *n, unsigned off);
-void prefetch_tagged_slots(const struct dt_node *c, int tag, bool all);
 
 static inline bool slot_has_tag(const struct dt_node *n, unsigned off, int tag)
 {

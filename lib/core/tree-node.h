@@ -138,20 +138,6 @@ static inline uint64_t used_load(const struct dt_node *n)
 	return __atomic_load_n(&n->used, __ATOMIC_RELAXED);
 }
 
-/*
- * The set bits of a word of slot bits, one step per bit: a gang walk counts
- * the entries it handles, so this costs a few instructions per entry, where
- * the generic popcount of the baseline x86-64 (no POPCNT) is a library call.
- */
-static inline unsigned slot_bits_count(uint64_t bits)
-{
-	unsigned n = 0;
-
-	for (; bits; bits &= bits - 1)
-		n++;
-	return n;
-}
-
 /* The number of slots in use, siblings included. */
 static inline unsigned node_count(const struct dt_node *n)
 {

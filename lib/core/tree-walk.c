@@ -80,7 +80,7 @@ found:
  * the next ones as it goes.  Reads @c's head, which should have been
  * prefetched before.
  */
-void prefetch_tagged_slots(const struct dt_node *c, int tag, bool all)
+static void prefetch_tagged_slots(const struct dt_node *c, int tag, bool all)
 {
 	uint64_t bits = tag >= 0 ? tags_load(c, (unsigned)tag) : used_load(c);
 
@@ -130,7 +130,7 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag,
  * node's later slots, then up and across, never back from the root.  @slots:
  * the walk loads the slots of the entries (not only the tags of a leaf).
  */
-bool locked_next_entry(int tag, bool slots, struct walk *w)
+static bool locked_next_entry(int tag, bool slots, struct walk *w)
 {
 	struct dt_node *n = w->node;
 	unsigned i = w->off + (1u << (w->order - n->shift));	/* past its siblings */
@@ -163,7 +163,7 @@ bool locked_next_entry(int tag, bool slots, struct walk *w)
 }
 
 /* The slots of the entry whose canonical slot is @off: one unless the next is in use. */
-unsigned entry_slots(const struct dt_node *n, unsigned off)
+static unsigned entry_slots(const struct dt_node *n, unsigned off)
 {
 	if (off + 1 >= MAP_SIZE || !((used_load(n) >> (off + 1)) & 1))
 		return 1;
@@ -336,6 +336,46 @@ void dt_cursor_clear_tags(struct dt_cursor *c, unsigned tags)
 	if (c->node)
 		slot_change_tags(c->tree, c->node, c->off, 0,
 				 tags & ((1u << DT_TREE_MAX_TAGS) - 1));
+}
+
+/* Public API: tag ranges, a cursor's walk. */
+
+uint64_t dt_tree_tag_range_if_tagged_from(struct dt_tree *t, uint64_t *first, uint64_t last,
+					  unsigned iftag, unsigned settag,
+					  uint64_t max_entries, bool *done)
+{
+	uint64_t visited = 0, resume = *first;
+	struct dt_cursor c;
+
+	*done = true;
+	if (iftag >= DT_TREE_MAX_TAGS || settag >= DT_TREE_MAX_TAGS || *first > last)
+		return 0;
+	dt_cursor_init(&c, t, *first);
+	dt_cursor_lock(&c);
+	while (dt_cursor_next_tagged(&c, last, iftag)) {
+		if (visited == max_entries) {
+			*done = false;
+			break;
+		}
+		dt_cursor_set_tag(&c, settag);
+		visited++;
+		/* After it; at the top of the index space the next search ends the walk. */
+		resume = order_last(c.index, c.order) + 1;
+	}
+	dt_cursor_unlock(&c);
+	if (*done)
+		resume = last == UINT64_MAX ? last : last + 1;
+	*first = resume;
+	return visited;
+}
+
+uint64_t dt_tree_tag_range_if_tagged(struct dt_tree *t, uint64_t first, uint64_t last,
+				     unsigned iftag, unsigned settag, uint64_t max_entries)
+{
+	bool done;
+
+	return dt_tree_tag_range_if_tagged_from(t, &first, last, iftag, settag, max_entries,
+						&done);
 }
 
 /* Public API: iteration. */

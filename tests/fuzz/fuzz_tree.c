@@ -28,6 +28,7 @@
 
 #include <daxtrack/tree.h>
 #include "tree-private.h"
+#include "tree_gang.h"
 #include "model.h"
 #include "model_compare.h"
 
@@ -37,7 +38,7 @@
 #define MAX_SPLIT_SHIFT	12
 /* The whole contents are compared after every operation up to this many entries. */
 #define FULL_CHECK_ENTRIES 512
-/* Most entries one dt_tree_update_tagged() call may visit. */
+/* Most entries one gang_update_tagged() call may visit. */
 #define MAX_VISITS	(2 * MAX_ENTRIES)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -91,7 +92,7 @@ struct fz {
 	char args[256];		/* the operation in progress, for messages */
 };
 
-/* The visits of one dt_tree_update_tagged() call. */
+/* The visits of one gang_update_tagged() call. */
 struct visit {
 	uint64_t base;
 	unsigned order;
@@ -525,11 +526,10 @@ static void op_range(struct fz *f)
 }
 
 /*
- * The visitor of dt_tree_update_tagged(): each visit reads one byte that
+ * The visitor of gang_update_tagged(): each visit reads one byte that
  * says stop, or which of the entry and the tags to change.
  */
-static bool visit_fn(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
-		     const struct dt_slot_ref *ref)
+static bool visit_fn(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
 {
 	struct visitor *vs = arg;
 	struct fz *f = vs->f;
@@ -613,7 +613,7 @@ static void op_update_tagged(struct fz *f)
 	bool done = false;
 
 	set_args(f, "%#" PRIx64 ", %#" PRIx64 ", tag %u", first, last, tag);
-	got = dt_tree_update_tagged(f->t, &from, last, tag, visit_fn, &vs, &done);
+	got = gang_update_tagged(f->t, &from, last, tag, visit_fn, &vs, &done);
 	if (tag >= DT_TREE_MAX_TAGS || first > last) {
 		if (got || vs.n || !done)
 			fail(f, "update_tagged with bad arguments: %" PRIu64 " accepted, %zu "
@@ -635,7 +635,7 @@ static void op_update_tagged(struct fz *f)
 	}
 }
 
-/* The take callback of dt_tree_clear_tagged(): one byte says take or stop. */
+/* The take callback of gang_clear_tagged(): one byte says take or stop. */
 static bool take_fn(void *arg, uint64_t base, unsigned order, void *entry)
 {
 	struct visitor *vs = arg;
@@ -657,7 +657,7 @@ static void count_end(void *arg)
 	((struct visitor *)arg)->f->ends++;
 }
 
-/* dt_tree_clear_tagged(): the offers are the model's tagged entries, in order. */
+/* gang_clear_tagged(): the offers are the model's tagged entries, in order. */
 static void op_clear_tagged(struct fz *f)
 {
 	uint64_t first = pick_index(f), last = pick_last(f, first), from = first, got;
@@ -669,7 +669,7 @@ static void op_clear_tagged(struct fz *f)
 	clear = clear < 16 ? clear : clear & ((1U << DT_TREE_MAX_TAGS) - 1);	/* 8..15: bad */
 	set_args(f, "%#" PRIx64 ", %#" PRIx64 ", tag %u, clear %#x", first, last, tag, clear);
 	f->ends = 0;
-	got = dt_tree_clear_tagged(f->t, &from, last, tag, clear, take_fn, count_end, &vs, &done);
+	got = gang_clear_tagged(f->t, &from, last, tag, clear, take_fn, count_end, &vs, &done);
 	if (tag >= DT_TREE_MAX_TAGS || clear >= (1U << DT_TREE_MAX_TAGS) || first > last) {
 		if (got || vs.n || !done || f->ends)
 			fail(f, "clear_tagged with bad arguments: %" PRIu64 " taken, %zu offers, "

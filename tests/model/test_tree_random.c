@@ -31,6 +31,7 @@
 
 #include <daxtrack/tree.h>
 #include "tree-private.h"
+#include "tree_gang.h"
 #include "dt_rng.h"
 #include "dt_test.h"
 #include "model.h"
@@ -618,7 +619,7 @@ static void exec_tag_range_from(struct run *r, const struct op *op)
 	compare_iteration(r, op->index, op->last, true, op->tag2);
 }
 
-/* What dt_tree_clear_tagged() offered and was taken, batch by batch. */
+/* What gang_clear_tagged() offered and was taken, batch by batch. */
 struct clear_log {
 	struct dt_tree *t;
 	unsigned clear;		/* the mask of the call */
@@ -685,7 +686,7 @@ static void exec_clear_tagged(struct run *r, const struct op *op)
 	if (op->tag >= DT_TREE_MAX_TAGS || op->tag2 >= (1u << DT_TREE_MAX_TAGS) ||
 	    op->index > op->last) {
 		expect_u64(r, "clear_tagged with bad arguments",
-			   dt_tree_clear_tagged(r->t, &first, op->last, op->tag, op->tag2,
+			   gang_clear_tagged(r->t, &first, op->last, op->tag, op->tag2,
 						clear_log_take, clear_log_end, &l, &done), 0);
 		expect_int(r, "clear_tagged with bad arguments: done", done, true);
 		expect_u64(r, "clear_tagged with bad arguments: end hook", l.ends, 0);
@@ -700,7 +701,7 @@ static void exec_clear_tagged(struct run *r, const struct op *op)
 		uint64_t prev = first, got;
 
 		l.batch = 0;
-		got = dt_tree_clear_tagged(r->t, &first, op->last, op->tag, op->tag2,
+		got = gang_clear_tagged(r->t, &first, op->last, op->tag, op->tag2,
 					   clear_log_take, clear_log_end, &l, &done);
 		expect_u64(r, "clear_tagged: entries taken", got, l.batch);
 		total += got;

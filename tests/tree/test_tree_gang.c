@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_tree_gang.c - the gang operations: dt_tree_update_tagged() and
- * dt_tree_cmpxchg_tags(), checked against plain tagged iteration.
+ * test_tree_gang.c - gang updates: the writeback-style walks of
+ * tests/tree_gang.h, made with the tree cursor, and dt_tree_cmpxchg_tags(),
+ * checked against plain tagged iteration.
  */
+#include "tree_gang.h"
 #include "tree_util.h"
 
 DT_TEST_DEFINE("test_tree_gang");
@@ -10,21 +12,18 @@ DT_TEST_DEFINE("test_tree_gang");
 struct collect {
 	uint64_t base[4096];
 	unsigned order[4096];
-	struct dt_slot_ref ref[4096];
 	unsigned n, stop_at;
 	unsigned set, clear;	/* tag masks to apply */
 	bool bump;		/* replace each value v by v + 1 */
 };
 
-static bool collect_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
-			  const struct dt_slot_ref *ref)
+static bool collect_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
 {
 	struct collect *c = arg;
 
 	if (c->n == c->stop_at)
 		return false;
 	c->base[c->n] = base;
-	c->ref[c->n] = *ref;
 	c->order[c->n++] = order;
 	*tags = (*tags | c->set) & ~c->clear;
 	if (c->bump)
@@ -59,7 +58,7 @@ static void check_same_as_iteration(struct dt_tree *t, uint64_t first, uint64_t 
 
 	memset(&c, 0, sizeof(c));
 	c.stop_at = UINT32_MAX;
-	CHECK_EQ(dt_tree_update_tagged(t, &pos, last, 0, collect_visit, &c, &done), c.n);
+	CHECK_EQ(gang_update_tagged(t, &pos, last, 0, collect_visit, &c, &done), c.n);
 	CHECK(done);
 	dt_iter_init(&it, first);
 	while (dt_tree_next_tagged(t, &it, last, 0) && n < c.n) {
@@ -82,7 +81,7 @@ static void check_resume_and_change(struct dt_tree *t, uint64_t first, uint64_t 
 	memset(&all, 0, sizeof(all));
 	all.stop_at = UINT32_MAX;
 	pos = first;
-	dt_tree_update_tagged(t, &pos, last, 0, collect_visit, &all, &done);
+	gang_update_tagged(t, &pos, last, 0, collect_visit, &all, &done);
 	pos = first;
 	done = false;
 	while (!done && rounds++ < 10000) {
@@ -90,7 +89,7 @@ static void check_resume_and_change(struct dt_tree *t, uint64_t first, uint64_t 
 		part.stop_at = 7;
 		part.set = 1u << 1;
 		part.bump = true;
-		CHECK_EQ(dt_tree_update_tagged(t, &pos, last, 0, collect_visit, &part, &done),
+		CHECK_EQ(gang_update_tagged(t, &pos, last, 0, collect_visit, &part, &done),
 			 part.n);
 		for (unsigned i = 0; i < part.n; i++) {
 			uint64_t base;
@@ -122,7 +121,7 @@ static void check_clear_while_visiting(struct dt_tree *t)
 	memset(&c, 0, sizeof(c));
 	c.stop_at = UINT32_MAX;
 	c.clear = 1u << 0;
-	dt_tree_update_tagged(t, &pos, UINT64_MAX, 0, collect_visit, &c, &done);
+	gang_update_tagged(t, &pos, UINT64_MAX, 0, collect_visit, &c, &done);
 	CHECK(done);
 	left = tree_stats(t).tagged[0];
 	CHECK_EQ(left, 0);
@@ -138,13 +137,12 @@ struct end_seen {
 	unsigned calls, visits_before;
 };
 
-static bool end_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
-		      const struct dt_slot_ref *ref)
+static bool end_visit(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
 {
 	struct end_seen *e = arg;
 
 	CHECK_EQ(e->calls, 0);	/* no visit after the hook */
-	return collect_visit(e->c, base, order, entry, tags, ref);
+	return collect_visit(e->c, base, order, entry, tags);
 }
 
 static void end_hook(void *arg)
@@ -166,12 +164,12 @@ static unsigned run_end(struct dt_tree *t, uint64_t first, uint64_t last, unsign
 	memset(e, 0, sizeof(*e));
 	c.stop_at = stop_at;
 	e->c = &c;
-	n = (unsigned)dt_tree_update_tagged_end(t, &pos, last, 0, end_visit, end_hook, e, done);
+	n = (unsigned)gang_update_tagged_end(t, &pos, last, 0, end_visit, end_hook, e, done);
 	CHECK_EQ(n, c.n);
 	return n;
 }
 
-/* dt_tree_update_tagged_end(): the hook runs once, after the last visit. */
+/* gang_update_tagged_end(): the hook runs once, after the last visit. */
 static void check_end_hook(struct dt_tree *t)
 {
 	struct end_seen e;
@@ -195,20 +193,36 @@ static void check_end_hook(struct dt_tree *t)
 	CHECK(done);	/* nothing there: still one call */
 	CHECK_EQ(e.calls, 1);
 	memset(&e, 0, sizeof(e));
-	CHECK_EQ(dt_tree_update_tagged_end(t, &pos, 4, 0, end_visit, end_hook, &e, &done), 0);
+	CHECK_EQ(gang_update_tagged_end(t, &pos, 4, 0, end_visit, end_hook, &e, &done), 0);
 	CHECK(done);	/* first > last: no mutex, no hook */
 	CHECK_EQ(e.calls, 0);
 	pos = 0;
-	CHECK_EQ(dt_tree_update_tagged_end(t, &pos, 9, DT_TREE_MAX_TAGS, end_visit, end_hook, &e,
+	CHECK_EQ(gang_update_tagged_end(t, &pos, 9, DT_TREE_MAX_TAGS, end_visit, end_hook, &e,
 					   &done), 0);
 	CHECK_EQ(e.calls, 0);
 	pos = 0;
-	CHECK_EQ(dt_tree_update_tagged_end(t, &pos, UINT64_MAX, 0, collect_visit, NULL,
+	CHECK_EQ(gang_update_tagged_end(t, &pos, UINT64_MAX, 0, collect_visit, NULL,
 					   &(struct collect){ .stop_at = 3 }, &done), 3);
 	TREE_OK(t);
 }
 
-/* dt_tree_update_refs() revisits, by their refs, what update_tagged collected. */
+/*
+ * Revisit, one at a time by index (what the writeback's unlock pass does
+ * with a second cursor), what update_tagged collected, after the tree's
+ * shape changed elsewhere; stop at the first refusal.
+ */
+static unsigned revisit(struct dt_tree *t, const struct collect *c, unsigned n,
+			struct collect *again)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (!gang_update_one(t, c->base[i], collect_visit, again))
+			break;
+	return i;
+}
+
+/* Entries found by a walk are changed again by index after the shape changed elsewhere. */
 static void check_refs(struct dt_tree *t, uint64_t far)
 {
 	static struct collect c, again;
@@ -218,7 +232,7 @@ static void check_refs(struct dt_tree *t, uint64_t far)
 
 	memset(&c, 0, sizeof(c));
 	c.stop_at = 4096;
-	dt_tree_update_tagged(t, &pos, UINT64_MAX, 0, collect_visit, &c, &done);
+	gang_update_tagged(t, &pos, UINT64_MAX, 0, collect_visit, &c, &done);
 	CHECK(c.n > 100);
 	/* Changes of the shape elsewhere (growth, new nodes) keep the refs good. */
 	CHECK_EQ(dt_tree_insert(t, far, 0, dt_value(far)), 0);
@@ -229,7 +243,7 @@ static void check_refs(struct dt_tree *t, uint64_t far)
 	again.bump = true;
 	again.clear = 1u << 1;
 	again.set = 1u << 2;
-	CHECK_EQ(dt_tree_update_refs(t, c.ref, c.n, collect_visit, &again), c.n / 2);
+	CHECK_EQ(revisit(t, &c, c.n, &again), c.n / 2);
 	CHECK_EQ(again.n, c.n / 2);
 	for (i = 0; i < again.n; i++) {
 		uint64_t base;
@@ -249,7 +263,7 @@ static void check_refs(struct dt_tree *t, uint64_t far)
 		CHECK(!dt_tree_tag_get(t, c.base[i], 2));
 	CHECK(tree_stats(t).tagged[1] <= tagged1);
 	CHECK(flipped > 0);
-	CHECK_EQ(dt_tree_update_refs(t, c.ref, 0, collect_visit, &again), 0);
+	CHECK_EQ(revisit(t, &c, 0, &again), 0);
 	TREE_OK(t);
 }
 
@@ -305,7 +319,7 @@ static void check_insert_tagged(void)
 	dt_tree_free(t);
 }
 
-/* dt_tree_update(): the entry covering an index, its range, a refusal. */
+/* gang_update_one(): the entry covering an index, its range, a refusal. */
 struct one_update {
 	unsigned calls;
 	uint64_t base;
@@ -315,12 +329,10 @@ struct one_update {
 	unsigned tags_out;
 };
 
-static bool one_update_fn(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags,
-			  const struct dt_slot_ref *ref)
+static bool one_update_fn(void *arg, uint64_t base, unsigned order, void **entry, unsigned *tags)
 {
 	struct one_update *u = arg;
 
-	(void)ref;
 	u->calls++;
 	u->base = base;
 	u->order = order;
@@ -340,10 +352,10 @@ static void check_update_one(void)
 	CHECK_EQ(dt_tree_insert_tagged(t, 1024, 9, dt_value(1), 1u << 0), 0);
 	CHECK_EQ(dt_tree_insert(t, 7, 0, dt_value(2)), 0);
 	/* No entry: @fn is not called. */
-	CHECK_EQ(dt_tree_update(t, 8, one_update_fn, &u), 0);
+	CHECK_EQ(gang_update_one(t, 8, one_update_fn, &u), 0);
 	CHECK_EQ(u.calls, 0);
 	/* Refused: nothing changes. */
-	CHECK_EQ(dt_tree_update(t, 1300, one_update_fn, &u), 0);
+	CHECK_EQ(gang_update_one(t, 1300, one_update_fn, &u), 0);
 	CHECK_EQ(u.calls, 1);
 	CHECK_EQ(u.base, 1024);
 	CHECK_EQ(u.order, 9);
@@ -351,14 +363,14 @@ static void check_update_one(void)
 	CHECK(dt_tree_lookup(t, 1300) == dt_value(1));
 	/* Taken: a new value and tags, for the whole entry. */
 	u = (struct one_update){ .take = true, .to = dt_value(3), .tags_out = 1u << 2 };
-	CHECK_EQ(dt_tree_update(t, 1535, one_update_fn, &u), 1);
+	CHECK_EQ(gang_update_one(t, 1535, one_update_fn, &u), 1);
 	CHECK(dt_tree_lookup(t, 1024) == dt_value(3));
 	CHECK(!dt_tree_tag_get(t, 1300, 0));
 	CHECK(dt_tree_tag_get(t, 1535, 2));
 	CHECK(!dt_tree_tagged(t, 0));
 	CHECK_EQ(tree_stats(t).tagged[2], 1);
 	u = (struct one_update){ .take = true, .to = dt_value(2), .tags_out = 1u << 1 };
-	CHECK_EQ(dt_tree_update(t, 7, one_update_fn, &u), 1);
+	CHECK_EQ(gang_update_one(t, 7, one_update_fn, &u), 1);
 	CHECK_EQ(u.order, 0);
 	CHECK(dt_tree_tag_get(t, 7, 1));
 	TREE_OK(t);
