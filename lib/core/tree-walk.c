@@ -124,6 +124,14 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag,
 	}
 }
 
+/* The slots of the entry whose canonical slot is @off: one unless the next is in use. */
+static unsigned entry_slots(const struct dt_node *n, unsigned off)
+{
+	if (off + 1 >= MAP_SIZE || !((used_load(n) >> (off + 1)) & 1))
+		return 1;
+	return group_size(n, off);
+}
+
 /*
  * Under t->lock: the entry after @w, with @tag (any for a negative @tag).
  * Parent links are stable under the lock, so the search goes on along the
@@ -157,18 +165,11 @@ static bool locked_next_entry(int tag, bool slots, struct walk *w)
 		w->off = i;
 		w->entry = slot;
 		w->base = slot_base(n, i);
-		w->order = group_order(n, group_size(n, i));
+		w->order = group_order(n, entry_slots(n, i));
 		return true;
 	}
 }
 
-/* The slots of the entry whose canonical slot is @off: one unless the next is in use. */
-static unsigned entry_slots(const struct dt_node *n, unsigned off)
-{
-	if (off + 1 >= MAP_SIZE || !((used_load(n) >> (off + 1)) & 1))
-		return 1;
-	return group_size(n, off);
-}
 
 /* The cursor: a place in the tree under t->lock (tree-cursor.h). */
 
@@ -333,9 +334,23 @@ int dt_cursor_clear_tag(struct dt_cursor *c, unsigned tag)
 
 void dt_cursor_clear_tags(struct dt_cursor *c, unsigned tags)
 {
-	if (c->node)
-		slot_change_tags(c->tree, c->node, c->off, 0,
-				 tags & ((1u << DT_TREE_MAX_TAGS) - 1));
+	struct dt_node *n = c->node;
+	uint64_t bit = UINT64_C(1) << c->off;
+
+	if (!n)
+		return;
+	/* A writeback's clean, per entry: one word per tag the entry has. */
+	for (tags &= (1u << DT_TREE_MAX_TAGS) - 1; tags; tags &= tags - 1) {
+		unsigned tag = (unsigned)__builtin_ctz(tags);
+		uint64_t bits = tags_load(n, tag);
+
+		if (!(bits & bit))
+			continue;
+		tags_store(n, tag, bits & ~bit);
+		c->tree->tagged[tag]--;
+		if (bits == bit && n->parent)
+			tag_propagate_clear(n->parent, n->offset, tag);
+	}
 }
 
 /* Public API: tag ranges, a cursor's walk. */

@@ -86,9 +86,12 @@ struct wb_batch {
 	const struct dt_flush_ops *ops;
 	void *arg;
 	struct dt_writeback_report *rep;
-	struct dt_cursor c;	/* at the TOWRITE entry being handled */
+	struct dt_cursor c;	/* at the entry being handled */
+	unsigned walk_tag;	/* DIRTY in the first hold (take_dirty_first()), then TOWRITE */
+	uint64_t last;		/* the range's last index */
 	bool unlocked;		/* DT_WB_UNLOCKED */
 	unsigned n;		/* entries in the batch */
+	uint64_t visits;	/* entries visited since the last pause, for wb_visits */
 	uint64_t hold_pages;	/* the unlocked mode: pages taken in this hold */
 	uint64_t run_first;	/* the run of adjacent entries being extended */
 	uint64_t run_end;	/* the index after it; == run_first: none */
@@ -207,6 +210,26 @@ static void tag_towrite(struct dt_mapping *m, uint64_t first, uint64_t last)
 						 DT_TAG_TOWRITE, WB_TAG_BATCH, &done);
 }
 
+/*
+ * The fast path of a small writeback: its first hold of the tree's mutex
+ * walks the DIRTY entries and takes them as it meets them, where step 1
+ * would tag them TOWRITE for a second walk to find, until that first
+ * batch ends or an entry is locked by another.  What it meets was dirty
+ * when the writeback started, so it takes what the tagging would have
+ * tagged.  At the first pause the rest of the range is tagged TOWRITE and
+ * the walk goes on through TOWRITE: what is dirtied from then on does not
+ * extend it.  Called at the pause with the mutex released, before the
+ * batch's flushes, the cursor where the walk goes on.
+ */
+static void take_dirty_first(struct wb_batch *b)
+{
+	if (b->walk_tag != DT_TAG_DIRTY)
+		return;
+	b->walk_tag = DT_TAG_TOWRITE;
+	if (b->c.index <= b->last && !b->c.end)
+		tag_towrite(b->m, b->c.index, b->last);
+}
+
 /* Whether the batch has no room for an entry of @order. */
 static bool batch_full(const struct wb_batch *b, unsigned order)
 {
@@ -264,18 +287,22 @@ static void batch_end(struct wb_batch *b)
 {
 	struct dt_mapping *m = b->m;
 
+	counter_add(&m->cnt.wb_visits, b->visits);
+	b->visits = 0;
 	if (b->unlocked) {
 		if (b->n) {
 			flush_all(b);
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		}
 		dt_cursor_pause(&b->c);
+		take_dirty_first(b);
 		b->rep->entries += b->n;
 		b->n = 0;
 		b->hold_pages = 0;
 		return;
 	}
 	dt_cursor_pause(&b->c);
+	take_dirty_first(b);	/* before the flushes: what they see dirtied stays out */
 	if (!b->n)
 		return;
 	counter_add(&m->cnt.grabs, b->n);
@@ -304,7 +331,7 @@ static void wait_locked(struct wb_batch *b, uint64_t first)
 	uint64_t pos = b->c.index > first ? b->c.index : first;
 	struct locked_entry le;
 
-	counter_add(&m->cnt.wb_visits, 1);
+	b->visits++;
 	dt_cursor_set(&b->c, pos);
 	batch_end(b);
 	if (lock_entry_covering(m, pos, &le) == 0) {
@@ -314,14 +341,17 @@ static void wait_locked(struct wb_batch *b, uint64_t first)
 	dt_cursor_resume(&b->c);
 }
 
-/* Step 2: walk the TOWRITE entries of [@first, @last] once each, a batch per hold. */
+/*
+ * Step 2: walk the TOWRITE entries of [@first, @last] once each, a batch
+ * per hold (the first hold walks DIRTY: take_dirty_first()).
+ */
 static void flush_towrite(struct wb_batch *b, uint64_t first, uint64_t last)
 {
 	void *e;
 
 	dt_cursor_init(&b->c, b->m->tree, first);
 	dt_cursor_lock(&b->c);
-	while ((e = dt_cursor_next_tagged(&b->c, last, DT_TAG_TOWRITE))) {
+	while ((e = dt_cursor_next_tagged(&b->c, last, b->walk_tag))) {
 		uint64_t v = entry_from_tree(e);
 
 		if (entry_locked(v)) {
@@ -335,7 +365,8 @@ static void flush_towrite(struct wb_batch *b, uint64_t first, uint64_t last)
 			dt_cursor_resume(&b->c);
 			continue;
 		}
-		counter_add(&b->m->cnt.wb_visits, 1);
+		/* Counted at the pause: a locked add here would wait for the flushes issued. */
+		b->visits++;
 		if (entry_real(v))
 			batch_take(b, v);
 		else	/* never tagged in practice: ZERO and EMPTY entries are never dirty */
@@ -360,11 +391,13 @@ int dt_mapping_writeback(struct dt_mapping *m, uint64_t first, uint64_t last,
 	b.arg = arg;
 	b.rep = &local;
 	b.n = 0;
+	b.visits = 0;
 	b.unlocked = wb_unlocked(m, ops);
 	b.run_first = b.run_end = 0;
 	b.added = b.prefetched = b.flushed = 0;
 	b.hold_pages = 0;
-	tag_towrite(m, first, last);
+	b.walk_tag = DT_TAG_DIRTY;
+	b.last = last;
 	flush_towrite(&b, first, last);
 	if (local.ranges && ops->drain)
 		ops->drain(arg);
