@@ -167,8 +167,34 @@ static inline void hint_set(struct dt_tree *t, struct dt_node *n)
 		t->hint = n;
 }
 
+/* Find the node and canonical slot of the entry covering @index. */
+static inline struct dt_node *locked_find(struct dt_tree *t, uint64_t index, unsigned *offp)
+{
+	struct dt_node *n = hint_covering(t, index);
 
-struct dt_node *locked_find(struct dt_tree *t, uint64_t index, unsigned *offp);
+	if (!n) {
+		n = t->root;
+		if (!n || index > node_last(n))
+			return NULL;
+	}
+	for (;;) {
+		unsigned off = node_offset(n, index);
+		void *slot = slot_load(n, off);
+
+		hint_set(t, n);
+		if (!slot)
+			return NULL;
+		if (slot_is_node(slot)) {
+			n = slot_to_node(slot);
+			continue;
+		}
+		if (slot_is_sibling(slot))
+			off = sibling_canonical(slot);
+		*offp = off;
+		return n;
+	}
+}
+
 int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, struct dt_node **target);
 void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry);
 void tree_prune(struct dt_tree *t, struct dt_node *n);
@@ -184,17 +210,6 @@ struct walk {
 	uint64_t base;
 	unsigned order;
 };
-
-/* What walk_find() must fill in besides the entry. */
-enum walk_need {
-	WALK_ENTRY,	/* the entry alone */
-	WALK_SLOT,	/* and its node and canonical slot */
-	WALK_RANGE,	/* and its base and order */
-};
-
-
-bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_need need, struct walk *w);
-bool walk_next(const struct dt_tree *t, uint64_t from, uint64_t last, int tag, struct walk *w);
 
 static inline bool slot_has_tag(const struct dt_node *n, unsigned off, int tag)
 {

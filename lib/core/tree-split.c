@@ -159,7 +159,6 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 	uint64_t base = order_base(index, order);
 	struct dt_node *n, *detached[MAP_SIZE];
 	unsigned es, size, off, ndetached = 0, tags = 0;
-	struct walk w;
 	int ret;
 
 	if (order > DT_TREE_MAX_ORDER || !entry_storable(entry))
@@ -168,7 +167,8 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 	size = 1u << (order - es);
 	tree_lock(t);
 	/* Entries are aligned: one bigger than the range covers its base. */
-	if (walk_find(t, base, WALK_RANGE, &w) && w.order > order) {
+	n = locked_find(t, base, &off);
+	if (n && group_order(n, group_size(n, off)) > order) {
 		ret = -EINVAL;
 		goto out;
 	}

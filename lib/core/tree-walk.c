@@ -13,7 +13,8 @@
  * Find the first entry whose range ends at or after @from and starts at or
  * before @last, with @tag (or any, for a negative @tag).
  */
-bool walk_next(const struct dt_tree *t, uint64_t from, uint64_t last, int tag, struct walk *w)
+static bool walk_next(const struct dt_tree *t, uint64_t from, uint64_t last, int tag,
+		      struct walk *w)
 {
 	struct dt_node *n;
 

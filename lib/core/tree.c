@@ -115,34 +115,6 @@ static void subtree_free_now(struct dt_node *n)
 	free(n);
 }
 
-/* Find the node and canonical slot of the entry covering @index. */
-struct dt_node *locked_find(struct dt_tree *t, uint64_t index, unsigned *offp)
-{
-	struct dt_node *n = hint_covering(t, index);
-
-	if (!n) {
-		n = t->root;
-		if (!n || index > node_last(n))
-			return NULL;
-	}
-	for (;;) {
-		unsigned off = node_offset(n, index);
-		void *slot = slot_load(n, off);
-
-		hint_set(t, n);
-		if (!slot)
-			return NULL;
-		if (slot_is_node(slot)) {
-			n = slot_to_node(slot);
-			continue;
-		}
-		if (slot_is_sibling(slot))
-			off = sibling_canonical(slot);
-		*offp = off;
-		return n;
-	}
-}
-
 /*
  * Count the nodes that placing an entry at (@base, shift @es) needs: new
  * levels above the root plus the missing path below, and give the node that
@@ -296,13 +268,20 @@ void tree_prune(struct dt_tree *t, struct dt_node *n)
 
 /* The reader's lookup (inside read_lock, or under t->lock). */
 
+/* What walk_find() must fill in besides the entry. */
+enum walk_need {
+	WALK_ENTRY,	/* the entry alone */
+	WALK_SLOT,	/* and its node and canonical slot */
+	WALK_RANGE,	/* and its base and order */
+};
+
 /*
  * Find the entry covering @index.  A single-slot entry found with WALK_ENTRY
  * is returned as read; anything that involves a sibling group is read under
  * the node's sequence count.
  */
-bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_need need,
-		      struct walk *w)
+static inline bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_need need,
+			     struct walk *w)
 {
 	struct dt_node *n;
 	unsigned shift;
