@@ -31,6 +31,12 @@
 unsigned long tree_tsan_grace;
 #endif
 
+/*
+ * Node allocation and reclaim: all of an operation's nodes are taken before
+ * it changes anything (struct prealloc), so that -ENOMEM always leaves the
+ * tree as it was.
+ */
+
 void prealloc_release(struct prealloc *p)
 {
 	while (p->list) {
@@ -114,6 +120,8 @@ static void subtree_free_now(struct dt_node *n)
 	}
 	free(n);
 }
+
+/* The writer's walk and changes (under t->lock; locked_find() is in tree-internal.h). */
 
 /*
  * Count the nodes that placing an entry at (@base, shift @es) needs: new

@@ -8,7 +8,9 @@
  *  2. walk the TOWRITE entries with a tree cursor, once each, in ascending
  *     order, never going back: lock each, flush it whole at its own offset,
  *     clear TOWRITE and DIRTY, unlock it; every batch, drop the tree's mutex
- *     (dt_cursor_pause()) and go on where the cursor was.
+ *     (dt_cursor_pause()) and go on where the cursor was.  One fast path:
+ *     the first hold walks DIRTY and takes what it meets before step 1
+ *     tags the rest (take_dirty_first()).
  * An entry locked by another ends the batch: the walk waits for its lock,
  * flushes it alone and goes on after it.  Runs of adjacent entries are
  * flushed by one ops->flush call each; one ops->drain ends the writeback.
@@ -198,7 +200,6 @@ static void take_waited_entry(struct dt_mapping *m, struct wb_batch *b,
 	unlock_entry_clear_tags(m, le, WB_CLEAN_TAGS, false);
 	b->rep->entries++;
 }
-
 
 /* Step 1: tag every DIRTY entry of the range TOWRITE, a batch per mutex hold. */
 static void tag_towrite(struct dt_mapping *m, uint64_t first, uint64_t last)
