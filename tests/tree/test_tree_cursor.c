@@ -4,6 +4,9 @@
  * next, next_tagged, store, tags, pause and resume, against the lock-free
  * lookups and iteration, over multi-order entries and their sibling slots.
  */
+#include <pthread.h>
+#include <sched.h>
+
 #include "tree-cursor.h"
 #include "tree_util.h"
 
@@ -299,6 +302,92 @@ static void check_pause_resume(uint64_t *seed, const uint64_t *where, unsigned e
 	dt_tree_free(t);
 }
 
+/*
+ * pause and resume against another thread: while a walk of tag 0 pauses
+ * every @every entries, a writer inserts, tags, untags and deletes entries
+ * at odd indices, and splits nothing.  The entries at even indices, tagged
+ * throughout, are each visited exactly once, and the walk ascends.
+ */
+#define RACE_SPAN 4096
+
+struct race {
+	struct dt_tree *t;
+	uint64_t seed;
+	bool stop;	/* atomic */
+};
+
+static void *race_writer(void *arg)
+{
+	struct race *r = arg;
+
+	urcu_memb_register_thread();
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t i = 2 * (rng_next(&r->seed) % (RACE_SPAN / 2)) + 1;
+
+		switch (rng_next(&r->seed) % 4) {
+		case 0:
+			dt_tree_insert_tagged(r->t, i, 0, dt_value(i), 1u);
+			break;
+		case 1:
+			dt_tree_tag_clear(r->t, i, 0);
+			break;
+		case 2:
+			dt_tree_tag_set(r->t, i, 0);
+			break;
+		default:
+			dt_tree_delete(r->t, i);
+			break;
+		}
+	}
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+static void check_pause_race(unsigned every, uint64_t seed)
+{
+	struct race r = { .t = new_tree(), .seed = seed };
+	static unsigned seen[RACE_SPAN];
+	uint64_t prev = 0, n = 0, bad = 0;
+	struct dt_cursor c;
+	pthread_t w;
+	void *e;
+
+	dt_test_ctx("pause and resume every %u against a writer", every);
+	memset(seen, 0, sizeof(seen));
+	for (uint64_t i = 0; i < RACE_SPAN; i += 2)
+		CHECK_EQ(dt_tree_insert_tagged(r.t, i, 0, dt_value(i), 1u), 0);
+	CHECK_EQ(pthread_create(&w, NULL, race_writer, &r), 0);
+	for (unsigned round = 0; round < 4; round++) {
+		dt_cursor_init(&c, r.t, 0);
+		dt_cursor_lock(&c);
+		n = 0;
+		while ((e = dt_cursor_next_tagged(&c, RACE_SPAN - 1, 0))) {
+			if (n && c.index <= prev)
+				bad++;
+			prev = c.index;
+			if (e != dt_value(c.index) || c.order)
+				bad++;
+			if (!(c.index & 1))
+				seen[c.index]++;
+			if (++n % every == 0) {
+				dt_cursor_pause(&c);
+				sched_yield();
+				dt_cursor_resume(&c);
+			}
+		}
+		dt_cursor_unlock(&c);
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+	pthread_join(w, NULL);
+	CHECK_EQ(bad, 0);
+	for (uint64_t i = 0; i < RACE_SPAN; i += 2)
+		if (seen[i] != 4)
+			bad++;
+	CHECK_EQ(bad, 0);
+	TREE_OK(r.t);
+	dt_tree_free(r.t);
+}
+
 int main(void)
 {
 	uint64_t seed = test_seed(0x637572);
@@ -321,6 +410,9 @@ int main(void)
 		dt_tree_free(t);
 		check_pause_resume(&seed, where, 1 + round * 5);
 	}
+	check_pause_race(1, seed);
+	check_pause_race(7, seed + 1);
+	check_pause_race(100, seed + 2);
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }
