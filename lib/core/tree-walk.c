@@ -313,13 +313,32 @@ unsigned dt_cursor_tags(const struct dt_cursor *c)
 	return c->node ? slot_tag_mask(c->node, c->off) : 0;
 }
 
+/*
+ * One tag of the entry found, a word of its node and the summaries above
+ * only when the word goes from or to empty: a tag range sets one per entry.
+ */
 static int cursor_change_tag(struct dt_cursor *c, unsigned tag, bool set)
 {
+	struct dt_node *n = c->node;
+	uint64_t bit = UINT64_C(1) << c->off, bits;
+
 	if (tag >= DT_TREE_MAX_TAGS)
 		return -EINVAL;
-	if (!c->node)
+	if (!n)
 		return -ENOENT;
-	slot_change_tags(c->tree, c->node, c->off, set ? 1u << tag : 0, set ? 0 : 1u << tag);
+	bits = tags_load(n, tag);
+	if (!!(bits & bit) == set)
+		return 0;
+	tags_store(n, tag, bits ^ bit);
+	if (set) {
+		c->tree->tagged[tag]++;
+		if (!bits && n->parent)
+			tag_propagate_set(n->parent, n->offset, tag);
+	} else {
+		c->tree->tagged[tag]--;
+		if (bits == bit && n->parent)
+			tag_propagate_clear(n->parent, n->offset, tag);
+	}
 	return 0;
 }
 
@@ -335,23 +354,9 @@ int dt_cursor_clear_tag(struct dt_cursor *c, unsigned tag)
 
 void dt_cursor_clear_tags(struct dt_cursor *c, unsigned tags)
 {
-	struct dt_node *n = c->node;
-	uint64_t bit = UINT64_C(1) << c->off;
-
-	if (!n)
-		return;
 	/* A writeback's clean, per entry: one word per tag the entry has. */
-	for (tags &= (1u << DT_TREE_MAX_TAGS) - 1; tags; tags &= tags - 1) {
-		unsigned tag = (unsigned)__builtin_ctz(tags);
-		uint64_t bits = tags_load(n, tag);
-
-		if (!(bits & bit))
-			continue;
-		tags_store(n, tag, bits & ~bit);
-		c->tree->tagged[tag]--;
-		if (bits == bit && n->parent)
-			tag_propagate_clear(n->parent, n->offset, tag);
-	}
+	for (tags &= (1u << DT_TREE_MAX_TAGS) - 1; tags; tags &= tags - 1)
+		cursor_change_tag(c, (unsigned)__builtin_ctz(tags), false);
 }
 
 /* Public API: tag ranges, a cursor's walk. */
