@@ -9,10 +9,40 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "tree-node.h"
 
-/* Dump. */
+/*
+ * Dump.  It never prints an address (a daemon hands dumps to its clients):
+ * nodes are numbered in the order the dump meets them, and a pointer entry
+ * is printed hashed with a secret of the process, as the kernel's %p is.
+ */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+/* The pointer @p hashed with a per-process random key: stable within a process. */
+static uint64_t hash_ptr(const void *p)
+{
+	static uint64_t key;
+	uint64_t k = __atomic_load_n(&key, __ATOMIC_RELAXED);
+
+	if (!k) {
+		if (getrandom(&k, sizeof(k), 0) != sizeof(k))
+			k = mix64((uintptr_t)&key ^ (uint64_t)getpid());
+		k |= 1;
+		__atomic_store_n(&key, k, __ATOMIC_RELAXED);
+	}
+	return mix64((uintptr_t)p ^ k);
+}
 
 static void dump_tags(FILE *out, const struct dt_node *n, unsigned off)
 {
@@ -32,15 +62,17 @@ static void dump_entry(FILE *out, const struct dt_node *n, unsigned off, unsigne
 	if (dt_is_value(entry))
 		fprintf(out, "value %#" PRIx64, dt_to_value(entry));
 	else
-		fprintf(out, "ptr %p", entry);
+		fprintf(out, "ptr #%016" PRIx64, hash_ptr(entry));
 	dump_tags(out, n, off);
 	fputc('\n', out);
 }
 
-static void dump_node(FILE *out, const struct dt_node *n, unsigned depth)
+/* Prints @n as node number ++*@number, then what it holds. */
+static void dump_node(FILE *out, const struct dt_node *n, unsigned depth, uint64_t *number)
 {
-	fprintf(out, "%*snode %p shift %u base %#" PRIx64 " last %#" PRIx64 " used %#" PRIx64,
-		(int)depth * 2, "", (const void *)n, n->shift, n->base, node_last(n), used_load(n));
+	fprintf(out, "%*snode %" PRIu64 " shift %u base %#" PRIx64 " last %#" PRIx64
+		" used %#" PRIx64, (int)depth * 2, "", ++*number, n->shift, n->base, node_last(n),
+		used_load(n));
 	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
 		fprintf(out, " tags%u %#" PRIx64, tag, tags_load(n, tag));
 	fputc('\n', out);
@@ -48,7 +80,7 @@ static void dump_node(FILE *out, const struct dt_node *n, unsigned depth)
 		void *slot = slot_load(n, off);
 
 		if (slot_is_node(slot))
-			dump_node(out, slot_to_node(slot), depth + 1);
+			dump_node(out, slot_to_node(slot), depth + 1, number);
 		else if (slot_is_entry(slot))
 			dump_entry(out, n, off, depth + 1);
 	}
@@ -56,11 +88,13 @@ static void dump_node(FILE *out, const struct dt_node *n, unsigned depth)
 
 void dt_tree_dump(const struct dt_tree *t, FILE *out)
 {
+	uint64_t number = 0;
+
 	tree_lock(t);
-	fprintf(out, "tree %p map_shift %u nodes %" PRIu64 " entries %" PRIu64 "\n",
-		(const void *)t, MAP_SHIFT, t->nodes, t->entries);
+	fprintf(out, "tree map_shift %u nodes %" PRIu64 " entries %" PRIu64 "\n", MAP_SHIFT,
+		t->nodes, t->entries);
 	if (t->root)
-		dump_node(out, t->root, 1);
+		dump_node(out, t->root, 1, &number);
 	tree_unlock(t);
 }
 

@@ -249,8 +249,38 @@ static void test_list_punch(struct dh_conn *c)
 	CHECK_EQ(rep.fsync_rep.entries, 2);
 }
 
+
+/* How many hexadecimal numbers of @text are addresses mapped in the daemon. */
+static unsigned daemon_addresses_in(const char *text)
+{
+	unsigned long long lo[512], hi[512];
+	unsigned n = 0, hits = 0, i;
+	char path[64], line[512];
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)dh.pid);
+	f = fopen(path, "r");
+	if (!CHECK(f))
+		return 0;
+	while (n < 512 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &lo[n], &hi[n]) == 2)
+			n++;
+	fclose(f);
+	CHECK(n > 0);
+	for (p = text; (p = strstr(p, "0x")); p += 2) {
+		unsigned long long v = strtoull(p, NULL, 16);
+
+		for (i = 0; i < n; i++)
+			if (v >= lo[i] && v < hi[i])
+				hits++;
+	}
+	return hits;
+}
+
 static void test_stats_ns_dump(struct dh_conn *c)
 {
+	char *text = NULL;
 	struct dt_msg req, rep;
 	struct dt_proto_region_stats rs;
 	uint64_t got = 0, total = 0;
@@ -302,10 +332,19 @@ static void test_stats_ns_dump(struct dh_conn *c)
 			break;
 		CHECK_EQ(rep.dump_rep.offset, got);
 		total = rep.dump_rep.total;
+		text = realloc(text, got + rep.dump_rep.length + 1);
+		if (text)
+			memcpy(text + got, rep.dump_rep.text, rep.dump_rep.length);
 		got += rep.dump_rep.length;
 	} while (!(rep.dump_rep.flags & DT_DUMP_DONE));
 	CHECK(total > 0);
 	CHECK_EQ(got, total);
+	if (CHECK(text)) {
+		text[got] = 0;
+		CHECK_EQ(daemon_addresses_in(text), 0);	/* no heap address to clients */
+		CHECK(strstr(text, "node 1 ") != NULL);
+	}
+	free(text);
 	req.dump_req.offset = 1;	/* the text was handed out whole */
 	CHECK_EQ(dh_call(c, &req, &rep), -EINVAL);
 }

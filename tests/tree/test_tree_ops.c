@@ -459,6 +459,72 @@ static void test_prefetch(void)
 	dt_tree_free(t);
 }
 
+/* Whether @v is an address mapped in this process (/proc/self/maps). */
+static bool mapped_address(uint64_t v)
+{
+	unsigned long long lo, hi;
+	char line[512];
+	bool hit = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return false;
+	while (!hit && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && v >= lo && v < hi)
+			hit = true;
+	fclose(f);
+	return hit;
+}
+
+/*
+ * The dump prints no address (issue 19 item 7): every hexadecimal number in
+ * it lies outside this process's mappings; nodes are numbered; a pointer
+ * entry is hashed, the same pointer to the same hash.
+ */
+static void test_dump_no_address(void)
+{
+	uint64_t fanout = 1ULL << S, h1, h2, h3;
+	struct dt_tree *t = new_tree();
+	unsigned numbers = 0, bad = 0;
+	char *text, *p, want[64];
+
+	for (uint64_t i = 0; i < 4 * fanout; i += 3)
+		CHECK_EQ(dt_tree_insert(t, i * fanout, 0, dt_value(i)), 0);
+	CHECK_EQ(dt_tree_insert(t, 1ULL << 40, 0, obj(7)), 0);
+	CHECK_EQ(dt_tree_insert(t, (1ULL << 40) + 1, 0, obj(8)), 0);
+	CHECK_EQ(dt_tree_insert(t, (1ULL << 40) + 2, 0, obj(7)), 0);
+	text = dump_text(t);
+	if (!CHECK(text))
+		goto out;
+	snprintf(want, sizeof(want), "%p", (void *)t);
+	CHECK(strstr(text, want) == NULL);
+	snprintf(want, sizeof(want), "%p", obj(7));
+	CHECK(strstr(text, want) == NULL);
+	for (p = text; (p = strstr(p, "0x")); p += 2, numbers++)
+		if (mapped_address(strtoull(p, NULL, 16)))
+			bad++;
+	CHECK(numbers > 0);
+	CHECK_EQ(bad, 0);
+	CHECK(strstr(text, "tree map_shift ") == text);
+	CHECK(strstr(text, "  node 1 shift ") != NULL);
+	CHECK(strstr(text, "node 2 shift ") != NULL);
+	/* The three pointer entries in index order: obj(7), obj(8), obj(7). */
+	p = strstr(text, "ptr #");
+	if (!CHECK(p && sscanf(p, "ptr #%" SCNx64, &h1) == 1))
+		goto out;
+	p = strstr(p + 1, "ptr #");
+	if (!CHECK(p && sscanf(p, "ptr #%" SCNx64, &h2) == 1))
+		goto out;
+	p = strstr(p + 1, "ptr #");
+	if (!CHECK(p && sscanf(p, "ptr #%" SCNx64, &h3) == 1))
+		goto out;
+	CHECK(h1 == h3 && h1 != h2);
+	CHECK(!mapped_address(h1) && !mapped_address(h2));
+out:
+	free(text);
+	dt_tree_free(t);
+}
+
 int main(void)
 {
 	urcu_memb_register_thread();
@@ -469,6 +535,7 @@ int main(void)
 	test_join();
 	test_locate_empty_stats_dump();
 	test_prefetch();
+	test_dump_no_address();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }

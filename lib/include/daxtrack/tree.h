@@ -398,6 +398,12 @@ bool dt_tree_locate(const struct dt_tree *t, const void *entry, uint64_t *base);
  * @t: The tree.
  * @out: Where to print.
  *
+ * Prints no address, so that a dump may be shown to whoever may not know
+ * the process's memory layout: nodes are numbered 1, 2, ... in the order
+ * printed (depth first), and a pointer entry appears as "ptr #" and a hash
+ * of the pointer with a random secret of the process (equal pointers give
+ * equal hashes within one process).
+ *
  * Context: Takes the tree's mutex for a consistent picture.
  */
 void dt_tree_dump(const struct dt_tree *t, FILE *out);
