@@ -24,10 +24,10 @@ void dt_proto_dec_range(struct rcur *r, struct dt_proto_range *x)
 	check_range(r, x->offset, x->length);
 }
 
-static void enc_region(struct wcur *w, const struct dt_proto_region *x)
+static void enc_region(struct wcur *w, const struct dt_proto_region *x, unsigned version)
 {
 	put_u32(w, x->id);
-	put_u32(w, x->flags);
+	put_u32(w, region_flags_for(x->flags, version));
 	put_u64(w, x->size);
 	put_u8(w, x->flush);
 	put_zero(w, 3);
@@ -76,7 +76,7 @@ static void dec_region_ns(struct rcur *r, struct dt_proto_region *x)
 		      -EINVAL);
 }
 
-void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x)
+void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x, unsigned version)
 {
 	x->id = get_u32(r);
 	x->flags = get_u32(r);
@@ -89,7 +89,7 @@ void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x)
 	get_str(r, x->name, sizeof(x->name));
 	get_str(r, x->path, sizeof(x->path));
 	check_region_id(r, x->id);
-	check(r, !(x->flags & ~DT_REGION_FLAGS_ALL), -EINVAL);
+	check(r, !(x->flags & ~region_flags_of(version)), -EINVAL);
 	check(r, x->flush >= DT_FLUSH_PMEM && x->flush <= DT_FLUSH_MSYNC, -EINVAL);
 	check(r, x->name[0] != '\0', -EINVAL);
 	dec_region_ns(r, x);
@@ -118,7 +118,7 @@ void dt_proto_dec_entry(struct rcur *r, struct dt_proto_entry *x)
 	check(r, !(x->tags & ~DT_PROTO_TAG_ALL), -EINVAL);
 }
 
-static void enc_rstats(struct wcur *w, const struct dt_proto_region_stats *x)
+static void enc_rstats(struct wcur *w, const struct dt_proto_region_stats *x, unsigned version)
 {
 	put_u32(w, x->id);
 	put_zero(w, 4);
@@ -144,12 +144,14 @@ static void enc_rstats(struct wcur *w, const struct dt_proto_region_stats *x)
 	put_u32(w, x->badblocks);
 	put_zero(w, 4);
 	put_u64(w, x->bad_hits);
+	if (version < 2)
+		return;
 	put_u64(w, x->deep_flush_ndctl);
 	put_u64(w, x->deep_flush_pmem);
 	put_u64(w, x->deep_flush_failed);
 }
 
-void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x)
+void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsigned version)
 {
 	x->id = get_u32(r);
 	get_reserved(r, 4);
@@ -177,10 +179,12 @@ void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x)
 	x->badblocks = get_u32(r);
 	get_reserved(r, 4);
 	x->bad_hits = get_u64(r);
+	check(r, (x->badblocks == 0) == (x->bad_bytes == 0), -EINVAL);
+	if (version < 2)
+		return;
 	x->deep_flush_ndctl = get_u64(r);
 	x->deep_flush_pmem = get_u64(r);
 	x->deep_flush_failed = get_u64(r);
-	check(r, (x->badblocks == 0) == (x->bad_bytes == 0), -EINVAL);
 }
 
 static void enc_ns(struct wcur *w, const struct dt_proto_namespace *x)
@@ -297,7 +301,7 @@ static void enc_attach_rep(struct wcur *w, const struct dt_msg *m)
 	const struct dt_proto_attach_rep *x = &m->attach_rep;
 
 	put_u32(w, x->region);
-	put_u32(w, x->flags);
+	put_u32(w, region_flags_for(x->flags, m->version));
 	put_u64(w, x->size);
 	put_u32(w, x->access);
 	put_zero(w, 4);
@@ -315,7 +319,7 @@ static void dec_attach_rep(struct rcur *r, struct dt_msg *m)
 	get_reserved(r, 4);
 	get_str(r, x->name, sizeof(x->name));
 	check_region_id(r, x->region);
-	check(r, !(x->flags & ~DT_REGION_FLAGS_ALL), -EINVAL);
+	check(r, !(x->flags & ~region_flags_of(m->version)), -EINVAL);
 	check(r, !(x->access & ~DT_ACCESS_WRITE), -EINVAL);
 	check(r, x->name[0] != '\0', -EINVAL);
 }
@@ -423,6 +427,32 @@ static void dec_fsync_rep(struct rcur *r, struct dt_msg *m)
 	m->fsync_rep.bytes = get_u64(r);
 	m->fsync_rep.ranges = get_u64(r);
 	m->fsync_rep.time_ns = get_u64(r);
+}
+
+/* Version 2: the counts, then the bad ranges of an -EIO (none with status 0). */
+static void enc_fsync_rep2(struct wcur *w, const struct dt_msg *m)
+{
+	const struct dt_proto_fsync_rep *x = &m->fsync_rep;
+
+	enc_fsync_rep(w, m);
+	put_u32(w, x->count);
+	put_u32(w, x->flags);
+	for (uint32_t i = 0; i < x->count; i++)
+		enc_range(w, &x->bad[i]);
+}
+
+static void dec_fsync_rep2(struct rcur *r, struct dt_msg *m, uint32_t *count)
+{
+	struct dt_proto_fsync_rep *x = &m->fsync_rep;
+
+	dec_fsync_rep(r, m);
+	*count = x->count = get_u32(r);
+	x->flags = get_u32(r);
+	check(r, !(x->flags & ~DT_FSYNC_BAD_MORE), -EINVAL);
+	if (m->status)
+		check(r, x->count != 0, -EINVAL);
+	else
+		check(r, x->count == 0 && x->flags == 0, -EINVAL);
 }
 
 static void enc_punch_req(struct wcur *w, const struct dt_msg *m)
@@ -551,7 +581,7 @@ static void enc_regions_rep(struct wcur *w, const struct dt_msg *m)
 	put_u32(w, x->count);
 	put_zero(w, 4);
 	for (uint32_t i = 0; i < x->count; i++)
-		enc_region(w, &x->regions[i]);
+		enc_region(w, &x->regions[i], m->version);
 }
 
 static void dec_regions_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
@@ -616,13 +646,14 @@ static void enc_stats_rep(struct wcur *w, const struct dt_msg *m)
 	for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
 		put_u64(w, x->requests_by_op[i]);
 	for (uint32_t i = 0; i < x->count; i++)
-		enc_rstats(w, &x->regions[i]);
+		enc_rstats(w, &x->regions[i], m->version);
 }
 
 static void dec_stats_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 {
 	struct dt_proto_stats_rep *x = &m->stats_rep;
 
+	x->version = m->version;
 	x->uptime_ns = get_u64(r);
 	x->clients = get_u32(r);
 	*count = x->count = get_u32(r);
@@ -708,6 +739,8 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 		FIXED(DT_PROTO_DIRTY_REP_SIZE, enc_dirty_rep, dec_dirty_rep) },
 	[DT_OP_FSYNC] = { "FSYNC",
 		FIXED(DT_PROTO_FSYNC_REQ_SIZE, enc_fsync_req, dec_fsync_req),
+		VAR(DT_PROTO_FSYNC_REP2_SIZE, DT_PROTO_RANGE_REC_SIZE, DT_PROTO_MAX_BAD,
+		    enc_fsync_rep2, dec_fsync_rep2),
 		FIXED(DT_PROTO_FSYNC_REP_SIZE, enc_fsync_rep, dec_fsync_rep) },
 	[DT_OP_PUNCH] = { "PUNCH",
 		FIXED(DT_PROTO_PUNCH_REQ_SIZE, enc_punch_req, dec_punch_req),
@@ -722,6 +755,8 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 	[DT_OP_STATS] = { "STATS",
 		FIXED(DT_PROTO_STATS_REQ_SIZE, enc_stats_req, dec_stats_req),
 		VAR(DT_PROTO_STATS_REP_SIZE, DT_PROTO_RSTATS_REC_SIZE, DT_PROTO_MAX_REGIONS,
+		    enc_stats_rep, dec_stats_rep),
+		VAR(DT_PROTO_STATS_REP_SIZE, DT_PROTO_RSTATS_REC1_SIZE, DT_PROTO_MAX_REGIONS,
 		    enc_stats_rep, dec_stats_rep) },
 	[DT_OP_NAMESPACES] = { "NAMESPACES",
 		FIXED(DT_PROTO_NAMESPACES_REQ_SIZE, NULL, NULL),

@@ -221,19 +221,33 @@ struct body_desc {
 	void (*dec_var)(struct rcur *r, struct dt_msg *m, uint32_t *count);
 };
 
+/* @rep_v1: the version-1 reply where it differs (its @enc set), else unused. */
 struct op_desc {
 	const char *name;
 	struct body_desc req, rep;
+	struct body_desc rep_v1;
 };
+
+/* The region flags a version has. */
+static inline uint32_t region_flags_of(unsigned version)
+{
+	return version >= 2 ? DT_REGION_FLAGS_ALL : DT_REGION_FLAGS_V1;
+}
+
+/* Region flags as sent in @version: without the bits only later versions have. */
+static inline uint32_t region_flags_for(uint32_t flags, unsigned version)
+{
+	return version >= 2 ? flags : flags & ~DT_REGION_SPARSE;
+}
 
 /* Indexed by opcode; entries outside DT_OP_FIRST..DT_OP_LAST are empty. */
 extern const struct op_desc dt_proto_ops[DT_OP_LAST + 1];
 
 /* The records of the variable parts (proto-msg.c). */
 void dt_proto_dec_range(struct rcur *r, struct dt_proto_range *x);
-void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x);
+void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x, unsigned version);
 void dt_proto_dec_entry(struct rcur *r, struct dt_proto_entry *x);
-void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x);
+void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsigned version);
 void dt_proto_dec_ns(struct rcur *r, struct dt_proto_namespace *x);
 
 #endif /* DAXTRACK_PROTO_WIRE_H */

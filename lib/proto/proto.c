@@ -25,13 +25,32 @@ static const struct op_desc *op_desc(unsigned op)
 	return &dt_proto_ops[op];
 }
 
+/* The payload layout of @m in its version. */
 static const struct body_desc *body_desc(const struct dt_msg *m)
 {
 	const struct op_desc *d = op_desc(m->op);
 
 	if (!d)
 		return NULL;
-	return (m->flags & DT_PROTO_F_REPLY) ? &d->rep : &d->req;
+	if (!(m->flags & DT_PROTO_F_REPLY))
+		return &d->req;
+	return m->version < 2 && d->rep_v1.enc ? &d->rep_v1 : &d->rep;
+}
+
+/*
+ * An error reply carries no payload, except (version 2) an FSYNC answered
+ * -EIO for bad ranges: it lists them.
+ */
+static bool error_may_carry(const struct dt_msg *m)
+{
+	return m->op == DT_OP_FSYNC && (m->flags & DT_PROTO_F_REPLY) && m->version >= 2 &&
+	       m->status == -EIO;
+}
+
+/* Whether the encoder writes a payload for @m. */
+static bool has_payload(const struct dt_msg *m)
+{
+	return !m->status || (error_may_carry(m) && m->fsync_rep.count);
 }
 
 /* The host array of a variable part, or NULL; its element count. */
@@ -58,6 +77,9 @@ static const void *var_array(const struct dt_msg *m, uint32_t *count)
 	case DT_OP_DUMP:
 		*count = m->dump_rep.length;
 		return reply ? m->dump_rep.text : NULL;
+	case DT_OP_FSYNC:
+		*count = reply ? m->fsync_rep.count : 0;
+		return reply ? m->fsync_rep.bad : NULL;
 	}
 	*count = 0;
 	return NULL;
@@ -85,6 +107,9 @@ static void set_raw(struct dt_msg *m, const uint8_t *raw)
 	case DT_OP_DUMP:
 		m->dump_rep.text = (const char *)raw;
 		break;
+	case DT_OP_FSYNC:
+		m->fsync_rep.raw = raw;
+		break;
 	}
 }
 
@@ -103,9 +128,10 @@ static void dec_records(struct rcur *r, const struct dt_msg *m, uint32_t count)
 
 		switch (m->op) {
 		case DT_OP_REGIONS:
-			dt_proto_dec_region(r, &u.region);
+			dt_proto_dec_region(r, &u.region, m->version);
 			break;
 		case DT_OP_DIRTY:
+		case DT_OP_FSYNC:
 			dt_proto_dec_range(r, &u.range);
 			break;
 		case DT_OP_LIST:
@@ -118,7 +144,7 @@ static void dec_records(struct rcur *r, const struct dt_msg *m, uint32_t count)
 			prev = e;
 			break;
 		case DT_OP_STATS:
-			dt_proto_dec_rstats(r, &u.rstats);
+			dt_proto_dec_rstats(r, &u.rstats, m->version);
 			break;
 		case DT_OP_NAMESPACES:
 			dt_proto_dec_ns(r, &u.ns);
@@ -187,7 +213,7 @@ static int dec_header(struct rcur *r, struct dt_msg *m, uint32_t *plen)
 		return m->status ? -EBADMSG : 0;
 	if (m->status > 0 || m->status < -4095)
 		return -EBADMSG;
-	if (m->status < 0 && *plen)
+	if (m->status < 0 && *plen && !error_may_carry(m))
 		return -EBADMSG;
 	return 0;
 }
@@ -207,7 +233,7 @@ int dt_proto_decode(const void *buf, size_t len, struct dt_msg *m)
 	err = dec_header(&r, m, &plen);
 	if (len > DT_PROTO_MAX_MSG)
 		err = -E2BIG;
-	if (!err && m->status == 0)
+	if (!err && (m->status == 0 || plen))
 		err = dec_payload(&r, m, body_desc(m));
 	if (err) {
 		hdr = (struct dt_msg){ .op = m->op, .version = m->version, .flags = m->flags,
@@ -233,7 +259,7 @@ static uint64_t payload_size(const struct dt_msg *m, const struct body_desc *b)
 {
 	uint32_t count;
 
-	if (m->status)
+	if (!has_payload(m))
 		return 0;
 	var_array(m, &count);
 	return b->size + (b->rec_size ? (uint64_t)count * b->rec_size : 0);
@@ -264,15 +290,15 @@ int dt_proto_encode(const struct dt_msg *m, void *buf, size_t cap, size_t *len)
 		return -EPROTO;
 	plen = payload_size(m, b);
 	total = DT_PROTO_HDR_SIZE + plen;
-	if (total > DT_PROTO_MAX_MSG || (b->rec_size && !m->status && plen - b->size >
-					 (uint64_t)b->max_count * b->rec_size))
+	if (total > DT_PROTO_MAX_MSG || (b->rec_size && has_payload(m) &&
+					 plen - b->size > (uint64_t)b->max_count * b->rec_size))
 		return -E2BIG;
 	if (total > cap)
 		return -EMSGSIZE;
-	if (b->rec_size && !m->status && !var_array(m, &count) && count)
+	if (b->rec_size && has_payload(m) && !var_array(m, &count) && count)
 		return -EINVAL;
 	enc_header(&w, m, (uint32_t)plen);
-	if (!m->status && b->enc)
+	if (has_payload(m) && b->enc)
 		b->enc(&w, m);
 	if (w.p != (uint8_t *)buf + total)
 		return -EMSGSIZE;	/* cannot happen: sizes are checked above */
@@ -346,7 +372,7 @@ void dt_proto_region_at(const struct dt_proto_regions_rep *rr, uint32_t i,
 
 	memset(x, 0, sizeof(*x));
 	if (rec_cursor(rr->raw, i, rr->count, DT_PROTO_REGION_REC_SIZE, &r))
-		dt_proto_dec_region(&r, x);
+		dt_proto_dec_region(&r, x, DT_PROTO_VERSION);
 	else if (rr->regions && i < rr->count)
 		*x = rr->regions[i];
 }
@@ -365,13 +391,27 @@ void dt_proto_entry_at(const struct dt_proto_list_rep *l, uint32_t i, struct dt_
 void dt_proto_region_stats_at(const struct dt_proto_stats_rep *s, uint32_t i,
 			      struct dt_proto_region_stats *x)
 {
+	unsigned version = s->version ? s->version : DT_PROTO_VERSION;
+	size_t size = version < 2 ? DT_PROTO_RSTATS_REC1_SIZE : DT_PROTO_RSTATS_REC_SIZE;
 	struct rcur r;
 
 	memset(x, 0, sizeof(*x));
-	if (rec_cursor(s->raw, i, s->count, DT_PROTO_RSTATS_REC_SIZE, &r))
-		dt_proto_dec_rstats(&r, x);
+	if (rec_cursor(s->raw, i, s->count, size, &r))
+		dt_proto_dec_rstats(&r, x, version);
 	else if (s->regions && i < s->count)
 		*x = s->regions[i];
+}
+
+void dt_proto_fsync_bad_at(const struct dt_proto_fsync_rep *f, uint32_t i,
+			   struct dt_proto_range *x)
+{
+	struct rcur r;
+
+	memset(x, 0, sizeof(*x));
+	if (rec_cursor(f->raw, i, f->count, DT_PROTO_RANGE_REC_SIZE, &r))
+		dt_proto_dec_range(&r, x);
+	else if (f->bad && i < f->count)
+		*x = f->bad[i];
 }
 
 void dt_proto_namespace_at(const struct dt_proto_namespaces_rep *n, uint32_t i,

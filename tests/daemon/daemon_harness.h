@@ -295,7 +295,7 @@ static inline int dh_hello(struct dh_conn *c, struct dt_msg *rep)
 
 	dt_proto_init_request(&req, DT_OP_HELLO, 0);
 	req.hello_req.min_version = 1;
-	req.hello_req.max_version = 1;
+	req.hello_req.max_version = DT_PROTO_VERSION;
 	return dh_call(c, &req, rep ? rep : &tmp);
 }
 

@@ -33,11 +33,11 @@ static void test_hello(void)
 	CHECK_EQ(dh_call(c, &req, &rep), -EPROTO);
 	/* No common version. */
 	dt_proto_init_request(&req, DT_OP_HELLO, 0);
-	req.hello_req.min_version = 2;
-	req.hello_req.max_version = 5;
+	req.hello_req.min_version = DT_PROTO_VERSION + 1;
+	req.hello_req.max_version = DT_PROTO_VERSION + 4;
 	CHECK_EQ(dh_call(c, &req, &rep), -EPROTONOSUPPORT);
 	CHECK_EQ(dh_hello(c, &rep), 0);
-	CHECK_EQ(rep.hello_rep.version, 1);
+	CHECK_EQ(rep.hello_rep.version, 2);
 	CHECK_EQ(rep.hello_rep.pid, dh.pid);
 	CHECK_EQ(rep.hello_rep.max_message, 64 << 10);
 	CHECK_EQ(rep.hello_rep.max_ranges, 16);

@@ -117,7 +117,7 @@ static struct dt_msg sample_request(uint16_t op, uint32_t region)
 	switch (op) {
 	case DT_OP_HELLO:
 		m.hello_req.min_version = 1;
-		m.hello_req.max_version = 1;
+		m.hello_req.max_version = DT_PROTO_VERSION;
 		break;
 	case DT_OP_ATTACH:
 		m.attach_req.mode = DT_ATTACH_NAME;

@@ -304,16 +304,27 @@ static void gen(struct dt_msg *m, unsigned op, bool reply)
 	struct dt_msg req;
 
 	dt_proto_init_request(&req, op, (uint32_t)rnd());
+	if (op != DT_OP_HELLO && rnd_below(2))
+		req.version = 1;	/* every message in both versions */
 	if (!reply) {
 		*m = req;
 		gen_request(m);
 		return;
 	}
 	dt_proto_init_reply(m, &req, 0);
-	if (rnd_below(8) == 0)
+	if (rnd_below(8) == 0) {
 		m->status = -(int)(1 + rnd_below(4095));
-	else
+	} else if (op == DT_OP_FSYNC && rnd_below(4) == 0) {
+		gen_reply(m);	/* -EIO naming bad ranges: a payload in version 2 only */
+		m->status = -EIO;
+		m->fsync_rep.count = rnd_count(DT_PROTO_MAX_BAD, true);
+		m->fsync_rep.flags = rnd_below(2) ? DT_FSYNC_BAD_MORE : 0;
+		for (uint32_t i = 0; i < m->fsync_rep.count; i++)
+			rnd_range(&ranges[i].offset, &ranges[i].length);
+		m->fsync_rep.bad = ranges;
+	} else {
 		gen_reply(m);
+	}
 }
 
 /* Rebuild the host arrays of a decoded message from its raw records. */
@@ -326,6 +337,11 @@ static void rebuild(struct dt_msg *m)
 	static struct dt_proto_namespace n2[DT_PROTO_MAX_NAMESPACES];
 	bool reply = m->flags & DT_PROTO_F_REPLY;
 
+	if (reply && m->op == DT_OP_FSYNC) {
+		for (uint32_t i = 0; i < m->fsync_rep.count; i++)
+			dt_proto_fsync_bad_at(&m->fsync_rep, i, &r2[i]);
+		m->fsync_rep.bad = r2;
+	}
 	if (m->status)
 		return;
 	if (!reply && m->op == DT_OP_DIRTY) {
@@ -835,6 +851,7 @@ static void test_var_replies(void)
 {
 	struct dt_proto_entry e[2] = { { .base = 0, .order = 9 }, { .base = 1 << 21 } };
 	struct dt_msg req, m;
+	uint32_t flags;
 	size_t len;
 
 	dt_test_ctx("list reply");
@@ -887,9 +904,10 @@ static void test_var_replies(void)
 	regions[0].flush = 4;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 	regions[0].flush = DT_FLUSH_FENCE;
+	flags = regions[0].flags;	/* DEVDAX goes with a dax match */
 	regions[0].flags = DT_REGION_FLAGS_ALL + 1;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
-	regions[0].flags = 0;
+	regions[0].flags = flags;
 	memset(regions[0].path, '/', sizeof(regions[0].path));
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EBADMSG);
 	regions[0].path[DT_PROTO_PATH_MAX - 1] = 0;
@@ -1131,6 +1149,150 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 	CHECK_EQ(got.bad_hits, off == RS_BAD_HITS ? v : 5);
 }
 
+/* A STATS reply of one record in @version: its length, the deep flush counters. */
+static void stats_version(unsigned version)
+{
+	struct dt_msg req, m, d;
+	struct dt_proto_region_stats got;
+	size_t len = 0, rec = version < 2 ? DT_PROTO_RSTATS_REC1_SIZE : DT_PROTO_RSTATS_REC_SIZE;
+
+	dt_test_ctx("STATS reply, version %u", version);
+	dt_proto_init_request(&req, DT_OP_STATS, 5);
+	req.version = (uint8_t)version;
+	dt_proto_init_reply(&m, &req, 0);
+	memset(&rstats[0], 0, sizeof(rstats[0]));
+	rstats[0].id = 3;
+	strcpy(rstats[0].name, "log");
+	rstats[0].bad_hits = 5;
+	rstats[0].deep_flush_ndctl = 7;
+	rstats[0].deep_flush_failed = 9;
+	m.stats_rep.count = 1;
+	m.stats_rep.regions = rstats;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP_SIZE + rec);
+	CHECK_EQ(buf[4], version);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK_EQ(d.stats_rep.version, version);
+	dt_proto_region_stats_at(&d.stats_rep, 0, &got);
+	CHECK_EQ(got.bad_hits, 5);
+	CHECK_EQ(got.deep_flush_ndctl, version < 2 ? 0 : 7);
+	CHECK_EQ(got.deep_flush_failed, version < 2 ? 0 : 9);
+	/* The other version's record size does not decode. */
+	buf[4] = (uint8_t)(version < 2 ? 2 : 1);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), -EBADMSG);
+}
+
+/* A REGIONS record and an ATTACH reply with SPARSE in @version. */
+static void sparse_version(unsigned version)
+{
+	struct dt_msg req, m, d;
+	struct dt_proto_region got;
+	size_t len = 0;
+
+	dt_test_ctx("SPARSE, version %u", version);
+	dt_proto_init_request(&req, DT_OP_REGIONS, 5);
+	req.version = (uint8_t)version;
+	dt_proto_init_reply(&m, &req, 0);
+	memset(&regions[0], 0, sizeof(regions[0]));
+	regions[0].flags = DT_REGION_PMEM | DT_REGION_SPARSE;
+	regions[0].flush = DT_FLUSH_PMEM;
+	regions[0].ns_match = DT_NS_MATCH_NONE;
+	strcpy(regions[0].name, "db");
+	m.regions_rep.count = 1;
+	m.regions_rep.regions = regions;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 8 + 4, 4),
+		 version < 2 ? DT_REGION_PMEM : DT_REGION_PMEM | DT_REGION_SPARSE);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	dt_proto_region_at(&d.regions_rep, 0, &got);
+	CHECK_EQ(got.flags & DT_REGION_SPARSE, version < 2 ? 0 : DT_REGION_SPARSE);
+	/* A version-1 record with the bit: rejected as an unknown flag. */
+	put_le(buf, DT_PROTO_HDR_SIZE + 8 + 4, 4, DT_REGION_PMEM | DT_REGION_SPARSE);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), version < 2 ? -EINVAL : 0);
+
+	dt_proto_init_request(&req, DT_OP_ATTACH, 6);
+	req.version = (uint8_t)version;
+	dt_proto_init_reply(&m, &req, 0);
+	m.attach_rep.flags = DT_REGION_SPARSE;
+	strcpy(m.attach_rep.name, "db");
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 4, 4), version < 2 ? 0 : DT_REGION_SPARSE);
+	put_le(buf, DT_PROTO_HDR_SIZE + 4, 4, DT_REGION_SPARSE);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), version < 2 ? -EINVAL : 0);
+}
+
+/* FSYNC replies naming bad ranges (version 2), and what version 1 makes of them. */
+static void fsync_bad_version(unsigned version)
+{
+	struct dt_proto_range bad[2] = { { 4096, 512 }, { 1 << 20, 8192 } }, got;
+	struct dt_msg req, m, d;
+	size_t len = 0, want = DT_PROTO_HDR_SIZE + DT_PROTO_FSYNC_REP2_SIZE + 2 * 16;
+
+	dt_test_ctx("FSYNC -EIO with bad ranges, version %u", version);
+	dt_proto_init_request(&req, DT_OP_FSYNC, 8);
+	req.version = (uint8_t)version;
+	dt_proto_init_reply(&m, &req, -EIO);
+	m.fsync_rep.entries = 3;
+	m.fsync_rep.bytes = 3 * 4096;
+	m.fsync_rep.count = 2;
+	m.fsync_rep.flags = DT_FSYNC_BAD_MORE;
+	m.fsync_rep.bad = bad;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, version < 2 ? DT_PROTO_HDR_SIZE : want);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK_EQ(d.status, -EIO);
+	CHECK_EQ(d.fsync_rep.count, version < 2 ? 0 : 2);
+	if (version >= 2) {
+		CHECK_EQ(d.fsync_rep.entries, 3);
+		CHECK_EQ(d.fsync_rep.flags, DT_FSYNC_BAD_MORE);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 32, 4), 2);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 40 + 16, 8), 1 << 20);
+		dt_proto_fsync_bad_at(&d.fsync_rep, 1, &got);
+		CHECK_EQ(got.offset, 1 << 20);
+		CHECK_EQ(got.length, 8192);
+		/* With the bytes of version 1: an error reply with a payload. */
+		buf[4] = 1;
+		CHECK_EQ(dt_proto_decode(buf, len, &d), -EBADMSG);
+		buf[4] = 2;
+		put_le(buf, 12, 4, (uint32_t)-EINVAL);	/* only -EIO carries ranges */
+		CHECK_EQ(dt_proto_decode(buf, len, &d), -EBADMSG);
+		put_le(buf, 12, 4, (uint32_t)-EIO);
+		put_le(buf, DT_PROTO_HDR_SIZE + 36, 4, 2);	/* unknown flag */
+		CHECK_EQ(dt_proto_decode(buf, len, &d), -EINVAL);
+	}
+	/* -EIO without ranges (a failed flush): no payload in either version. */
+	m.fsync_rep.count = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE);
+	/* Status 0: version 2 has the counts, no range. */
+	dt_proto_init_reply(&m, &req, 0);
+	m.fsync_rep.entries = 1;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + (version < 2 ? DT_PROTO_FSYNC_REP_SIZE
+						       : DT_PROTO_FSYNC_REP2_SIZE));
+	if (version < 2)
+		return;
+	m.fsync_rep.count = 1;	/* ranges with a success */
+	m.fsync_rep.bad = bad;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	m.fsync_rep.count = 0;
+	m.fsync_rep.flags = DT_FSYNC_BAD_MORE;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	dt_proto_init_reply(&m, &req, -EIO);
+	m.fsync_rep.count = DT_PROTO_MAX_BAD + 1;
+	m.fsync_rep.bad = ranges;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -E2BIG);
+}
+
+static void test_versions(void)
+{
+	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {
+		stats_version(v);
+		sparse_version(v);
+		fsync_bad_version(v);
+	}
+}
+
 static void test_rstats_bad(void)
 {
 	rstats_patch("as encoded", RS_BAD_HITS, 8, 5, 0);
@@ -1231,6 +1393,7 @@ static void test_layout(void)
 
 	dt_test_ctx("layout fsync");
 	dt_proto_init_request(&m, DT_OP_FSYNC, 0xdeadbeef);
+	m.version = 1;	/* the arrays are version 1 */
 	m.fsync_req.region = 0x80000007;
 	m.fsync_req.flags = DT_FSYNC_DEEP;
 	m.fsync_req.offset = 0x0100000000001000ULL;
@@ -1243,6 +1406,7 @@ static void test_layout(void)
 
 	dt_test_ctx("layout dirty");
 	dt_proto_init_request(&m, DT_OP_DIRTY, 2);
+	m.version = 1;	/* the arrays are version 1 */
 	m.dirty_req.region = 1;
 	m.dirty_req.count = 2;
 	m.dirty_req.ranges = r;
@@ -1251,6 +1415,7 @@ static void test_layout(void)
 
 	dt_test_ctx("layout fault reply");
 	dt_proto_init_request(&req, DT_OP_FAULT, 9);
+	req.version = 1;	/* the arrays are version 1 */
 	dt_proto_init_reply(&m, &req, 0);
 	m.fault_rep.base = 4 << 20;
 	m.fault_rep.sector = 0x4321;
@@ -1263,6 +1428,7 @@ static void test_layout(void)
 
 	dt_test_ctx("layout error reply");
 	dt_proto_init_request(&req, DT_OP_PUNCH, 3);
+	req.version = 1;	/* the arrays are version 1 */
 	dt_proto_init_reply(&m, &req, -EACCES);
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
 	CHECK(len == sizeof(err_rep) && !memcmp(buf, err_rep, len));
@@ -1391,6 +1557,7 @@ int main(void)
 	test_var_replies();
 	test_region_ns();
 	test_rstats_bad();
+	test_versions();
 	test_oversized();
 	test_fuzz();
 	test_names();

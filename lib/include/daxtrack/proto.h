@@ -22,6 +22,13 @@
  * Encoding a variable part: set @count and point the host array (@ranges,
  * @regions, @entries, @namespaces) at count records; @raw is ignored.
  *
+ * Versions: a message is encoded and decoded in its @version.  The encoder
+ * leaves out what an older version lacks (version 1: the SPARSE region flag,
+ * the deep flush counters of a STATS record, the bad ranges of an FSYNC
+ * reply, which then has no payload), so a server fills in the newest body
+ * and answers every version; the decoder rejects in a message what its
+ * version does not have (an unknown flag bit is -EINVAL as always).
+ *
  * Errors of the decoder (and of the encoder, which validates what it wrote
  * by decoding it, so it never produces what a peer would reject):
  *   -EBADMSG    malformed: shorter than the header, bad magic, payload length
@@ -62,9 +69,13 @@ extern "C" {
 
 /* Header magic: the bytes 'D' 'X' 'T' 'K' on the wire. */
 #define DT_PROTO_MAGIC		0x4b545844U
-/* The protocol versions this library speaks; HELLO headers always carry 1. */
+/*
+ * The protocol versions this library speaks; HELLO headers always carry 1.
+ * Version 2 adds the SPARSE region flag, the deep flush counters of the STATS
+ * region record and the bad ranges of an FSYNC reply (docs/protocol.md).
+ */
 #define DT_PROTO_VERSION_MIN	1
-#define DT_PROTO_VERSION	1
+#define DT_PROTO_VERSION	2
 #define DT_PROTO_HELLO_VERSION	1
 
 #define DT_PROTO_HDR_SIZE	24
@@ -81,6 +92,7 @@ extern "C" {
 #define DT_PROTO_MAX_REGIONS	256U	/* records of REGIONS and STATS */
 #define DT_PROTO_MAX_NAMESPACES	256U	/* records of NAMESPACES */
 #define DT_PROTO_MAX_DUMP	(64U << 10)	/* text bytes of one DUMP reply */
+#define DT_PROTO_MAX_BAD	256U	/* bad ranges of one FSYNC reply (version 2) */
 
 /* Fixed string fields: NUL-terminated, NUL-padded, so at most size - 1 chars. */
 #define DT_PROTO_NAME_MAX	64	/* region names */
@@ -132,7 +144,8 @@ enum dt_proto_op {
 #define DT_PROTO_RANGE_REC_SIZE		16
 #define DT_PROTO_DIRTY_REP_SIZE		16
 #define DT_PROTO_FSYNC_REQ_SIZE		24
-#define DT_PROTO_FSYNC_REP_SIZE		32
+#define DT_PROTO_FSYNC_REP_SIZE		32	/* version 1 */
+#define DT_PROTO_FSYNC_REP2_SIZE	40	/* version 2: + count * DT_PROTO_RANGE_REC_SIZE */
 #define DT_PROTO_PUNCH_REQ_SIZE		24
 #define DT_PROTO_PUNCH_REP_SIZE		0
 #define DT_PROTO_QUERY_REQ_SIZE		16
@@ -142,7 +155,8 @@ enum dt_proto_op {
 #define DT_PROTO_LIST_REP_SIZE		16	/* + count * DT_PROTO_ENTRY_REC_SIZE */
 #define DT_PROTO_STATS_REQ_SIZE		8
 #define DT_PROTO_STATS_REP_SIZE		192	/* + count * DT_PROTO_RSTATS_REC_SIZE */
-#define DT_PROTO_RSTATS_REC_SIZE	248
+#define DT_PROTO_RSTATS_REC_SIZE	248	/* version 2 */
+#define DT_PROTO_RSTATS_REC1_SIZE	224	/* version 1: no deep flush counters */
 #define DT_PROTO_NAMESPACES_REQ_SIZE	0
 #define DT_PROTO_NAMESPACES_REP_SIZE	8	/* + count * DT_PROTO_NS_REC_SIZE */
 #define DT_PROTO_NS_REC_SIZE		192
@@ -156,8 +170,9 @@ enum dt_proto_op {
 #define DT_REGION_DEVDAX	(1U << 3)	/* a device-DAX character device */
 #define DT_REGION_DEFAULT	(1U << 4)	/* the embedded default region */
 #define DT_REGION_BADBLOCKS	(1U << 5)	/* overlaps known bad blocks */
-#define DT_REGION_SPARSE	(1U << 6)	/* DAX file with holes or unwritten extents */
-#define DT_REGION_FLAGS_ALL	0x7fU
+#define DT_REGION_SPARSE	(1U << 6)	/* DAX file with holes or unwritten extents (v2) */
+#define DT_REGION_FLAGS_ALL	0x7fU	/* version 2 */
+#define DT_REGION_FLAGS_V1	0x3fU	/* version 1: no SPARSE */
 
 /* The flush path a region uses. */
 enum dt_proto_flush {
@@ -201,6 +216,8 @@ enum dt_proto_attach_mode {
 /* FSYNC request flags. */
 #define DT_FSYNC_WHOLE		(1U << 0)	/* the whole region; offset, length 0 */
 #define DT_FSYNC_DEEP		(1U << 1)	/* also a deep flush of the region */
+/* FSYNC reply flags (version 2). */
+#define DT_FSYNC_BAD_MORE	(1U << 0)	/* more bad ranges than DT_PROTO_MAX_BAD */
 
 /* LIST request flags. */
 #define DT_LIST_DIRTY		(1U << 0)	/* only entries tagged DIRTY */
@@ -328,11 +345,21 @@ struct dt_proto_fsync_req {
 	uint64_t length;		/* bytes, >= 1; 0 with DT_FSYNC_WHOLE */
 };
 
+/*
+ * An FSYNC reply: status 0, or (version 2) -EIO with @count >= 1 bad ranges
+ * of the request's range (region offsets) whose pages were not flushed, every
+ * good dirty page having been; version 1 sends neither the ranges nor the
+ * counts with -EIO.
+ */
 struct dt_proto_fsync_rep {
 	uint64_t entries;		/* entries flushed */
 	uint64_t bytes;			/* bytes flushed (whole entries) */
 	uint64_t ranges;		/* flush calls (adjacent entries coalesced) */
 	uint64_t time_ns;		/* time the daemon spent flushing */
+	uint32_t count;			/* v2: bad ranges, <= DT_PROTO_MAX_BAD; 0 with status 0 */
+	uint32_t flags;			/* v2: DT_FSYNC_BAD_MORE */
+	const struct dt_proto_range *bad;	/* encode */
+	const void *raw;		/* decode: use dt_proto_fsync_bad_at() */
 };
 
 struct dt_proto_punch_req {
@@ -405,7 +432,7 @@ struct dt_proto_region_stats {
 	uint64_t deep_flush_ndctl;	/* deep flushes by ndctl_region_deep_flush() */
 	uint64_t deep_flush_pmem;	/* deep flushes by libpmem's pmem_deep_drain() */
 	uint64_t deep_flush_failed;	/* deep flushes neither could do (FSYNC: -EIO) */
-};
+};	/* version 1 records end before the deep flush counters (0 when decoded) */
 
 struct dt_proto_stats_rep {
 	uint64_t uptime_ns;
@@ -420,6 +447,7 @@ struct dt_proto_stats_rep {
 	uint32_t count;			/* region records, <= DT_PROTO_MAX_REGIONS */
 	const struct dt_proto_region_stats *regions;	/* encode */
 	const void *raw;		/* decode: use dt_proto_region_stats_at() */
+	uint8_t version;		/* decode: the message's (its record size) */
 };
 
 struct dt_proto_namespace {
@@ -638,6 +666,17 @@ void dt_proto_entry_at(const struct dt_proto_list_rep *l, uint32_t i, struct dt_
  */
 void dt_proto_region_stats_at(const struct dt_proto_stats_rep *s, uint32_t i,
 			      struct dt_proto_region_stats *out);
+
+/**
+ * dt_proto_fsync_bad_at() - Bad range @i of an FSYNC reply (version 2).
+ * @f: The reply.
+ * @i: Below @f->count.
+ * @out: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_fsync_bad_at(const struct dt_proto_fsync_rep *f, uint32_t i,
+			   struct dt_proto_range *out);
 
 /**
  * dt_proto_namespace_at() - Record @i of a NAMESPACES reply.
