@@ -287,6 +287,7 @@ static int do_dirty(struct req *q)
 	const struct dt_proto_dirty_req *d = &q->m->dirty_req;
 	struct dt_page_range *pr = q->w->pages;
 	struct dt_proto_range rg;
+	struct dt_badblock hit;
 	struct srv_region *sr;
 	uint64_t pages = 0;
 	uint32_t i;
@@ -303,6 +304,13 @@ static int do_dirty(struct req *q)
 		if (ret)
 			goto out;
 		pages += pr[i].last - pr[i].first + 1;
+		/* A dirty bad page could never be flushed: refuse it now. */
+		if (dt_region_find_bad(sr->r, pr[i].first * PAGE_SIZE_4K,
+				       (pr[i].last - pr[i].first + 1) * PAGE_SIZE_4K, &hit)) {
+			ret = bad_block(q, sr, pr[i].first * PAGE_SIZE_4K,
+					(pr[i].last - pr[i].first + 1) * PAGE_SIZE_4K, &hit);
+			goto out;
+		}
 	}
 	ret = dt_mapping_mark_dirty_ranges(sr->r->mapping, pr, d->count);
 	if (!ret) {
@@ -314,6 +322,86 @@ out:
 	return ret;
 }
 
+/* Add the writeback of pages [@first, @last] to @sum; the first error is kept. */
+static int writeback_part(struct dt_region *r, uint64_t first, uint64_t last,
+			  struct dt_writeback_report *sum)
+{
+	struct dt_writeback_report rep = { 0 };
+	int ret = dt_region_writeback(r, first, last, &rep);
+
+	sum->entries += rep.entries;
+	sum->bytes += rep.bytes;
+	sum->ranges += rep.ranges;
+	return ret;
+}
+
+/* Pages [*bf, *bl] of a bad range, widened to the whole entries there (a 2MiB one). */
+static void bad_pages(struct dt_region *r, const struct dt_badblock *b, uint64_t last,
+		      uint64_t *bf, uint64_t *bl)
+{
+	struct dt_mapping_entry me;
+
+	*bf = b->offset / PAGE_SIZE_4K;
+	*bl = (b->offset + b->len - 1) / PAGE_SIZE_4K;
+	if (*bl > last)
+		*bl = last;
+	if (dt_mapping_lookup(r->mapping, *bf, &me))
+		*bf = me.index;
+	if (dt_mapping_lookup(r->mapping, *bl, &me))
+		*bl = me.index + (1ULL << me.order) - 1;
+}
+
+/*
+ * Write back pages [@first, @last] but those of the bad ranges, as the kernel
+ * does: every good dirty page is flushed, a bad one is not touched (a flush
+ * would read poisoned memory).  The bad ranges (clipped to the pages) go to
+ * q->bad, at most DT_PROTO_MAX_BAD of them, *@more if there were more.
+ */
+static int writeback_good(struct req *q, struct dt_region *r, uint64_t first, uint64_t last,
+			  struct dt_writeback_report *sum, uint32_t *nbad, bool *more)
+{
+	uint64_t p = first, bf, bl, end = (last + 1) * PAGE_SIZE_4K, s, e;
+	struct dt_badblock b;
+	int ret = 0, err;
+
+	*nbad = 0;
+	*more = false;
+	while (p <= last && dt_region_next_bad(r, p * PAGE_SIZE_4K, end - p * PAGE_SIZE_4K, &b)) {
+		bad_pages(r, &b, last, &bf, &bl);
+		if (bf > p && (err = writeback_part(r, p, bf - 1, sum)) && !ret)
+			ret = err;
+		s = b.offset > first * PAGE_SIZE_4K ? b.offset : first * PAGE_SIZE_4K;
+		e = b.offset + b.len < end ? b.offset + b.len : end;
+		if (*nbad < DT_PROTO_MAX_BAD)
+			q->bad[(*nbad)++] = (struct dt_proto_range){ s, e - s };
+		else
+			*more = true;
+		p = bl + 1 > p ? bl + 1 : p + 1;
+	}
+	if (p <= last && (err = writeback_part(r, p, last, sum)) && !ret)
+		ret = err;
+	return ret;
+}
+
+/*
+ * A bad range in the fsync's pages: the good pages were flushed; -EIO, and
+ * (version 2) the reply names the bad ranges.
+ */
+static int fsync_bad(struct req *q, struct srv_region *sr, uint64_t off, uint64_t len,
+		     uint32_t nbad, bool more)
+{
+	struct dt_proto_fsync_rep *r = &q->rep.fsync_rep;
+	struct dt_badblock first = { q->bad[0].offset, q->bad[0].length };
+
+	dt_region_next_bad(sr->r, first.offset, 1, &first);	/* the whole range, for the log */
+	__atomic_fetch_add(&sr->r->counters.bad_hits, 1, __ATOMIC_RELAXED);
+	r->count = nbad;
+	r->flags = more ? DT_FSYNC_BAD_MORE : 0;
+	r->bad = q->bad;
+	q->rep.status = -EIO;
+	return bad_block(q, sr, off, len, &first);
+}
+
 static int do_fsync(struct req *q)
 {
 	const struct dt_proto_fsync_req *f = &q->m->fsync_req;
@@ -321,7 +409,8 @@ static int do_fsync(struct req *q)
 	struct dt_writeback_report rep = { 0 };
 	uint64_t first, last, off, len, t0;
 	struct srv_region *sr;
-	struct dt_badblock hit;
+	uint32_t nbad;
+	bool more;
 	int ret;
 
 	ret = dt_req_region(q, f->region, true, &sr);
@@ -335,15 +424,10 @@ static int do_fsync(struct req *q)
 	/* The writeback flushes whole pages: a bad sector in one of them is touched. */
 	off = first * PAGE_SIZE_4K;
 	len = (last - first + 1) * PAGE_SIZE_4K;
-	if (dt_region_find_bad(sr->r, off, len, &hit)) {
-		ret = bad_block(q, sr, off, len, &hit);
-		goto out;
-	}
 	t0 = srv_now_ns();
-	ret = dt_region_writeback(sr->r, first, last, &rep);
+	ret = writeback_good(q, sr->r, first, last, &rep, &nbad, &more);
 	if (!ret && (f->flags & DT_FSYNC_DEEP))
-		ret = dt_region_deep_flush(sr->r, first * PAGE_SIZE_4K,
-					   (last - first + 1) * PAGE_SIZE_4K);
+		ret = dt_region_deep_flush(sr->r, off, len);
 	if (ret) {
 		dt_log(LOG_ERR, "region \"%s\": fsync of %llu+%llu: %s", sr->r->name,
 		       (unsigned long long)off, (unsigned long long)len, strerror(-ret));
@@ -359,6 +443,8 @@ static int do_fsync(struct req *q)
 	add(&sr->flushed_bytes, rep.bytes);
 	add(&q->srv->stats.fsyncs, 1);
 	add(&q->srv->stats.bytes_flushed, rep.bytes);
+	if (nbad)
+		ret = fsync_bad(q, sr, off, len, nbad, more);
 out:
 	dt_req_put(q, sr);
 	return ret;
@@ -417,7 +503,8 @@ int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size
 	struct dt_server *srv = w->srv;
 	struct dt_msg m;
 	struct req q = { .w = w, .srv = srv, .c = c, .m = &m, .fd = fd };
-	int ret;
+	bool encoded = false;
+	int ret, err;
 
 	ret = dt_proto_decode(w->in, len, &m);
 	if (ret && dt_proto_peek(w->in, len, &m)) {
@@ -436,17 +523,23 @@ int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size
 	}
 	if (q.fd >= 0)
 		close(q.fd);
-	if (!ret) {
-		ret = dt_proto_encode(&q.rep, w->out, DT_PROTO_MAX_MSG, out_len);
-		if (!ret)
+	/* A handler that set its reply's status answers the error with a payload. */
+	if (!ret || ret == q.rep.status) {
+		err = dt_proto_encode(&q.rep, w->out, DT_PROTO_MAX_MSG, out_len);
+		if (!err && !ret)
 			return 0;
-		dt_log(LOG_ERR, "client %llu: %s reply: encoding failed: %s", cid(c),
-		       dt_proto_op_name(m.op), strerror(-ret));
-		ret = -EIO;
+		encoded = !err;
+		if (err) {
+			dt_log(LOG_ERR, "client %llu: %s reply: encoding failed: %s", cid(c),
+			       dt_proto_op_name(m.op), strerror(-err));
+			ret = -EIO;
+		}
 	}
 	add(&srv->stats.errors, 1);
 	dt_log(LOG_DEBUG, "client %llu: %s id %u: %s", cid(c), dt_proto_op_name(m.op),
 	       (unsigned)m.id, dt_proto_status_name(ret));
+	if (encoded)
+		return 0;
 	/* Also for what the encoder refuses: an unknown opcode or version. */
 	return dt_proto_encode_error(&m, ret, w->out, DT_PROTO_MAX_MSG, out_len) ? -EBADMSG : 0;
 }

@@ -25,7 +25,7 @@ uint8_t dt_region_wire_match(enum dt_region_match m)
 	}
 }
 
-bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit)
+bool dt_region_next_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit)
 {
 	uint64_t end = off + len < off ? UINT64_MAX : off + len;
 	bool found = false;
@@ -47,9 +47,15 @@ bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct 
 		}
 	}
 	pthread_rwlock_unlock(&r->ns_lock);
-	if (found)
-		count(&r->counters.bad_hits, 1);
 	return found;
+}
+
+bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit)
+{
+	if (!dt_region_next_bad(r, off, len, hit))
+		return false;
+	count(&r->counters.bad_hits, 1);
+	return true;
 }
 
 bool dt_region_range_bad(struct dt_region *r, uint64_t off, uint64_t len)

@@ -90,7 +90,8 @@ enum dt_flush_event {
  * @full_flushes: dt_region_flush_all() calls.
  * @deep_flushes: dt_region_deep_flush() calls.
  * @flush_errors: Failed pmem_msync() calls.
- * @bad_hits: dt_region_find_bad() calls that found a bad block.
+ * @bad_hits: Requests refused for a bad block (dt_region_find_bad() calls
+ *	       that found one; FSYNCs that left bad pages unflushed).
  * @deep_flush_ndctl: Deep flushes done by ndctl_region_deep_flush().
  * @deep_flush_pmem: Deep flushes done by libpmem's pmem_deep_drain().
  * @deep_flush_failed: Deep flushes that neither could do (an error).
@@ -400,6 +401,22 @@ void dt_region_ns_info(struct dt_region *r, struct dt_region_ns_info *out);
  * Return: true if some byte of [@off, @off + @len) is in a bad range.
  */
 bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit);
+
+/**
+ * dt_region_next_bad() - dt_region_find_bad() without counting a hit.
+ * @r: The region.
+ * @off: First byte.
+ * @len: Bytes (0: never bad).
+ * @hit: If not NULL, receives the first bad range (region offsets, whole:
+ *	 not clipped to the byte range).
+ *
+ * For a walk over the bad ranges of a byte range (an fsync flushing the
+ * good pages between them).
+ *
+ * Context: Any thread; takes @r->ns_lock for reading.
+ * Return: true if some byte of [@off, @off + @len) is in a bad range.
+ */
+bool dt_region_next_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit);
 
 /**
  * dt_region_wire_match() - A match as the protocol says it.

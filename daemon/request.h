@@ -24,6 +24,7 @@ struct req {
 	const struct dt_msg *m;
 	struct dt_msg rep;
 	int fd;
+	struct dt_proto_range bad[DT_PROTO_MAX_BAD];	/* an FSYNC's bad ranges (rep) */
 };
 
 #define cid(c) ((unsigned long long)(c)->id)

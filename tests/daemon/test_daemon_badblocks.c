@@ -5,8 +5,11 @@
  *   - FAULT: a page in a bad range answers -EIO, a page next to it is
  *     served; a PMD fault whose 2MiB run covers a bad range answers -EIO,
  *     one on a clean run is served as a PMD entry;
- *   - FSYNC: a range touching a bad range (or the whole region) answers
- *     -EIO, one that does not is served and flushes;
+ *   - FSYNC: a range touching a bad range (or the whole region) flushes its
+ *     good pages and answers -EIO naming the bad ranges (version 2), one
+ *     that does not is served and flushes; a DIRTY of a bad page is -EIO;
+ *   - a version-1 peer: version-1 replies, the old STATS record, FSYNC -EIO
+ *     without ranges (the good page flushed all the same);
  *   - REGIONS: badblocks, bad_bytes, the BADBLOCKS flag, the namespace match
  *     (no namespaces on a machine without NVDIMMs), dev_major/dev_minor of
  *     the file's st_dev; adjacent injected ranges are merged, one running
@@ -142,6 +145,25 @@ static void check_stats(struct dh_conn *c, uint32_t id, uint32_t nbad, uint64_t 
 	CHECK_EQ(s.bad_hits, hits);
 }
 
+/* An FSYNC reply of -EIO naming one bad range (@off2/@len2: a second one, or 0). */
+static void check_bad_ranges(const struct dt_msg *rep, uint64_t off, uint64_t len, uint64_t off2,
+			     uint64_t len2)
+{
+	struct dt_proto_range b;
+
+	CHECK_EQ(rep->status, -EIO);
+	CHECK_EQ(rep->fsync_rep.count, (len2 ? 2U : 1U));
+	CHECK_EQ(rep->fsync_rep.flags, 0);
+	dt_proto_fsync_bad_at(&rep->fsync_rep, 0, &b);
+	CHECK_EQ(b.offset, off);
+	CHECK_EQ(b.length, len);
+	if (!len2)
+		return;
+	dt_proto_fsync_bad_at(&rep->fsync_rep, 1, &b);
+	CHECK_EQ(b.offset, off2);
+	CHECK_EQ(b.length, len2);
+}
+
 static void test_start_log(void)
 {
 	dt_test_ctx("start-up log");
@@ -217,26 +239,100 @@ static void test_fsync(void)
 	hits_a++;
 	CHECK(dh_log_has("FSYNC on region \"a\" at 3145728+8192: touches the bad block range "
 			 "3149824+8192: Input/output error"));
-	CHECK_EQ(dh_fsync(c, ra, DT_FSYNC_WHOLE, 0, 0, &rep), -EIO);
-	hits_a++;
-	CHECK_EQ(dh_fsync(c, ra, 0, A_BAD_OFF + A_BAD_LEN - 1, 1, &rep), -EIO);	/* last byte */
-	hits_a++;
-	CHECK_EQ(dh_flush_count(NULL, -1, -1, NULL), 0);	/* refused before any flush */
-	/* Up to the bad range: served, flushes the page dirtied at 3M by test_faults(). */
-	CHECK_EQ(dh_fsync(c, ra, 0, 0, A_BAD_OFF, &rep), 0);
+	/* As the kernel's writeback: the good page dirtied at 3M by test_faults() is flushed. */
 	CHECK_EQ(rep.fsync_rep.entries, 1);
 	CHECK_EQ(dh_flush_count("a", 3 * MB, PG, "range"), 1);
+	check_bad_ranges(&rep, A_BAD_OFF, PG, 0, 0);	/* clipped to the fsync's pages */
+	CHECK_EQ(dh_fsync(c, ra, DT_FSYNC_WHOLE, 0, 0, &rep), -EIO);
+	hits_a++;
+	CHECK_EQ(rep.fsync_rep.entries, 0);
+	check_bad_ranges(&rep, A_BAD_OFF, A_BAD_LEN, 0, 0);
+	CHECK_EQ(dh_fsync(c, ra, 0, A_BAD_OFF + A_BAD_LEN - 1, 1, &rep), -EIO);	/* last byte */
+	hits_a++;
+	check_bad_ranges(&rep, A_BAD_OFF + PG, PG, 0, 0);
+	CHECK_EQ(dh_flush_count(NULL, -1, -1, "range"), 1);	/* no bad page touched */
+	/* A DIRTY of a bad page is refused: it could never be flushed. */
+	CHECK_EQ(dh_dirty1(c, ra, A_BAD_OFF + A_BAD_LEN - 1, 2), -EIO);
+	hits_a++;
+	/* Up to the bad range: served, flushes the page at 3M dirtied again. */
+	CHECK_EQ(dh_dirty1(c, ra, 3 * MB, PG), 0);
+	CHECK_EQ(dh_fsync(c, ra, 0, 0, A_BAD_OFF, &rep), 0);
+	CHECK_EQ(rep.fsync_rep.entries, 1);
+	CHECK_EQ(rep.fsync_rep.count, 0);
+	CHECK_EQ(dh_flush_count("a", 3 * MB, PG, "range"), 2);
 	CHECK_EQ(dh_fsync(c, ra, 0, A_BAD_OFF + A_BAD_LEN, 8 * MB - A_BAD_OFF - A_BAD_LEN, &rep),
 		 0);
 	CHECK_EQ(dh_fsync(c, rb, 0, B_BAD1_OFF + PG, PG, &rep), 0);
 	CHECK_EQ(dh_fsync(c, rb, 0, B_BAD2_OFF, 512, &rep), -EIO);
 	hits_b++;
+	check_bad_ranges(&rep, B_BAD2_OFF, 512, 0, 0);
+	CHECK_EQ(dh_fsync(c, rb, DT_FSYNC_WHOLE, 0, 0, &rep), -EIO);	/* both ranges */
+	hits_b++;
+	check_bad_ranges(&rep, B_BAD1_OFF, 512, B_BAD2_OFF, 512);
 	/* A clean sector of a page with a bad one: the whole page would be flushed. */
 	CHECK_EQ(dh_fsync(c, rb, 0, B_BAD1_OFF + 512, 512, &rep), -EIO);
 	hits_b++;
 	CHECK_EQ(dh_fsync(c, rb, 0, 4 * MB - PG, 512, &rep), -EIO);
 	hits_b++;
 	CHECK_EQ(dh_fsync(c, rc, DT_FSYNC_WHOLE, 0, 0, &rep), 0);
+	dh_close(c);
+}
+
+/* A version-1 request of @op to @c. */
+static int call_v1(struct dh_conn *c, struct dt_msg *req, struct dt_msg *rep)
+{
+	req->version = 1;
+	return dh_call(c, req, rep);
+}
+
+/*
+ * A version-1 peer (HELLO max 1) of the version-2 daemon: version-1 replies,
+ * the old STATS record (224 bytes: the decoder checks the size), an FSYNC
+ * over a bad range answered -EIO without ranges after its good page was
+ * flushed; a version-2 request is refused.
+ */
+static void test_v1_peer(void)
+{
+	struct dh_conn *c = dh_connect();
+	struct dt_proto_region_stats s;
+	struct dt_proto_range r = { 3 * MB, PG };
+	struct dt_msg req, rep;
+	unsigned flushed = dh_flush_count("a", 3 * MB, PG, "range");
+
+	dt_test_ctx("version-1 peer");
+	if (!CHECK(c))
+		return;
+	dt_proto_init_request(&req, DT_OP_HELLO, 0);
+	req.hello_req.min_version = 1;
+	req.hello_req.max_version = 1;
+	CHECK_EQ(dh_call(c, &req, &rep), 0);
+	CHECK_EQ(rep.hello_rep.version, 1);
+	dt_proto_init_request(&req, DT_OP_STATS, 0);
+	req.stats_req.region = ra;
+	CHECK_EQ(call_v1(c, &req, &rep), 0);
+	CHECK_EQ(rep.version, 1);
+	CHECK_EQ(rep.stats_rep.version, 1);
+	dt_proto_region_stats_at(&rep.stats_rep, 0, &s);
+	CHECK_EQ(s.id, ra);
+	CHECK_EQ(s.badblocks, 1);
+	CHECK_EQ(s.bad_hits, hits_a);
+	dt_proto_init_request(&req, DT_OP_DIRTY, 0);
+	req.dirty_req.region = ra;
+	req.dirty_req.count = 1;
+	req.dirty_req.ranges = &r;
+	CHECK_EQ(call_v1(c, &req, &rep), 0);
+	dt_proto_init_request(&req, DT_OP_FSYNC, 0);
+	req.fsync_req.region = ra;
+	req.fsync_req.offset = 3 * MB;
+	req.fsync_req.length = 2 * PG;
+	CHECK_EQ(call_v1(c, &req, &rep), -EIO);
+	hits_a++;
+	CHECK_EQ(rep.version, 1);
+	CHECK_EQ(rep.fsync_rep.count, 0);
+	CHECK_EQ(dh_flush_count("a", 3 * MB, PG, "range"), flushed + 1);
+	dt_proto_init_request(&req, DT_OP_STATS, 0);	/* version 2 */
+	req.stats_req.region = ra;
+	CHECK_EQ(dh_call(c, &req, &rep), -EPROTO);
 	dh_close(c);
 }
 
@@ -300,6 +396,7 @@ static void test_serving(void)
 	test_faults(c);
 	test_fsync();
 	check_all_records(c);
+	test_v1_peer();
 	test_rescan(c);
 	dh_close(c);
 	dt_test_ctx("SIGTERM");
