@@ -652,8 +652,22 @@ static bool batch_overlaps(const struct dt_client_region *r, uint64_t offset, ui
 	return dt_rset_overlaps(&r->batch, page_down(offset), page_end(r, offset + length));
 }
 
+/* Copy the FSYNC reply out of c->rx: the counts, and up to @max bad ranges to @bad. */
+static void fsync_out(const struct dt_proto_fsync_rep *rep, struct dt_proto_fsync_rep *out,
+		      struct dt_proto_range *bad, uint32_t max)
+{
+	for (uint32_t i = 0; bad && i < rep->count && i < max; i++)
+		dt_proto_fsync_bad_at(rep, i, &bad[i]);
+	if (!out)
+		return;
+	*out = *rep;
+	out->bad = NULL;
+	out->raw = NULL;
+}
+
 static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			unsigned flags, struct dt_proto_fsync_rep *out)
+			unsigned flags, struct dt_proto_fsync_rep *out, struct dt_proto_range *bad,
+			uint32_t max)
 {
 	struct dt_client *c = r->c;
 	struct dt_msg req, rep;
@@ -663,7 +677,11 @@ static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t le
 	req.fsync_req.flags = flags;
 	req.fsync_req.offset = offset;
 	req.fsync_req.length = length;
-	err = region_xact(r, batch_overlaps(r, offset, length, flags), &req, &rep);
+	err = dt_client_xact(c, r, batch_overlaps(r, offset, length, flags), &req, -1, &rep);
+	if (!err && rep.status == -EIO)
+		fsync_out(&rep.fsync_rep, out, bad, max);	/* all zero without ranges */
+	if (!err)
+		err = rep.status;
 	if (r->dirty_err) {
 		/* Marks were refused: this fsync cannot vouch for them. */
 		if (!err)
@@ -676,19 +694,25 @@ static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t le
 		dt_rset_clear(&r->acked);
 	else
 		dt_rset_sub(&r->acked, page_down(offset), page_end(r, offset + length));
-	if (out)
-		*out = rep.fsync_rep;
+	fsync_out(&rep.fsync_rep, out, NULL, 0);
 	return 0;
 }
 
 int dt_client_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length, unsigned flags,
 		    struct dt_proto_fsync_rep *out)
 {
+	return dt_client_fsync_bad(r, offset, length, flags, out, NULL, 0);
+}
+
+int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			unsigned flags, struct dt_proto_fsync_rep *out, struct dt_proto_range *bad,
+			uint32_t max)
+{
 	struct dt_client *c = r->c;
 	int err;
 
 	pthread_mutex_lock(&c->lock);
-	err = fsync_locked(r, offset, length, flags, out);
+	err = fsync_locked(r, offset, length, flags, out, bad, max);
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }
@@ -702,7 +726,7 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
 	pthread_mutex_lock(&c->lock);
 	err = dirty_locked(r, offset, length);
 	if (!err)
-		err = fsync_locked(r, offset, length, 0, out);
+		err = fsync_locked(r, offset, length, 0, out, NULL, 0);
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }
@@ -718,7 +742,7 @@ int dt_client_persist(struct dt_client_region *r, const void *addr, size_t lengt
 	if (!err)
 		err = dirty_locked(r, offset, length);
 	if (!err)
-		err = fsync_locked(r, offset, length, 0, NULL);
+		err = fsync_locked(r, offset, length, 0, NULL, NULL, 0);
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }

@@ -1515,6 +1515,31 @@ static void test_not_running(void)
 	run_free(&r);
 }
 
+/* fsync over the bad range of r2: the good pages flushed, the bad range named, exit 1. */
+static void test_fsync_bad(void)
+{
+	struct json_object *o, *b;
+	struct run r;
+
+	dt_test_ctx("fsync, a bad range");
+	CTL(&r, "fsync", "--range", "28M+4M", "r2");
+	CHECK_RUN(&r, 1);
+	CHECK(has(r.out, "region \"r2\": flushed "));
+	CHECK(has(r.err, "region \"r2\": fsync: Input/output error: 1 bad block range not "
+			 "flushed:\n  8 KiB at 0x1e00000\n"));
+	run_free(&r);
+	CTL(&r, "--json", "fsync", "r2");
+	CHECK_RUN(&r, 1);
+	o = parse(r.out);
+	CHECK(!strcmp(get_str(o, "error"), "EIO"));
+	b = json_object_array_get_idx(get(o, "bad_ranges"), 0);
+	CHECK_EQ(get_u64(b, "offset"), 30 * MiB);
+	CHECK_EQ(get_u64(b, "length"), 8192);
+	CHECK(json_object_array_length(get(o, "bad_ranges")) == 1);
+	json_object_put(o);
+	run_free(&r);
+}
+
 /* The daemon again, with a bad range in r2: the new fields of regions and stats. */
 static void test_badblocks(void)
 {
@@ -1580,6 +1605,7 @@ static void test_badblocks(void)
 	CHECK(has(r.out, "\ndaxtrack_region_bad_hits_total{region=\"r2\"} 2\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_bad_hits_total{region=\"r1\"} 0\n"));
 	run_free(&r);
+	test_fsync_bad();
 }
 
 /* The lines of @text containing @needle. */

@@ -37,9 +37,51 @@ static void fsync_text(const struct fsync_args *a, const char *name,
 	       a->deep ? " and a deep flush" : "", ctl_fmt_time_ns(r->time_ns, t));
 }
 
+/* Bad ranges shown by `fsync` (the reply names up to DT_PROTO_MAX_BAD). */
+#define FSYNC_BAD_SHOWN	DT_PROTO_MAX_BAD
+
+/*
+ * An fsync answered -EIO for bad blocks: the good pages were flushed (the
+ * usual line), then the bad ranges, not flushed, on standard error.
+ */
+static int fsync_bad_text(const struct fsync_args *a, const char *name,
+			  const struct dt_proto_fsync_rep *r, const struct dt_proto_range *bad)
+{
+	char off[CTL_FMT_LEN], len[CTL_FMT_LEN];
+	uint32_t i, n = r->count < FSYNC_BAD_SHOWN ? r->count : FSYNC_BAD_SHOWN;
+
+	fsync_text(a, name, r);
+	ctl_err("region \"%s\": fsync: %s: %u bad block %s not flushed%s:", name, strerror(EIO),
+		(unsigned)r->count, ctl_plural(r->count, "range", "ranges"),
+		(r->flags & DT_FSYNC_BAD_MORE) ? " (and more)" : "");
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "  %s at %s\n", ctl_fmt_bytes(bad[i].length, len),
+			ctl_fmt_offset(bad[i].offset, off));
+	return CTL_EXIT_FAIL;
+}
+
+static int fsync_print(struct ctl *ctl, const struct fsync_args *a, const struct ctl_region *rg,
+		       const struct dt_proto_fsync_rep *rep, const struct dt_proto_range *bad)
+{
+	uint64_t length = a->whole ? rg->info.size : a->length;
+	int ret;
+
+	if (ctl->json) {
+		ret = ctl_json_print(ctl_json_fsync(rg->info.name, a->offset, length, a->deep, rep,
+						    bad, FSYNC_BAD_SHOWN),
+				     true);
+		return bad ? CTL_EXIT_FAIL : ret;
+	}
+	if (bad)
+		return fsync_bad_text(a, rg->info.name, rep, bad);
+	fsync_text(a, rg->info.name, rep);
+	return 0;
+}
+
 static int fsync_run(struct ctl *ctl, const struct fsync_args *a)
 {
 	unsigned flags = (a->whole ? DT_FSYNC_WHOLE : 0) | (a->deep ? DT_FSYNC_DEEP : 0);
+	static struct dt_proto_range bad[FSYNC_BAD_SHOWN];
 	char path[DT_PROTO_PATH_MAX];
 	struct dt_proto_fsync_rep rep;
 	struct ctl_region region;
@@ -53,20 +95,18 @@ static int fsync_run(struct ctl *ctl, const struct fsync_args *a)
 		ret = ctl_region_error(a->region, "attach", err);
 		goto out;
 	}
-	err = dt_client_fsync(region.r, a->offset, a->length, flags, &rep);
+	err = dt_client_fsync_bad(region.r, a->offset, a->length, flags, &rep, bad,
+				  FSYNC_BAD_SHOWN);
 	if (err == -EPERM) {
 		ctl_err("region \"%s\": fsync: %s (needs root or write access to %s)",
 			region.info.name, strerror(EPERM), path);
 		ret = CTL_EXIT_FAIL;
+	} else if (err == -EIO && rep.count) {
+		ret = fsync_print(ctl, a, &region, &rep, bad);
 	} else if (err) {
 		ret = ctl_region_error(region.info.name, "fsync", err);
-	} else if (ctl->json) {
-		ret = ctl_json_print(ctl_json_fsync(region.info.name, a->offset,
-						    a->whole ? region.info.size : a->length,
-						    a->deep, &rep),
-				     true);
 	} else {
-		fsync_text(a, region.info.name, &rep);
+		ret = fsync_print(ctl, a, &region, &rep, NULL);
 	}
 out:
 	dt_client_close(c);

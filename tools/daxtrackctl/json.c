@@ -305,8 +305,28 @@ static struct json_object *range_object(const char *region, uint64_t offset, uin
 	return o;
 }
 
+static void add_bad_ranges(struct json_object *o, const struct dt_proto_range *bad, uint32_t n,
+			   bool more)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (uint32_t i = 0; a && i < n; i++) {
+		struct json_object *r = json_object_new_object();
+
+		if (!r)
+			break;
+		add_u64(r, "offset", bad[i].offset);
+		add_u64(r, "length", bad[i].length);
+		json_object_array_add(a, r);
+	}
+	add_str(o, "error", "EIO");
+	json_object_object_add(o, "bad_ranges", a);
+	add_bool(o, "bad_more", more);
+}
+
 struct json_object *ctl_json_fsync(const char *region, uint64_t offset, uint64_t length,
-				   bool deep, const struct dt_proto_fsync_rep *rep)
+				   bool deep, const struct dt_proto_fsync_rep *rep,
+				   const struct dt_proto_range *bad, uint32_t nbad)
 {
 	struct json_object *o = range_object(region, offset, length);
 
@@ -317,6 +337,9 @@ struct json_object *ctl_json_fsync(const char *region, uint64_t offset, uint64_t
 	add_u64(o, "bytes", rep->bytes);
 	add_u64(o, "ranges", rep->ranges);
 	add_u64(o, "time_ns", rep->time_ns);
+	if (bad)
+		add_bad_ranges(o, bad, rep->count < nbad ? rep->count : nbad,
+			       rep->count > nbad || (rep->flags & DT_FSYNC_BAD_MORE));
 	return o;
 }
 

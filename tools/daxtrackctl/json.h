@@ -55,9 +55,14 @@ struct json_object *ctl_json_lookup(const char *region, uint64_t offset,
 struct json_object *ctl_json_dirty(const char *region, uint64_t offset, uint64_t length,
 				   uint64_t dirty_entries, uint64_t dirty_bytes);
 
-/* The fsync object. */
+/*
+ * The fsync object; @bad (@rep->count ranges, at most @nbad of them listed),
+ * NULL after a success: an fsync answered -EIO for bad blocks also has
+ * "error": "EIO", "bad_ranges" [{"offset", "length"}] and "bad_more".
+ */
 struct json_object *ctl_json_fsync(const char *region, uint64_t offset, uint64_t length,
-				   bool deep, const struct dt_proto_fsync_rep *rep);
+				   bool deep, const struct dt_proto_fsync_rep *rep,
+				   const struct dt_proto_range *bad, uint32_t nbad);
 
 /* The dump object. */
 struct json_object *ctl_json_dump(const char *region, const char *text, size_t len);

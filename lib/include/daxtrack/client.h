@@ -522,12 +522,38 @@ int dt_client_flush_dirty(struct dt_client *c);
  *
  * Context: Any thread.  Takes the handle's lock; blocks.
  * Return: 0; -EPERM without write rights; -ERANGE past the end; -EINVAL for
- * bad flags or a zero length; -EIO for a bad block or a failed flush; a
+ * bad flags or a zero length; -EIO for a bad block (after the good pages were
+ * flushed: dt_client_fsync_bad() tells the ranges) or a failed flush; a
  * remembered refusal of an earlier DIRTY batch of the region; a connection
  * error when the daemon stays away.
  */
 int dt_client_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length, unsigned flags,
 		    struct dt_proto_fsync_rep *out);
+
+/**
+ * dt_client_fsync_bad() - dt_client_fsync(), and the bad ranges of an -EIO.
+ * @r: The region handle.
+ * @offset: As dt_client_fsync().
+ * @length: As dt_client_fsync().
+ * @flags: As dt_client_fsync().
+ * @out: If not NULL, filled with the reply on success, and also on -EIO
+ *	for bad blocks (protocol version 2): then the counts say what was
+ *	flushed (every good dirty page of the range), @out->count how many
+ *	bad ranges the daemon named (DT_FSYNC_BAD_MORE in @out->flags: there
+ *	were more).  @out->bad and @out->raw are NULL: the ranges are in @bad.
+ * @bad: If not NULL, receives the first min(@out->count, @max) bad ranges
+ *	(region offsets, clipped to the pages of the range).
+ * @max: Room at @bad.
+ *
+ * With any other -EIO (a failed flush, or a daemon speaking protocol
+ * version 1, which names no range) @out is all zero.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: As dt_client_fsync().
+ */
+int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			unsigned flags, struct dt_proto_fsync_rep *out, struct dt_proto_range *bad,
+			uint32_t max);
 
 /**
  * dt_client_persist() - Dirty then fsync exactly a range of the mapping.
