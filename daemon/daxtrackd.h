@@ -8,6 +8,7 @@
  *   main.c       options, detaching, start-up, the clean stop
  *   signals.c    the main loop: signals, the watchdog, accept
  *   reload.c     SIGHUP: rescan, reread the configuration, add and drop regions
+ *   badblocks-watch.c  rescan when a namespace's badblocks file changes
  *   recovery.c   the unclean-exit marker and the recovery flush
  *   configure.c  load the configuration, apply its limits, open a region,
  *                describe it in the log, write one back
@@ -36,6 +37,24 @@ struct injected_bad {
 #define MAX_INJECTED	64
 #define MAX_RETIRED	16
 
+/* badblocks-watch.c: the sysfs badblocks files watched, and the re-read timer. */
+#define BB_WATCH_MAX		32
+#define BB_WATCH_PERIOD_MS	60000U
+
+struct bb_file {
+	char path[128];
+	int fd;
+	uint64_t hash;			/* of the text last read */
+};
+
+struct bb_watch {
+	unsigned period_ms;		/* --badblocks-poll (testing); 0: the default */
+	int timer_fd;
+	unsigned n;
+	struct bb_file files[BB_WATCH_MAX];
+	uint64_t checks;		/* re-reads done */
+};
+
 struct daemon {
 	const char *config_path;	/* NULL: the default path */
 	char socket_opt[DT_CONFIG_SOCKET_MAX + 1];
@@ -56,6 +75,7 @@ struct daemon {
 	struct injected_bad injected[MAX_INJECTED];
 	unsigned nretired;
 	struct dt_ndctl *retired[MAX_RETIRED];	/* scans a region may still use */
+	struct bb_watch bbw;
 };
 
 /* ---- configure.c ---- */
@@ -90,6 +110,23 @@ int recovery_begin(struct daemon *d);
 
 /* SIGHUP: rescan the namespaces, reread the configuration, apply it. */
 void reload(struct daemon *d);
+
+/* Rescan the namespaces and rematch every region (new bad blocks), logging changes. */
+void rescan_namespaces(struct daemon *d);
+
+/* ---- badblocks-watch.c ---- */
+
+/* The re-read timer and the badblocks files of the regions' namespaces, in the main epoll. */
+int bb_watch_setup(struct daemon *d);
+
+/* Whether @fd is one of the watcher's. */
+bool bb_watch_owns(const struct daemon *d, int fd);
+
+/* A POLLPRI of a badblocks file or the timer: re-read; rescan if a file changed. */
+void bb_watch_event(struct daemon *d, int fd);
+
+/* Close the watcher's files and timer. */
+void bb_watch_close(struct daemon *d);
 
 /* ---- signals.c ---- */
 

@@ -138,6 +138,9 @@ static void usage(FILE *f)
 		"      --inject-badblock REGION:OFFSET:LENGTH\n"
 		"                        testing: a bad block range of REGION, in bytes\n"
 		"                        (multiples of 512), as if libndctl reported it\n"
+		"      --badblocks-poll MS\n"
+		"                        testing: re-read the namespaces' badblocks files every\n"
+		"                        MS milliseconds (default 60000)\n"
 		"  -h, --help            show this help\n"
 		"  -V, --version         show the version\n");
 }
@@ -172,6 +175,23 @@ bad:
 	return -1;
 }
 
+/* --badblocks-poll MS: 1 .. 3600000. */
+static int parse_poll(struct daemon *d, const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || !v || v > 3600000UL) {
+		fprintf(stderr, "daxtrackd: --badblocks-poll %s: expected milliseconds, 1 .. "
+			"3600000\n", arg);
+		return -1;
+	}
+	d->bbw.period_ms = (unsigned)v;
+	return 0;
+}
+
 static int parse_options(struct daemon *d, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -181,6 +201,7 @@ static int parse_options(struct daemon *d, int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "flush-log", required_argument, NULL, 'F' },
 		{ "inject-badblock", required_argument, NULL, 'B' },
+		{ "badblocks-poll", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -216,6 +237,10 @@ static int parse_options(struct daemon *d, int argc, char **argv)
 			break;
 		case 'B':
 			if (parse_injected(d, optarg))
+				return 2;
+			break;
+		case 'P':
+			if (parse_poll(d, optarg))
 				return 2;
 			break;
 		case 'h': usage(stdout); return 0;
@@ -405,6 +430,7 @@ static void cleanup(struct daemon *d, bool clean)
 		close(d->sig_fd);
 	if (d->wd_fd >= 0)
 		close(d->wd_fd);
+	bb_watch_close(d);
 	if (d->main_ep >= 0)
 		close(d->main_ep);
 	if (d->flush_log_fd >= 0) {
@@ -417,7 +443,7 @@ int main(int argc, char **argv)
 {
 	struct daemon d = {
 		.flush_log_fd = -1, .ready_fd = -1, .sig_fd = -1, .wd_fd = -1, .main_ep = -1,
-		.state = { .dirfd = -1, .marker_fd = -1 },
+		.state = { .dirfd = -1, .marker_fd = -1 }, .bbw = { .timer_fd = -1 },
 	};
 	sigset_t set;
 	int ret;

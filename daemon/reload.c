@@ -66,7 +66,7 @@ static void retire_scan(struct daemon *d, struct dt_ndctl *nd)
  * NAMESPACES reads srv.nd as an RCU reader, so the old scan is freed after a
  * grace period.
  */
-static void rescan_namespaces(struct daemon *d)
+void rescan_namespaces(struct daemon *d)
 {
 	struct srv_region *list[DT_PROTO_MAX_REGIONS];
 	char was_ns[32];

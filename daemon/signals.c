@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/signals.c - the main thread's loop: signals through a signalfd
- * (SIGTERM, SIGINT: stop; SIGHUP: reload), the systemd watchdog timer, and
- * the listening socket's new clients.
+ * (SIGTERM, SIGINT: stop; SIGHUP: reload), the systemd watchdog timer, the
+ * listening socket's new clients, and the bad block watcher's files and timer
+ * (badblocks-watch.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -57,7 +58,7 @@ int setup_loop(struct daemon *d)
 			return -errno;
 	}
 #endif
-	return 0;
+	return bb_watch_setup(d);
 }
 
 static void handle_signals(struct daemon *d)
@@ -98,6 +99,8 @@ void loop(struct daemon *d)
 					continue;
 				notify("WATCHDOG=1");
 				notify_status(d);
+			} else if (bb_watch_owns(d, evs[i].data.fd)) {
+				bb_watch_event(d, evs[i].data.fd);
 			}
 		}
 	}

@@ -189,6 +189,34 @@ static int ns_badblocks(struct ndctl_region *region, struct dt_namespace *ns,
 	return 0;
 }
 
+/*
+ * The block device's own bad sectors (/sys/class/block/NAME/badblocks,
+ * "SECTOR COUNT" lines, from the device's sector 0): the kernel fills them
+ * from the region's (ARS) and an administrator may add some (a write to the
+ * file), which the region's list, what libndctl reads, never shows.  Both
+ * lists are merged; overlaps are merged by the region code.
+ */
+static int disk_badblocks(struct dt_namespace *ns)
+{
+	unsigned long long sector, count;
+	char path[PATH_MAX];
+	int ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/badblocks", ns->devname);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!ret && fscanf(f, "%llu %llu%*[^\n]", &sector, &count) == 2) {
+		if (count && sector * 512 < ns->size)
+			ret = add_badblock(ns, sector * 512, count * 512);
+	}
+	fclose(f);
+	if (ns->nbad > 1)
+		qsort(ns->bad, ns->nbad, sizeof(*ns->bad), cmp_badblock);
+	return ret;
+}
+
 static bool has_deep_flush(const char *region)
 {
 	char path[PATH_MAX];
@@ -204,6 +232,7 @@ static int add_namespace(struct dt_ndctl *nd, struct ndctl_bus *bus,
 	struct ndctl_region **regions;
 	struct dt_namespace *ns;
 	unsigned long long data_start;
+	int ret;
 
 	ns = realloc(nd->ns, (nd->nns + 1) * sizeof(*ns));
 	if (!ns)
@@ -229,7 +258,10 @@ static int add_namespace(struct dt_ndctl *nd, struct ndctl_bus *bus,
 	if (!ns->enabled)
 		return 0;
 	data_start = ns_device(ndns, ns);
-	return ns_badblocks(region, ns, data_start);
+	ret = ns_badblocks(region, ns, data_start);
+	if (!ret && !ns->is_chr && ns->devname[0] && data_start != RESOURCE_UNKNOWN)
+		ret = disk_badblocks(ns);
+	return ret;
 }
 
 static int scan_ctx(struct dt_ndctl *nd)

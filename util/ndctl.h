@@ -44,7 +44,9 @@ struct dt_badblock {
  * @enabled: The namespace is active (it, or the pfn, dax or btt device on
  *	     it, is enabled).
  * @nbad: Entries of @bad.
- * @bad: Bad byte ranges relative to offset 0 of /dev/@devname, sorted.
+ * @bad: Bad byte ranges relative to offset 0 of /dev/@devname, sorted: the
+ *	  region's (libndctl) and, for a block device, its own badblocks file's
+ *	  (which may overlap them).
  */
 struct dt_namespace {
 	char bus[32];

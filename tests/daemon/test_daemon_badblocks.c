@@ -16,7 +16,8 @@
  *     past the end is clipped;
  *   - STATS: badblocks, bad_bytes and bad_hits, the refusals counted;
  *   - the log names the bad range; SIGHUP (namespace rescan) keeps it;
- *   - malformed --inject-badblock arguments exit 2 naming the argument; a
+ *   - malformed --inject-badblock and --badblocks-poll arguments exit 2 naming
+ *     the argument (the real re-read is tested in tests/realdax); a
  *     range of an unknown region or past the end of one is a start failure.
  */
 #include <sys/sysmacros.h>
@@ -40,6 +41,7 @@ static const char *const inject[] = {
 	"--inject-badblock", "b:1M:512",
 	"--inject-badblock", "b:4193792:4K",	/* 4M-512: clipped to the region */
 	"--inject-badblock", "d:512K:512",
+	"--badblocks-poll", "20",	/* the re-read timer runs; no namespace file here */
 	NULL,
 };
 
@@ -432,6 +434,17 @@ static void test_malformed(void)
 		dt_test_ctx("--inject-badblock %s", bad[i]);
 		snprintf(want, sizeof(want), "daxtrackd: --inject-badblock %s: expected "
 			 "REGION:OFFSET:LENGTH", bad[i]);
+		CHECK_EQ(dh_run_wait(args), 2);
+		CHECK_EQ(dh_log_count(want), 1);
+	}
+	for (i = 0; i < 4; i++) {
+		static const char *const polls[] = { "0", "x", "10ms", "3600001" };
+		const char *args[] = { "--badblocks-poll", polls[i], "-f", "-c",
+				       "/nonexistent/daxtrackd.conf", NULL };
+
+		dt_test_ctx("--badblocks-poll %s", polls[i]);
+		snprintf(want, sizeof(want), "daxtrackd: --badblocks-poll %s: expected "
+			 "milliseconds", polls[i]);
 		CHECK_EQ(dh_run_wait(args), 2);
 		CHECK_EQ(dh_log_count(want), 1);
 	}

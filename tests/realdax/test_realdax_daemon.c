@@ -12,8 +12,10 @@
  * each matched to its region: the REGIONS record's ns_match, ns_name,
  * ns_device, ns_mode and device number), PTE and PMD faults, DIRTY + FSYNC flushing
  * exactly the dirtied pages (the daemon's --flush-log), deep FSYNC, and
- * persist() of real bytes read back through fresh mappings.  Then SIGTERM,
- * exit 0.
+ * persist() of real bytes read back through fresh mappings; a bad block
+ * written to the pmem block device's badblocks file, picked up by the daemon's
+ * periodic re-read and refused (FAULT, DIRTY), an fsync over it flushing the
+ * good page and naming it.  Then SIGTERM, exit 0.
  *
  * Without DAX_VM_FSDAX_DIR and DAX_VM_DEVDAX it fails (it never skips): it
  * is not a meson test; outside the VM, run it on a host with an fsdax mount
@@ -113,10 +115,12 @@ static int setup(const char *daxtrackd, const char *fsdir)
 	return dth_config(&d.h, "workers = 2\nlog_level = info\n", regions, 2, NULL);
 }
 
-/* Start the daemon and wait for its socket. */
+/* Start the daemon and wait for its socket; the bad block files re-read every 200 ms. */
 static int start(void)
 {
-	return dth_start(&d.h, NULL);
+	static const char *const extra[] = { "--badblocks-poll", "200", NULL };
+
+	return dth_start(&d.h, extra);
 }
 
 /* SIGTERM and reap: the exit status, or -1. */
@@ -731,6 +735,60 @@ out:
 	free(buf);
 }
 
+/*
+ * A bad block the kernel really reports: a sector of the fsdax file written
+ * to the pmem block device's badblocks file (the emulated NVDIMM has no
+ * error injection: "ndctl inject-error" says "not supported").  The daemon
+ * sees it at its next re-read (no rescan asked), then refuses a fault of the
+ * page, and an fsync over it flushes the good page before it and answers
+ * -EIO naming the bad range.  The file is kept linked (its blocks stay
+ * allocated) so that no later file of the suite lands on the bad sector.
+ */
+static void check_badblock(struct dt_client *c)
+{
+	const uint64_t good = 300 * PG, bad = 301 * PG;
+	struct dt_proto_range got[4] = { 0 };
+	struct dt_proto_region_stats s = { 0 };
+	struct dt_proto_fsync_rep rep = { 0 };
+	struct dt_proto_fault_rep f;
+	char path[PATH_MAX], keep[PATH_MAX + 16];
+	FILE *bb;
+	int i;
+
+	dt_test_ctx("bad block in the fsdax region");
+	/* A write fault: a read fault makes a ZERO entry, without a sector. */
+	if (!CHECK(d.fsdax_dev && *d.fsdax_dev) ||
+	    !CHECK_EQ(dt_client_fault(fs.r, bad, 0, DT_FAULT_REQ_WRITE, &f), 0) ||
+	    !CHECK(f.sector != 0))
+		return;
+	CHECK_EQ(dt_client_fsync(fs.r, bad, PG, 0, NULL), 0);	/* clean again */
+	CHECK_EQ(dt_client_dirty(fs.r, good, PG), 0);
+	snprintf(keep, sizeof(keep), "%s.badblock", d.fs_path);
+	CHECK_EQ(link(d.fs_path, keep), 0);
+	fmt(path, sizeof(path), "/sys/class/block/%s/badblocks", base_name(d.fsdax_dev));
+	bb = fopen(path, "w");
+	if (!CHECK(bb != NULL))
+		return;
+	fprintf(bb, "%llu 8\n", (unsigned long long)f.sector);
+	CHECK_EQ(fclose(bb), 0);
+	for (i = 0; i < 200 && region_stats(c, &fs, &s) && !s.badblocks; i++)
+		usleep(50000);
+	CHECK_EQ(s.badblocks, 1);
+	CHECK_EQ(s.bad_bytes, PG);
+	CHECK(log_has("badblocks changed: rescanning the namespaces"));
+	CHECK_EQ(dt_client_fault(fs.r, bad + 5, 0, 0, &f), -EIO);
+	CHECK_EQ(dt_client_fault(fs.r, bad + PG, 0, 0, &f), 0);
+	CHECK_EQ(dt_client_fsync_bad(fs.r, good, 2 * PG, 0, &rep, got, 4), -EIO);
+	CHECK_EQ(rep.entries, 1);	/* the good page, flushed */
+	CHECK_EQ(rep.count, 1);
+	CHECK_EQ(got[0].offset, bad);
+	CHECK_EQ(got[0].length, PG);
+	CHECK_EQ(dt_client_dirty(fs.r, bad, 1), 0);	/* batched: refused when sent */
+	CHECK_EQ(dt_client_flush_dirty(c), -EIO);
+	printf("realdax: bad block at sector %llu of %s seen after %d ms\n",
+	       (unsigned long long)f.sector, d.fsdax_dev, i * 50);
+}
+
 static void run(struct dt_client *c)
 {
 	check_regions(c);
@@ -749,6 +807,7 @@ static void run(struct dt_client *c)
 	check_deep_fsync(&dx, 40 * PG);
 	check_persist(&fs, 100 * PG + 123, 1);
 	check_persist(&dx, 5 * PMD_SZ + 777, 2);
+	check_badblock(c);
 }
 
 int main(int argc, char **argv)
