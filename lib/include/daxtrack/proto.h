@@ -36,7 +36,7 @@
  *               count not matching the bytes, a reserved field or header flag
  *               not zero, a string not NUL-terminated and NUL-padded, a
  *               request with a status, a reply status > 0 or < -4095, an
- *               error reply with a payload.
+ *               error reply with a payload (but a version-2 FSYNC -EIO).
  *   -EPROTO     a protocol version this library does not speak, or an
  *               unknown opcode.
  *   -E2BIG      the packet is longer than DT_PROTO_MAX_MSG, or a count is
