@@ -107,6 +107,12 @@ static void watch_regions(struct daemon *d)
 	}
 }
 
+void bb_watch_refresh(struct daemon *d)
+{
+	if (d->bbw.timer_fd >= 0)
+		watch_regions(d);
+}
+
 int bb_watch_setup(struct daemon *d)
 {
 	struct bb_watch *w = &d->bbw;

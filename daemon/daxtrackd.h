@@ -119,6 +119,9 @@ void rescan_namespaces(struct daemon *d);
 /* The re-read timer and the badblocks files of the regions' namespaces, in the main epoll. */
 int bb_watch_setup(struct daemon *d);
 
+/* Watch the files of the regions' namespaces now (after a SIGHUP reload). */
+void bb_watch_refresh(struct daemon *d);
+
 /* Whether @fd is one of the watcher's. */
 bool bb_watch_owns(const struct daemon *d, int fd);
 

@@ -70,6 +70,7 @@ static void handle_signals(struct daemon *d)
 			dt_log(LOG_INFO, "SIGHUP: reloading %s", d->config_path ? d->config_path
 						: DT_CONFIG_DEFAULT_PATH);
 			reload(d);
+			bb_watch_refresh(d);	/* new regions, new namespaces */
 		} else {
 			dt_log(LOG_INFO, "%s: stopping", strsignal((int)si.ssi_signo));
 			d->stop = true;
