@@ -461,8 +461,18 @@ static int do_punch(struct req *q)
 	if (ret)
 		return ret;
 	ret = byte_range(sr->r, p->offset, p->length, &first, &last);
-	if (!ret)
-		ret = dt_mapping_punch(sr->r->mapping, first, last);
+	if (ret)
+		goto out;
+	/* Another writer's dirty pages of the range are written back before they go. */
+	ret = dt_mapping_punch_flush(sr->r->mapping, first, last, dt_region_flush_ops(sr->r),
+				     sr->r);
+	if (!ret && dt_region_take_flush_error(sr->r))
+		ret = -EIO;
+	if (ret)
+		dt_log(LOG_ERR, "region \"%s\": punch of %llu+%llu: %s", sr->r->name,
+		       (unsigned long long)p->offset, (unsigned long long)p->length,
+		       strerror(-ret));
+out:
 	dt_req_put(q, sr);
 	return ret;
 }

@@ -587,7 +587,33 @@ static int punch_split(struct dt_mapping *m, const struct locked_entry *le, uint
 	return 0;
 }
 
+/*
+ * A punched entry that is dirty (or queued for a writeback) is written back
+ * and drained while its lock is held, before it goes: a store recorded as
+ * dirty never loses its record before it is durable, and no dirtying can slip
+ * in between.  The whole entry is flushed, also the part of a split PMD entry
+ * that stays (it stays dirty: flushing it twice is harmless).
+ */
+static void punch_flush(struct dt_mapping *m, const struct locked_entry *le,
+			const struct dt_flush_ops *ops, void *arg)
+{
+	if (!ops || !ops->flush)
+		return;
+	if (!dt_tree_tag_get(m->tree, le->base, DT_TAG_DIRTY) &&
+	    !dt_tree_tag_get(m->tree, le->base, DT_TAG_TOWRITE))
+		return;
+	ops->flush(arg, le->base << DT_PAGE_SHIFT, (1ULL << le->order) << DT_PAGE_SHIFT);
+	if (ops->drain)
+		ops->drain(arg);
+}
+
 int dt_mapping_punch(struct dt_mapping *m, uint64_t first, uint64_t last)
+{
+	return dt_mapping_punch_flush(m, first, last, NULL, NULL);
+}
+
+int dt_mapping_punch_flush(struct dt_mapping *m, uint64_t first, uint64_t last,
+			   const struct dt_flush_ops *ops, void *arg)
 {
 	int ret = check_range(m, first, last);
 	uint64_t p = first;
@@ -603,6 +629,7 @@ int dt_mapping_punch(struct dt_mapping *m, uint64_t first, uint64_t last)
 			return 0;
 		if (lock_entry_covering(m, it.index > p ? it.index : p, &le))
 			continue;	/* gone meanwhile: look again from p */
+		punch_flush(m, &le, ops, arg);
 		if (le.base < first || entry_last(&le) > last)
 			ret = punch_split(m, &le, first, last);
 		else

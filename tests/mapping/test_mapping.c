@@ -667,6 +667,55 @@ static void test_punch(void)
 	done_map(m);
 }
 
+/* PUNCH writes back the dirty entries before it removes them (issue 19 item 2). */
+static void test_punch_flush(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct rec r = { 0 };
+
+	dt_test_ctx("punch_flush");
+	/* Clean entries: nothing flushed, nothing drained. */
+	CHECK_EQ(dt_mapping_fault(m, 3, DT_PTE, false, NULL), 0);
+	CHECK_EQ(dt_mapping_punch_flush(m, 0, 10, &rec_ops, &r), 0);
+	CHECK_EQ(r.n, 0);
+	CHECK_EQ(r.drains, 0);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	/* Dirty PTE entries: each flushed and drained before it goes. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 5, 6), 0);
+	CHECK_EQ(dt_mapping_fault(m, 7, DT_PTE, false, NULL), 0);
+	CHECK_EQ(dt_mapping_punch_flush(m, 0, 10, &rec_ops, &r), 0);
+	CHECK_EQ(r.n, 2);
+	CHECK_EQ(r.off[0], 5 * PAGE);
+	CHECK_EQ(r.len[0], PAGE);
+	CHECK_EQ(r.off[1], 6 * PAGE);
+	CHECK_EQ(r.drains, 2);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	rec_reset(&r);
+	/* A dirty PMD entry partly punched: flushed whole; the rest stays dirty. */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 512, 1023), 0);
+	CHECK_EQ(dt_mapping_punch_flush(m, 600, 699, &rec_ops, &r), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK_EQ(r.off[0], 512 * PAGE);
+	CHECK_EQ(r.len[0], PMD_BYTES);
+	CHECK(!dt_mapping_page_dirty(m, 600));
+	CHECK(dt_mapping_page_dirty(m, 599));
+	rec_reset(&r);
+	/* Queued for a writeback (towrite) counts as dirty. */
+	CHECK_EQ(dt_mapping_writeback(m, 512, 512, &rec_ops, &r, NULL), 0);
+	CHECK(!dt_mapping_page_dirty(m, 512));
+	rec_reset(&r);
+	CHECK_EQ(dt_tree_tag_set(dt_mapping_tree(m), 512, DT_TAG_TOWRITE), 0);
+	CHECK_EQ(dt_mapping_punch_flush(m, 512, 512, &rec_ops, &r), 0);
+	CHECK_EQ(r.n, 1);
+	rec_reset(&r);
+	/* NULL ops: dt_mapping_punch(). */
+	CHECK_EQ(dt_mapping_punch_flush(m, 0, NPAGES - 1, NULL, NULL), 0);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+	CHECK_EQ(dt_mapping_punch_flush(m, 20, 10, &rec_ops, &r), -EINVAL);
+	CHECK_EQ(dt_mapping_punch_flush(m, 0, NPAGES, &rec_ops, &r), -ERANGE);
+	done_map(m);
+}
+
 static void test_writeback_basic(void)
 {
 	struct dt_mapping *m = new_map(NPAGES, true);
@@ -1059,6 +1108,7 @@ int main(void)
 	test_entry_readers();
 	test_bad_ranges();
 	test_punch();
+	test_punch_flush();
 	test_writeback_basic();
 	test_writeback_coalesce();
 	test_writeback_prefetch();

@@ -326,6 +326,29 @@ int dt_mapping_mark_dirty_ranges(struct dt_mapping *m, const struct dt_page_rang
 int dt_mapping_punch(struct dt_mapping *m, uint64_t first, uint64_t last);
 
 /**
+ * dt_mapping_punch_flush() - Remove the entries of a range, writing back the dirty ones first.
+ * @m: The mapping.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ * @ops: How to flush (as for dt_mapping_writeback()); NULL to flush nothing,
+ *	 which is dt_mapping_punch().
+ * @arg: Passed to @ops.
+ *
+ * As dt_mapping_punch(), but an entry tagged dirty or towrite is written back
+ * (@ops->flush of the whole entry, then @ops->drain) while its lock is held,
+ * before it is deleted or split: a store another user dirtied and has not
+ * yet written back is durable before its record goes, and nobody can dirty
+ * the entry between its flush and its removal.  @ops->flush is called with
+ * one entry lock held, under the rules of struct dt_flush_ops.  The bytes
+ * stay where they are: the mapping deallocates nothing.
+ *
+ * Context: May sleep waiting for entry locks and in @ops.  Allocates (splits).
+ * Return: as dt_mapping_punch().
+ */
+int dt_mapping_punch_flush(struct dt_mapping *m, uint64_t first, uint64_t last,
+			   const struct dt_flush_ops *ops, void *arg);
+
+/**
  * struct dt_writeback_report - What a writeback flushed.
  * @entries: Entries flushed.
  * @bytes: Bytes flushed (whole entries).
