@@ -23,7 +23,8 @@ enum section { SEC_NONE, SEC_DAEMON, SEC_REGION };
 /* Keys of the two sections; the index is used to find repeated keys. */
 enum daemon_key {
 	DK_SOCKET, DK_SOCKET_MODE, DK_SOCKET_GROUP, DK_STATE_DIR, DK_WORKERS, DK_MAX_CLIENTS,
-	DK_MAX_MESSAGE, DK_MAX_RANGES, DK_MAX_QUEUE, DK_MAX_DUMP, DK_LOG_LEVEL, DK_COUNT
+	DK_MAX_MESSAGE, DK_MAX_RANGES, DK_MAX_QUEUE, DK_MAX_DUMP, DK_LOG_LEVEL,
+	DK_MAX_CLIENTS_PER_UID, DK_MAX_DIRTY_PER_CLIENT, DK_COUNT
 };
 enum region_key { RK_PATH, RK_SIZE, RK_CREATE, RK_COUNT };
 
@@ -46,7 +47,8 @@ static const char *const daemon_key_names[DK_COUNT] = {
 	[DK_WORKERS] = "workers",	[DK_MAX_CLIENTS] = "max_clients",
 	[DK_MAX_MESSAGE] = "max_message", [DK_MAX_RANGES] = "max_ranges",
 	[DK_MAX_QUEUE] = "max_queue",	[DK_MAX_DUMP] = "max_dump",
-	[DK_LOG_LEVEL] = "log_level",
+	[DK_LOG_LEVEL] = "log_level",	[DK_MAX_CLIENTS_PER_UID] = "max_clients_per_uid",
+	[DK_MAX_DIRTY_PER_CLIENT] = "max_dirty_per_client",
 };
 
 static const char *const region_key_names[RK_COUNT] = {
@@ -113,7 +115,8 @@ void dt_config_init(struct dt_config *cfg)
 	cfg->max_clients = 256;
 	cfg->max_message = 1ULL << 20;
 	cfg->max_ranges = 4096;
-	cfg->max_queue = 64;
+	cfg->max_clients_per_uid = DT_CONFIG_DEFAULT_CLIENTS_PER_UID;
+	cfg->max_dirty_per_client = DT_CONFIG_DEFAULT_DIRTY_PER_CLIENT;
 	cfg->max_dump = 256ULL << 20;
 	cfg->log_level = LOG_INFO;
 }
@@ -281,6 +284,22 @@ static int set_log_level(struct parser *p, const char *key, const char *value)
 	return 0;
 }
 
+/*
+ * max_queue never had an effect (a connection's requests are read one at a
+ * time, so nothing queues in the daemon): still accepted, checked as before,
+ * and ignored with a warning, so that an old file keeps loading.
+ */
+static int deprecated_max_queue(struct parser *p, const char *key, const char *value)
+{
+	unsigned ignored;
+	int ret = set_uint(p, key, value, 1, 65536, &ignored);
+
+	if (!ret)
+		dt_log(LOG_WARNING, "%s:%u: \"%s\" is deprecated and ignored: it never had an "
+		       "effect; remove it", p->file, p->line, key);
+	return ret;
+}
+
 static int daemon_value(struct parser *p, enum daemon_key k, const char *value)
 {
 	struct dt_config *cfg = p->cfg;
@@ -305,7 +324,12 @@ static int daemon_value(struct parser *p, enum daemon_key k, const char *value)
 	case DK_MAX_RANGES:
 		return set_uint(p, key, value, 1, 1U << 20, &cfg->max_ranges);
 	case DK_MAX_QUEUE:
-		return set_uint(p, key, value, 1, 65536, &cfg->max_queue);
+		return deprecated_max_queue(p, key, value);
+	case DK_MAX_CLIENTS_PER_UID:
+		return set_uint(p, key, value, 1, 65536, &cfg->max_clients_per_uid);
+	case DK_MAX_DIRTY_PER_CLIENT:
+		return set_size(p, key, value, 64ULL << 40, "expected a size 4K..64T",
+				&cfg->max_dirty_per_client);
 	case DK_MAX_DUMP:
 		return set_size(p, key, value, 16ULL << 30, "expected a size 4K..16G",
 				&cfg->max_dump);

@@ -30,6 +30,8 @@
 #define DT_CONFIG_DEFAULT_STATE_DIR	"/var/lib/daxtrack"
 #define DT_CONFIG_DEFAULT_REGION	"default"
 #define DT_CONFIG_DEFAULT_REGION_SIZE	(64ULL << 20)
+#define DT_CONFIG_DEFAULT_CLIENTS_PER_UID	64
+#define DT_CONFIG_DEFAULT_DIRTY_PER_CLIENT	(16ULL << 30)
 
 /* Bounds. */
 #define DT_CONFIG_MAX_REGIONS	64
@@ -69,7 +71,10 @@ struct dt_config_region {
  * @max_clients: Connected clients, 1..65536 (default 256).
  * @max_message: Largest request in bytes, 4K..64M (default 1M).
  * @max_ranges: Ranges in one DIRTY message, 1..1048576 (default 4096).
- * @max_queue: Requests queued per client, 1..65536 (default 64).
+ * @max_clients_per_uid: Connected clients of one uid other than root,
+ *			 1..65536 (default 64).
+ * @max_dirty_per_client: Bytes (4KiB pages) one connection may have marked
+ *			  dirty and not yet written back, 4K..64T (default 16G).
  * @max_dump: Bytes of DUMP text held for all clients at once, 4K..16G
  *	       (default 256M).
  * @log_level: LOG_ERR .. LOG_DEBUG (default LOG_INFO).
@@ -86,7 +91,8 @@ struct dt_config {
 	unsigned max_clients;
 	uint64_t max_message;
 	unsigned max_ranges;
-	unsigned max_queue;
+	unsigned max_clients_per_uid;
+	uint64_t max_dirty_per_client;
 	uint64_t max_dump;
 	int log_level;
 	unsigned nregions;

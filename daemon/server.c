@@ -36,6 +36,7 @@ int srv_init(struct dt_server *srv)
 	srv->listen_fd = -1;
 	srv->stop_fd = -1;
 	srv->refusals.last = -1;
+	srv->uid_refusals.last = -1;
 	srv->accept_errors.last = -1;
 	srv->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -329,6 +330,59 @@ void srv_unlisten(struct dt_server *srv)
 
 /* ---- connections ---- */
 
+/* The count of @uid's connections; NULL if it has none.  Under conns_lock. */
+static struct srv_uid **uid_slot(struct dt_server *srv, uid_t uid)
+{
+	struct srv_uid **u = &srv->uids[uid % DT_SRV_UID_BUCKETS];
+
+	while (*u && (*u)->uid != uid)
+		u = &(*u)->next;
+	return u;
+}
+
+/*
+ * Count a new connection of @uid.  Under conns_lock.  Return: 0; -EUSERS
+ * when the uid (root excepted) has max_clients_per_uid already; -ENOMEM.
+ */
+static int uid_get(struct dt_server *srv, uid_t uid)
+{
+	struct srv_uid **slot = uid_slot(srv, uid);
+
+	if (*slot && uid && (*slot)->n >= srv->max_clients_per_uid)
+		return -EUSERS;
+	if (!*slot) {
+		*slot = calloc(1, sizeof(**slot));
+		if (!*slot)
+			return -ENOMEM;
+		(*slot)->uid = uid;
+	}
+	(*slot)->n++;
+	return 0;
+}
+
+/* A connection of @uid is gone.  Under conns_lock. */
+static void uid_put(struct dt_server *srv, uid_t uid)
+{
+	struct srv_uid **slot = uid_slot(srv, uid), *u = *slot;
+
+	if (!u || --u->n)
+		return;
+	*slot = u->next;
+	free(u);
+}
+
+static void uid_free_all(struct dt_server *srv)
+{
+	for (unsigned i = 0; i < DT_SRV_UID_BUCKETS; i++) {
+		while (srv->uids[i]) {
+			struct srv_uid *u = srv->uids[i];
+
+			srv->uids[i] = u->next;
+			free(u);
+		}
+	}
+}
+
 /*
  * Take a connection off the list, its state (the DUMP text) given back
  * first: a client that sees it gone from STATS finds its bytes free.
@@ -343,6 +397,7 @@ static void conn_unlink(struct dt_server *srv, struct dt_conn *c)
 		srv->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
+	uid_put(srv, c->cred.uid);
 	__atomic_store_n(&srv->nconns, srv->nconns - 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&srv->conns_lock);
 }
@@ -382,11 +437,43 @@ static void log_refusal(struct dt_server *srv)
 		       srv->max_clients, (unsigned long long)srv->refusals.count);
 }
 
+static void log_uid_refusal(struct dt_server *srv, const struct ucred *cr, int err)
+{
+	if (err != -EUSERS) {
+		dt_log(LOG_ERR, "accept: uid %u (pid %d): %s", (unsigned)cr->uid, (int)cr->pid,
+		       strerror(-err));
+		return;
+	}
+	if (ratelimit(&srv->uid_refusals))
+		dt_log(LOG_WARNING, "max_clients_per_uid (%u) reached by uid %u: refused a "
+		       "connection of pid %d (%llu so far)", srv->max_clients_per_uid,
+		       (unsigned)cr->uid, (int)cr->pid, (unsigned long long)srv->uid_refusals.count);
+}
+
+/* Put @c on the list, counted for its uid.  Return: 0, or uid_get()'s error. */
+static int conn_link(struct dt_server *srv, struct dt_conn *c)
+{
+	int ret;
+
+	pthread_mutex_lock(&srv->conns_lock);
+	ret = uid_get(srv, c->cred.uid);
+	if (!ret) {
+		c->next = srv->conns;
+		if (c->next)
+			c->next->prev = c;
+		srv->conns = c;
+		__atomic_store_n(&srv->nconns, srv->nconns + 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&srv->conns_lock);
+	return ret;
+}
+
 static void accept_one(struct dt_server *srv, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT };
 	socklen_t len = sizeof(struct ucred);
 	struct dt_conn *c;
+	int ret;
 
 	if (__atomic_load_n(&srv->nconns, __ATOMIC_RELAXED) >= srv->max_clients) {
 		log_refusal(srv);
@@ -409,14 +496,14 @@ static void accept_one(struct dt_server *srv, int fd)
 		close(fd);
 		return;
 	}
+	ret = conn_link(srv, c);
+	if (ret) {
+		log_uid_refusal(srv, &c->cred, ret);
+		free(c);
+		close(fd);
+		return;
+	}
 	__atomic_fetch_add(&srv->stats.clients_total, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&srv->conns_lock);
-	c->next = srv->conns;
-	if (c->next)
-		c->next->prev = c;
-	srv->conns = c;
-	__atomic_store_n(&srv->nconns, srv->nconns + 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&srv->conns_lock);
 	dt_log(LOG_DEBUG, "client %llu (uid %u, gid %u, pid %d): connected",
 	       (unsigned long long)c->id, (unsigned)c->cred.uid, (unsigned)c->cred.gid,
 	       (int)c->cred.pid);
@@ -772,5 +859,6 @@ void srv_close_all(struct dt_server *srv)
 		conn_free(c);
 	}
 	srv->nconns = 0;
+	uid_free_all(srv);
 	pthread_mutex_unlock(&srv->conns_lock);
 }

@@ -40,10 +40,22 @@
 /* Most entries of one LIST reply (announced in HELLO). */
 #define DT_SRV_MAX_LIST		DT_PROTO_DEFAULT_LIST
 
+/* Pages this connection marked dirty in a region, not yet written back. */
 struct srv_attach {
 	uint32_t id;
 	bool write;
+	uint64_t dirty;			/* pages charged to max_dirty_per_client */
+	uint64_t dirty_first, dirty_last;	/* the span they lie in, if @dirty */
 };
+
+/* Connections of one uid (a bucket chain of dt_server.uids, under conns_lock). */
+struct srv_uid {
+	struct srv_uid *next;
+	uid_t uid;
+	unsigned n;
+};
+
+#define DT_SRV_UID_BUCKETS	64
 
 /**
  * struct dt_conn - One client connection.  Owned by the worker that holds
@@ -59,6 +71,7 @@ struct dt_conn {
 	uint32_t max_ranges;
 	unsigned natt, catt;
 	struct srv_attach *att;
+	uint64_t dirty;			/* sum of att[].dirty */
 	char *dump;			/* DUMP text being fetched */
 	size_t dump_len;
 	uint32_t dump_region;
@@ -105,6 +118,8 @@ struct dt_server {
 
 	/* limits for new connections (main thread) */
 	unsigned max_clients;
+	unsigned max_clients_per_uid;	/* uid 0 is exempt */
+	uint64_t max_dirty;		/* atomic: pages, max_dirty_per_client */
 	uint32_t max_message;
 	uint32_t max_ranges;
 	uint64_t max_dump;		/* DUMP text held at once, all connections */
@@ -130,6 +145,8 @@ struct dt_server {
 	unsigned nconns;		/* atomic reads */
 	uint64_t next_conn;
 	struct srv_ratelimit refusals;	/* max_clients reached */
+	struct srv_ratelimit uid_refusals;	/* max_clients_per_uid reached */
+	struct srv_uid *uids[DT_SRV_UID_BUCKETS];
 	struct srv_ratelimit accept_errors;	/* EMFILE, ENFILE, ENOBUFS, ENOMEM */
 	int spare_fd;			/* given up to shed a connection at EMFILE */
 

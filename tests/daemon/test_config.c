@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "log.h"
 #include "dt_test.h"
 #include "daemon_util.h"
 
@@ -68,7 +69,6 @@ static void test_full_file(void)
 	CHECK_EQ(cfg.max_clients, 1000);
 	CHECK_EQ(cfg.max_message, 65536);
 	CHECK_EQ(cfg.max_ranges, 100);
-	CHECK_EQ(cfg.max_queue, 7);
 	CHECK_EQ(cfg.max_dump, 3ULL << 20);
 	CHECK_EQ(cfg.log_level, LOG_DEBUG);
 	CHECK_EQ(cfg.nregions, 2);
@@ -90,6 +90,35 @@ static void test_full_file(void)
 	CHECK(cfg.regions == NULL);
 }
 
+/*
+ * The per-tenant limits (issue 19 item 8), and max_queue: accepted, checked,
+ * ignored with a warning naming the line (it never had an effect).
+ */
+static void test_tenant_limits(void)
+{
+	struct dt_config cfg = { 0 };
+	char err[512], want[PATH_MAX + 128], *log = NULL;
+	size_t loglen = 0;
+	FILE *f = open_memstream(&log, &loglen);
+
+	dt_test_ctx("tenant limits");
+	CHECK_EQ(load_text("[daemon]\nmax_clients_per_uid = 3\nmax_dirty_per_client = 8M\n",
+			   &cfg, err, sizeof(err)), 0);
+	CHECK_EQ(cfg.max_clients_per_uid, 3);
+	CHECK_EQ(cfg.max_dirty_per_client, 8ULL << 20);
+
+	dt_test_ctx("max_queue deprecated");
+	dt_log_set_output(f, DT_LOG_PREFIX_IDENT);
+	CHECK_EQ(load_text("[daemon]\nworkers = 2\nmax_queue = 7\n", &cfg, err, sizeof(err)), 0);
+	dt_log_set_output(NULL, DT_LOG_PREFIX_AUTO);
+	fclose(f);
+	CHECK_EQ(cfg.workers, 2);
+	snprintf(want, sizeof(want), "%s:3: \"max_queue\" is deprecated and ignored", conf_path);
+	CHECK(log && strstr(log, want));
+	free(log);
+	dt_config_free(&cfg);
+}
+
 static void test_empty_and_example(void)
 {
 	struct dt_config cfg = { 0 };
@@ -106,7 +135,8 @@ static void test_empty_and_example(void)
 	CHECK_EQ(cfg.max_clients, 256);
 	CHECK_EQ(cfg.max_message, 1 << 20);
 	CHECK_EQ(cfg.max_ranges, 4096);
-	CHECK_EQ(cfg.max_queue, 64);
+	CHECK_EQ(cfg.max_clients_per_uid, 64);
+	CHECK_EQ(cfg.max_dirty_per_client, 16ULL << 30);
 	CHECK_EQ(cfg.max_dump, 256ULL << 20);
 	CHECK_EQ(cfg.log_level, LOG_INFO);
 	CHECK_EQ(cfg.socket_group[0], 0);
@@ -200,6 +230,15 @@ static const struct reject rejects[] = {
 	{ "[daemon]\nmax_ranges = 1048577\n", 2,
 	  "invalid value \"1048577\" for \"max_ranges\" in [daemon]: "
 	  "expected an integer 1..1048576" },
+	{ "[daemon]\nmax_clients_per_uid = 0\n", 2,
+	  "invalid value \"0\" for \"max_clients_per_uid\" in [daemon]: "
+	  "expected an integer 1..65536" },
+	{ "[daemon]\nmax_dirty_per_client = 65T\n", 2,
+	  "invalid value \"65T\" for \"max_dirty_per_client\" in [daemon]: "
+	  "expected a size 4K..64T" },
+	{ "[daemon]\nmax_dirty_per_client = 1K\n", 2,
+	  "invalid value \"1K\" for \"max_dirty_per_client\" in [daemon]: "
+	  "expected a size 4K..64T" },
 	{ "[daemon]\nmax_queue = 0x10\n", 2,
 	  "invalid value \"0x10\" for \"max_queue\" in [daemon]: expected an integer 1..65536" },
 	{ "[daemon]\nsocket = run/x.sock\n", 2,
@@ -436,6 +475,7 @@ int main(void)
 	tmp_setup("/tmp");
 	tmp_path(conf_path, "daxtrackd.conf");
 	test_full_file();
+	test_tenant_limits();
 	test_empty_and_example();
 	test_defaults();
 	test_rejects();

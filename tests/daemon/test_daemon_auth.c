@@ -127,6 +127,39 @@ static int run_child(void (*fn)(int, int), int x, int y)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Child 3: max_clients_per_uid = 2 for uid 65534 (issue 19 item 8). */
+static void child_uid_limit(int x, int y)
+{
+	struct dh_conn *c[2], *extra;
+	struct dt_msg rep;
+	unsigned i;
+
+	(void)x;
+	(void)y;
+	drop_privileges();
+	for (i = 0; i < 2; i++) {
+		c[i] = dh_open();
+		CHECK(c[i] != NULL);
+	}
+	for (i = 0; i < 4; i++) {
+		dt_test_ctx("uid 65534, connection %u over its limit", i + 3);
+		extra = dh_connect();
+		if (CHECK(extra))
+			CHECK(dh_hello(extra, &rep) != 0);	/* accepted and closed */
+		dh_close(extra);
+	}
+	dt_test_ctx("uid 65534, room again");
+	CHECK(dh_log_has("max_clients_per_uid (2) reached by uid 65534"));
+	dh_close(c[1]);
+	for (i = 0; i < 100 && !(c[1] = dh_open()); i++)
+		dh_sleep_ms(10);	/* until the daemon has seen the close */
+	CHECK(c[1] != NULL);
+	CHECK_EQ(dh_query(c[0], dh_region_id(c[0], "a"), 0, &rep), 0);
+	for (i = 0; i < 2; i++)
+		if (c[i])
+			dh_close(c[i]);
+}
+
 static void no_proof(int x, int y)
 {
 	(void)x;
@@ -143,7 +176,7 @@ int main(int argc, char **argv)
 	uint32_t a;
 
 	dh_init(argc, argv, 60);
-	dh_config("workers = 2", NULL);
+	dh_config("workers = 2\nmax_clients_per_uid = 2", NULL);
 	if (!CHECK_EQ(dh_start(), 0))
 		return dt_test_done();
 
@@ -162,6 +195,22 @@ int main(int argc, char **argv)
 	CHECK_EQ(run_child(child_fd_proof, rw_a, ro_b), 0);
 	close(rw_a);
 	close(ro_b);
+
+	dt_test_ctx("unprivileged, max_clients_per_uid");
+	CHECK_EQ(run_child(child_uid_limit, -1, -1), 0);
+
+	dt_test_ctx("root: exempt from max_clients_per_uid");
+	{
+		struct dh_conn *r[4];
+
+		for (unsigned i = 0; i < 4; i++) {
+			r[i] = dh_open();
+			CHECK(r[i] != NULL);
+		}
+		for (unsigned i = 0; i < 4; i++)
+			if (r[i])
+				dh_close(r[i]);
+	}
 
 	dt_test_ctx("root");
 	c = dh_open();

@@ -131,8 +131,10 @@ static void check_config(const struct dt_config *cfg, unsigned lines)
 		bad("max_message out of range", NULL);
 	if (cfg->max_ranges < 1 || cfg->max_ranges > 1048576)
 		bad("max_ranges out of range", NULL);
-	if (cfg->max_queue < 1 || cfg->max_queue > 65536)
-		bad("max_queue out of range", NULL);
+	if (cfg->max_clients_per_uid < 1 || cfg->max_clients_per_uid > 65536)
+		bad("max_clients_per_uid out of range", NULL);
+	if (cfg->max_dirty_per_client < 4096 || cfg->max_dirty_per_client > (64ULL << 40))
+		bad("max_dirty_per_client out of range", NULL);
 	if (cfg->log_level < LOG_ERR || cfg->log_level > LOG_DEBUG)
 		bad("log_level out of range", NULL);
 	if (cfg->nregions > DT_CONFIG_MAX_REGIONS || (cfg->nregions && !cfg->regions))
