@@ -312,6 +312,9 @@ static int do_dirty(struct req *q)
 			goto out;
 		}
 	}
+	ret = dt_req_dirty_charge(q, d->region, pr, d->count, pages);
+	if (ret)
+		goto out;
 	ret = dt_mapping_mark_dirty_ranges(sr->r->mapping, pr, d->count);
 	if (!ret) {
 		q->rep.dirty_rep.pages = pages;
@@ -443,6 +446,7 @@ static int do_fsync(struct req *q)
 	add(&sr->flushed_bytes, rep.bytes);
 	add(&q->srv->stats.fsyncs, 1);
 	add(&q->srv->stats.bytes_flushed, rep.bytes);
+	dt_req_dirty_flushed(q, f->region, first, last, rep.bytes / PAGE_SIZE_4K);
 	if (nbad)
 		ret = fsync_bad(q, sr, off, len, nbad, more);
 out:
@@ -468,6 +472,8 @@ static int do_punch(struct req *q)
 				     sr->r);
 	if (!ret && dt_region_take_flush_error(sr->r))
 		ret = -EIO;
+	if (!ret)
+		dt_req_dirty_flushed(q, p->region, first, last, 0);
 	if (ret)
 		dt_log(LOG_ERR, "region \"%s\": punch of %llu+%llu: %s", sr->r->name,
 		       (unsigned long long)p->offset, (unsigned long long)p->length,

@@ -91,6 +91,39 @@ int dt_conn_attach(struct dt_conn *c, uint32_t id, bool write);
 /* Forget the connection's attachments. */
 void dt_conn_detach_all(struct dt_conn *c);
 
+/**
+ * dt_req_dirty_charge() - Charge a DIRTY to the connection's max_dirty_per_client.
+ * @q: The DIRTY request (its connection is charged).
+ * @id: The region.
+ * @pr: Its ranges, in pages; @n of them, @pages pages in all.
+ *
+ * Every page a DIRTY marks counts, also one already dirty or marked before
+ * (the daemon does not know whose it is).  The count goes down as the
+ * connection's FSYNCs and PUNCHes write back (dt_req_dirty_flushed()).
+ * Context: The worker owning the connection.
+ * Return: 0, charged; -EDQUOT, nothing charged, when the connection's count
+ * would pass max_dirty_per_client (logged once per connection); -ENOMEM.
+ */
+int dt_req_dirty_charge(struct req *q, uint32_t id, const struct dt_page_range *pr, uint32_t n,
+			uint64_t pages);
+
+/**
+ * dt_req_dirty_flushed() - The connection wrote back pages of a region.
+ * @q: The FSYNC or PUNCH.
+ * @id: The region.
+ * @first: First page of the range it covered.
+ * @last: Last page (inclusive).
+ * @flushed: Pages it flushed.
+ *
+ * A range covering every page the connection marked in the region (a
+ * whole-region FSYNC always does) clears its count there; any other takes
+ * off the pages actually flushed, so that only real write-back work buys
+ * room for new marks.
+ * Context: The worker owning the connection.
+ */
+void dt_req_dirty_flushed(struct req *q, uint32_t id, uint64_t first, uint64_t last,
+			  uint64_t flushed);
+
 /* ---- dispatch-read.c: the read-only requests ---- */
 
 int do_query(struct req *q);

@@ -78,6 +78,7 @@ struct dt_conn {
 	bool dump_done;			/* its last chunk went out: drop it */
 	bool eperm_logged;
 	bool eio_logged;
+	bool edquot_logged;
 	int rearming;			/* atomic: a worker is inside EPOLL_CTL_MOD */
 };
 

@@ -313,10 +313,53 @@ static void test_punch_two_tenants(void)
 	CHECK_EQ(dh_flush_count("b", 102 * PG, PG, "range"), 1);
 	dh_flush_clear();
 out:
-	if (c)
-		dh_close(c);
-	if (o)
-		dh_close(o);
+	dh_close(c);	/* NULL-safe */
+	dh_close(o);
+}
+
+/*
+ * max_dirty_per_client = 4M, 1024 pages (issue 19 item 8): a connection's
+ * DIRTY past it is -EDQUOT with nothing marked; only write-back work of
+ * its own FSYNCs (or one covering all it marked) makes room again; other
+ * connections have their own count.
+ */
+static void test_dirty_quota(void)
+{
+	struct dh_conn *c = dh_open(), *o = dh_open();
+	struct dt_msg rep;
+
+	dt_test_ctx("max_dirty_per_client");
+	if (!CHECK(c && o))
+		goto out;
+	/* Region a allows PMD entries: pages 0..1023 are two dirty 2 MiB entries. */
+	CHECK_EQ(dh_dirty1(c, ra, 0, 1000 * PG), 0);
+	CHECK_EQ(dh_dirty1(c, ra, 1024 * PG, 25 * PG), -EDQUOT);
+	CHECK_EQ(dh_is_dirty(c, ra, 1030 * PG), 0);	/* nothing marked */
+	CHECK(dh_log_has("max_dirty_per_client is 1024: Disk quota exceeded"));
+	CHECK_EQ(dh_dirty1(c, ra, 1024 * PG, 24 * PG), 0);
+	CHECK_EQ(dh_dirty1(c, ra, 1100 * PG, PG), -EDQUOT);
+	/* Another connection has its own count. */
+	CHECK_EQ(dh_dirty1(o, ra, 1200 * PG, 10 * PG), 0);
+	/* An fsync of a clean range, or another's fsync, buys no room. */
+	CHECK_EQ(dh_fsync(c, ra, 0, 1600 * PG, 100 * PG, &rep), 0);
+	CHECK_EQ(rep.fsync_rep.bytes, 0);
+	CHECK_EQ(dh_fsync(o, ra, 0, 1200 * PG, 10 * PG, &rep), 0);
+	CHECK_EQ(dh_dirty1(c, ra, 1100 * PG, PG), -EDQUOT);
+	/* Pages flushed by its own fsync do: the 2 MiB entry of pages 512..1023. */
+	CHECK_EQ(dh_fsync(c, ra, 0, 600 * PG, 100 * PG, &rep), 0);
+	CHECK_EQ(rep.fsync_rep.bytes, 2 * MB);
+	CHECK_EQ(dh_dirty1(c, ra, 1100 * PG, 512 * PG), 0);
+	CHECK_EQ(dh_dirty1(c, ra, 1700 * PG, PG), -EDQUOT);
+	/* A whole-region fsync clears its count. */
+	CHECK_EQ(dh_fsync(c, ra, DT_FSYNC_WHOLE, 0, 0, &rep), 0);
+	CHECK_EQ(dh_dirty1(c, ra, 0, 1024 * PG), 0);
+	CHECK_EQ(dh_fsync(c, ra, 0, 0, 1024 * PG, &rep), 0);	/* covers all it marked */
+	CHECK_EQ(dh_dirty1(c, ra, 0, 1024 * PG), 0);
+	CHECK_EQ(dh_fsync(c, ra, DT_FSYNC_WHOLE, 0, 0, &rep), 0);
+	dh_flush_clear();
+out:
+	dh_close(c);	/* NULL-safe */
+	dh_close(o);
 }
 
 static void test_stats_ns_dump(struct dh_conn *c)
@@ -687,7 +730,8 @@ int main(int argc, char **argv)
 {
 	struct dh_conn *c;
 	dh_init(argc, argv, 120);
-	dh_config("max_message = 64K\nmax_ranges = 16\nworkers = 2", NULL);
+	dh_config("max_message = 64K\nmax_ranges = 16\nworkers = 2\nmax_dirty_per_client = 4M",
+		  NULL);
 	if (!CHECK_EQ(dh_start(), 0))
 		return dt_test_done();
 	test_hello();
@@ -698,6 +742,7 @@ int main(int argc, char **argv)
 		test_dirty_fsync(c);
 		test_list_punch(c);
 		test_punch_two_tenants();
+		test_dirty_quota();
 		test_stats_ns_dump(c);
 		dh_close(c);
 	}
