@@ -24,7 +24,7 @@ enum section { SEC_NONE, SEC_DAEMON, SEC_REGION };
 enum daemon_key {
 	DK_SOCKET, DK_SOCKET_MODE, DK_SOCKET_GROUP, DK_STATE_DIR, DK_WORKERS, DK_MAX_CLIENTS,
 	DK_MAX_MESSAGE, DK_MAX_RANGES, DK_MAX_QUEUE, DK_MAX_DUMP, DK_LOG_LEVEL,
-	DK_MAX_CLIENTS_PER_UID, DK_MAX_DIRTY_PER_CLIENT, DK_COUNT
+	DK_MAX_CLIENTS_PER_UID, DK_MAX_DIRTY_PER_CLIENT, DK_FSYNC_SLICE, DK_COUNT
 };
 enum region_key { RK_PATH, RK_SIZE, RK_CREATE, RK_COUNT };
 
@@ -48,7 +48,7 @@ static const char *const daemon_key_names[DK_COUNT] = {
 	[DK_MAX_MESSAGE] = "max_message", [DK_MAX_RANGES] = "max_ranges",
 	[DK_MAX_QUEUE] = "max_queue",	[DK_MAX_DUMP] = "max_dump",
 	[DK_LOG_LEVEL] = "log_level",	[DK_MAX_CLIENTS_PER_UID] = "max_clients_per_uid",
-	[DK_MAX_DIRTY_PER_CLIENT] = "max_dirty_per_client",
+	[DK_MAX_DIRTY_PER_CLIENT] = "max_dirty_per_client", [DK_FSYNC_SLICE] = "fsync_slice",
 };
 
 static const char *const region_key_names[RK_COUNT] = {
@@ -117,6 +117,7 @@ void dt_config_init(struct dt_config *cfg)
 	cfg->max_ranges = 4096;
 	cfg->max_clients_per_uid = DT_CONFIG_DEFAULT_CLIENTS_PER_UID;
 	cfg->max_dirty_per_client = DT_CONFIG_DEFAULT_DIRTY_PER_CLIENT;
+	cfg->fsync_slice = DT_CONFIG_DEFAULT_FSYNC_SLICE;
 	cfg->max_dump = 256ULL << 20;
 	cfg->log_level = LOG_INFO;
 }
@@ -330,6 +331,9 @@ static int daemon_value(struct parser *p, enum daemon_key k, const char *value)
 	case DK_MAX_DIRTY_PER_CLIENT:
 		return set_size(p, key, value, 64ULL << 40, "expected a size 4K..64T",
 				&cfg->max_dirty_per_client);
+	case DK_FSYNC_SLICE:
+		return set_size(p, key, value, 1ULL << 40, "expected a size 4K..1T",
+				&cfg->fsync_slice);
 	case DK_MAX_DUMP:
 		return set_size(p, key, value, 16ULL << 30, "expected a size 4K..16G",
 				&cfg->max_dump);

@@ -32,6 +32,7 @@
 #define DT_CONFIG_DEFAULT_REGION_SIZE	(64ULL << 20)
 #define DT_CONFIG_DEFAULT_CLIENTS_PER_UID	64
 #define DT_CONFIG_DEFAULT_DIRTY_PER_CLIENT	(16ULL << 30)
+#define DT_CONFIG_DEFAULT_FSYNC_SLICE		(64ULL << 20)
 
 /* Bounds. */
 #define DT_CONFIG_MAX_REGIONS	64
@@ -75,6 +76,8 @@ struct dt_config_region {
  *			 1..65536 (default 64).
  * @max_dirty_per_client: Bytes (4KiB pages) one connection may have marked
  *			  dirty and not yet written back, 4K..64T (default 16G).
+ * @fsync_slice: Bytes of a region an FSYNC writes back before the worker
+ *		 serves other requests, 4K..1T (default 64M).
  * @max_dump: Bytes of DUMP text held for all clients at once, 4K..16G
  *	       (default 256M).
  * @log_level: LOG_ERR .. LOG_DEBUG (default LOG_INFO).
@@ -93,6 +96,7 @@ struct dt_config {
 	unsigned max_ranges;
 	unsigned max_clients_per_uid;
 	uint64_t max_dirty_per_client;
+	uint64_t fsync_slice;
 	uint64_t max_dump;
 	int log_level;
 	unsigned nregions;

@@ -39,6 +39,7 @@ void apply_limits(struct daemon *d, const struct dt_config *cfg)
 	d->srv.max_clients = cfg->max_clients;
 	d->srv.max_clients_per_uid = cfg->max_clients_per_uid;
 	__atomic_store_n(&d->srv.max_dirty, cfg->max_dirty_per_client / 4096, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->srv.fsync_slice, cfg->fsync_slice / 4096, __ATOMIC_RELAXED);
 	d->srv.max_message = (uint32_t)(cfg->max_message < DT_PROTO_MAX_MSG ? cfg->max_message
 									: DT_PROTO_MAX_MSG);
 	d->srv.max_ranges = cfg->max_ranges < DT_PROTO_MAX_RANGES ? cfg->max_ranges

@@ -39,6 +39,9 @@ void dt_conn_free_state(struct dt_server *srv, struct dt_conn *c)
 {
 	dt_dump_drop(srv, c);
 	dt_conn_detach_all(c);
+	if (c->job.sr)
+		regions_put(&srv->regions, c->job.sr);
+	c->job.sr = NULL;
 }
 
 /* A request touching the bad range @b: -EIO, logged naming both ranges. */
@@ -357,33 +360,51 @@ static void bad_pages(struct dt_region *r, const struct dt_badblock *b, uint64_t
 /*
  * Write back pages [@first, @last] but those of the bad ranges, as the kernel
  * does: every good dirty page is flushed, a bad one is not touched (a flush
- * would read poisoned memory).  The bad ranges (clipped to the pages) go to
- * q->bad, at most DT_PROTO_MAX_BAD of them, *@more if there were more.
+ * would read poisoned memory).  *@bad tells whether a bad range was met.
  */
-static int writeback_good(struct req *q, struct dt_region *r, uint64_t first, uint64_t last,
-			  struct dt_writeback_report *sum, uint32_t *nbad, bool *more)
+static int writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
+			  struct dt_writeback_report *sum, bool *bad)
 {
-	uint64_t p = first, bf, bl, end = (last + 1) * PAGE_SIZE_4K, s, e;
+	uint64_t p = first, bf, bl, end = (last + 1) * PAGE_SIZE_4K;
 	struct dt_badblock b;
 	int ret = 0, err;
 
-	*nbad = 0;
-	*more = false;
 	while (p <= last && dt_region_next_bad(r, p * PAGE_SIZE_4K, end - p * PAGE_SIZE_4K, &b)) {
+		*bad = true;
 		bad_pages(r, &b, last, &bf, &bl);
 		if (bf > p && (err = writeback_part(r, p, bf - 1, sum)) && !ret)
 			ret = err;
-		s = b.offset > first * PAGE_SIZE_4K ? b.offset : first * PAGE_SIZE_4K;
-		e = b.offset + b.len < end ? b.offset + b.len : end;
-		if (*nbad < DT_PROTO_MAX_BAD)
-			q->bad[(*nbad)++] = (struct dt_proto_range){ s, e - s };
-		else
-			*more = true;
 		p = bl + 1 > p ? bl + 1 : p + 1;
 	}
 	if (p <= last && (err = writeback_part(r, p, last, sum)) && !ret)
 		ret = err;
 	return ret;
+}
+
+/*
+ * The bad ranges of pages [@first, @last], clipped to them, into q->bad: at
+ * most DT_PROTO_MAX_BAD of them, *@more if there were more.  Return: how many.
+ */
+static uint32_t collect_bad(struct req *q, struct dt_region *r, uint64_t first, uint64_t last,
+			    bool *more)
+{
+	uint64_t p = first * PAGE_SIZE_4K, end = (last + 1) * PAGE_SIZE_4K, e;
+	struct dt_badblock b;
+	uint32_t n = 0;
+
+	*more = false;
+	while (p < end && dt_region_next_bad(r, p, end - p, &b)) {
+		uint64_t s = b.offset > p ? b.offset : p;
+
+		e = b.offset + b.len < end ? b.offset + b.len : end;
+		if (n == DT_PROTO_MAX_BAD) {
+			*more = true;
+			break;
+		}
+		q->bad[n++] = (struct dt_proto_range){ s, e - s };
+		p = e;
+	}
+	return n;
 }
 
 /*
@@ -405,15 +426,100 @@ static int fsync_bad(struct req *q, struct srv_region *sr, uint64_t off, uint64_
 	return bad_block(q, sr, off, len, &first);
 }
 
+/*
+ * The end of the next slice of an FSYNC: fsync_slice pages from the next
+ * dirty entry (the clean pages before it go with the slice: one writeback
+ * call skips them at the speed of the tree's tag search), or the rest of
+ * the range.  A range of one slice or less is written back in one call.
+ */
+static uint64_t slice_end(struct dt_server *srv, const struct srv_fsync_job *j)
+{
+	uint64_t n = __atomic_load_n(&srv->fsync_slice, __ATOMIC_RELAXED), from = j->next;
+	struct dt_mapping_iter it;
+	struct dt_mapping_entry e;
+
+	if (!n || j->last - j->next < n)
+		return j->last;
+	dt_mapping_iter_init(&it, j->next, j->last, DT_MAPPING_ITER_DIRTY);
+	if (!dt_mapping_next(j->sr->r->mapping, &it, &e))
+		return j->last;
+	if (e.index > from)
+		from = e.index;
+	return j->last - from < n ? j->last : from + n - 1;
+}
+
+static int fsync_slice(struct req *q, struct srv_fsync_job *j)
+{
+	struct dt_writeback_report part = { 0 };
+	uint64_t end = slice_end(q->srv, j);
+	int ret;
+
+	ret = writeback_good(j->sr->r, j->next, end, &part, &j->bad);
+	j->rep.entries += part.entries;
+	j->rep.bytes += part.bytes;
+	j->rep.ranges += part.ranges;
+	j->next = end + 1;
+	return ret;
+}
+
+/* After the last slice (or a failed one): the deep flush, the reply, the counters. */
+static int fsync_finish(struct req *q, struct srv_fsync_job *j, int ret)
+{
+	struct dt_proto_fsync_rep *r = &q->rep.fsync_rep;
+	struct srv_region *sr = j->sr;
+	uint64_t off = j->first * PAGE_SIZE_4K, len = (j->last - j->first + 1) * PAGE_SIZE_4K;
+
+	if (!ret && (j->flags & DT_FSYNC_DEEP))
+		ret = dt_region_deep_flush(sr->r, off, len);
+	if (ret) {
+		dt_log(LOG_ERR, "region \"%s\": fsync of %llu+%llu: %s", sr->r->name,
+		       (unsigned long long)off, (unsigned long long)len, strerror(-ret));
+		ret = ret == -ENOMEM ? ret : -EIO;
+		goto out;
+	}
+	r->entries = j->rep.entries;
+	r->bytes = j->rep.bytes;
+	r->ranges = j->rep.ranges;
+	r->time_ns = srv_now_ns() - j->t0;
+	add(&sr->fsyncs, 1);
+	add(&sr->flushed_entries, j->rep.entries);
+	add(&sr->flushed_bytes, j->rep.bytes);
+	add(&q->srv->stats.fsyncs, 1);
+	add(&q->srv->stats.bytes_flushed, j->rep.bytes);
+	dt_req_dirty_flushed(q, j->region, j->first, j->last, j->rep.bytes / PAGE_SIZE_4K);
+	if (j->bad) {
+		bool more;
+		uint32_t nbad = collect_bad(q, sr->r, j->first, j->last, &more);
+
+		if (nbad)
+			ret = fsync_bad(q, sr, off, len, nbad, more);
+	}
+out:
+	j->sr = NULL;
+	dt_req_put(q, sr);
+	return ret;
+}
+
+/*
+ * One slice, then DT_DISPATCH_PENDING if more are left: between two slices
+ * of a large FSYNC the worker serves other connections (server.c), so that
+ * whole-region fsyncs of big regions do not hold every worker.
+ */
+static int fsync_run(struct req *q, struct srv_fsync_job *j)
+{
+	int ret = fsync_slice(q, j);
+
+	if (!ret && j->next <= j->last)
+		return DT_DISPATCH_PENDING;
+	return fsync_finish(q, j, ret);
+}
+
 static int do_fsync(struct req *q)
 {
 	const struct dt_proto_fsync_req *f = &q->m->fsync_req;
-	struct dt_proto_fsync_rep *r = &q->rep.fsync_rep;
-	struct dt_writeback_report rep = { 0 };
-	uint64_t first, last, off, len, t0;
+	struct srv_fsync_job *j = &q->c->job;
+	uint64_t first, last, off, len;
 	struct srv_region *sr;
-	uint32_t nbad;
-	bool more;
 	int ret;
 
 	ret = dt_req_region(q, f->region, true, &sr);
@@ -424,31 +530,10 @@ static int do_fsync(struct req *q)
 	ret = byte_range(sr->r, off, len, &first, &last);
 	if (ret)
 		goto out;
-	/* The writeback flushes whole pages: a bad sector in one of them is touched. */
-	off = first * PAGE_SIZE_4K;
-	len = (last - first + 1) * PAGE_SIZE_4K;
-	t0 = srv_now_ns();
-	ret = writeback_good(q, sr->r, first, last, &rep, &nbad, &more);
-	if (!ret && (f->flags & DT_FSYNC_DEEP))
-		ret = dt_region_deep_flush(sr->r, off, len);
-	if (ret) {
-		dt_log(LOG_ERR, "region \"%s\": fsync of %llu+%llu: %s", sr->r->name,
-		       (unsigned long long)off, (unsigned long long)len, strerror(-ret));
-		ret = ret == -ENOMEM ? ret : -EIO;
-		goto out;
-	}
-	r->entries = rep.entries;
-	r->bytes = rep.bytes;
-	r->ranges = rep.ranges;
-	r->time_ns = srv_now_ns() - t0;
-	add(&sr->fsyncs, 1);
-	add(&sr->flushed_entries, rep.entries);
-	add(&sr->flushed_bytes, rep.bytes);
-	add(&q->srv->stats.fsyncs, 1);
-	add(&q->srv->stats.bytes_flushed, rep.bytes);
-	dt_req_dirty_flushed(q, f->region, first, last, rep.bytes / PAGE_SIZE_4K);
-	if (nbad)
-		ret = fsync_bad(q, sr, off, len, nbad, more);
+	*j = (struct srv_fsync_job){ .sr = sr, .id = q->m->id, .version = q->m->version,
+				     .region = f->region, .flags = f->flags, .first = first,
+				     .next = first, .last = last, .t0 = srv_now_ns() };
+	return fsync_run(q, j);
 out:
 	dt_req_put(q, sr);
 	return ret;
@@ -514,13 +599,43 @@ static int run(struct req *q)
 	}
 }
 
+/* Encode the reply of a request run with the result @ret (or none yet: pending). */
+static int reply(struct req *q, int ret, size_t *out_len)
+{
+	struct dt_server *srv = q->srv;
+	const struct dt_msg *m = q->m;
+	bool encoded = false;
+	int err;
+
+	if (ret == DT_DISPATCH_PENDING)
+		return ret;
+	/* A handler that set its reply's status answers the error with a payload. */
+	if (!ret || ret == q->rep.status) {
+		err = dt_proto_encode(&q->rep, q->w->out, DT_PROTO_MAX_MSG, out_len);
+		if (!err && !ret)
+			return 0;
+		encoded = !err;
+		if (err) {
+			dt_log(LOG_ERR, "client %llu: %s reply: encoding failed: %s", cid(q->c),
+			       dt_proto_op_name(m->op), strerror(-err));
+			ret = -EIO;
+		}
+	}
+	add(&srv->stats.errors, 1);
+	dt_log(LOG_DEBUG, "client %llu: %s id %u: %s", cid(q->c), dt_proto_op_name(m->op),
+	       (unsigned)m->id, dt_proto_status_name(ret));
+	if (encoded)
+		return 0;
+	/* Also for what the encoder refuses: an unknown opcode or version. */
+	return dt_proto_encode_error(m, ret, q->w->out, DT_PROTO_MAX_MSG, out_len) ? -EBADMSG : 0;
+}
+
 int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size_t *out_len)
 {
 	struct dt_server *srv = w->srv;
 	struct dt_msg m;
 	struct req q = { .w = w, .srv = srv, .c = c, .m = &m, .fd = fd };
-	bool encoded = false;
-	int ret, err;
+	int ret;
 
 	ret = dt_proto_decode(w->in, len, &m);
 	if (ret && dt_proto_peek(w->in, len, &m)) {
@@ -539,23 +654,14 @@ int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size
 	}
 	if (q.fd >= 0)
 		close(q.fd);
-	/* A handler that set its reply's status answers the error with a payload. */
-	if (!ret || ret == q.rep.status) {
-		err = dt_proto_encode(&q.rep, w->out, DT_PROTO_MAX_MSG, out_len);
-		if (!err && !ret)
-			return 0;
-		encoded = !err;
-		if (err) {
-			dt_log(LOG_ERR, "client %llu: %s reply: encoding failed: %s", cid(c),
-			       dt_proto_op_name(m.op), strerror(-err));
-			ret = -EIO;
-		}
-	}
-	add(&srv->stats.errors, 1);
-	dt_log(LOG_DEBUG, "client %llu: %s id %u: %s", cid(c), dt_proto_op_name(m.op),
-	       (unsigned)m.id, dt_proto_status_name(ret));
-	if (encoded)
-		return 0;
-	/* Also for what the encoder refuses: an unknown opcode or version. */
-	return dt_proto_encode_error(&m, ret, w->out, DT_PROTO_MAX_MSG, out_len) ? -EBADMSG : 0;
+	return reply(&q, ret, out_len);
+}
+
+int dt_dispatch_resume(struct dt_worker *w, struct dt_conn *c, size_t *out_len)
+{
+	struct dt_msg m = { .op = DT_OP_FSYNC, .version = c->job.version, .id = c->job.id };
+	struct req q = { .w = w, .srv = w->srv, .c = c, .m = &m, .fd = -1 };
+
+	dt_proto_init_reply(&q.rep, &m, 0);
+	return reply(&q, fsync_run(&q, &c->job), out_len);
 }

@@ -33,8 +33,10 @@ int srv_init(struct dt_server *srv)
 	memset(srv, 0, sizeof(*srv));
 	regions_init(&srv->regions);
 	pthread_mutex_init(&srv->conns_lock, NULL);
+	pthread_mutex_init(&srv->slices_lock, NULL);
 	srv->listen_fd = -1;
 	srv->stop_fd = -1;
+	srv->slice_fd = -1;
 	srv->refusals.last = -1;
 	srv->uid_refusals.last = -1;
 	srv->accept_errors.last = -1;
@@ -54,10 +56,13 @@ void srv_destroy(struct dt_server *srv)
 		close(srv->ep);
 	if (srv->stop_fd >= 0)
 		close(srv->stop_fd);
+	if (srv->slice_fd >= 0)
+		close(srv->slice_fd);
 	if (srv->spare_fd >= 0)
 		close(srv->spare_fd);
 	regions_destroy(&srv->regions);
 	pthread_mutex_destroy(&srv->conns_lock);
+	pthread_mutex_destroy(&srv->slices_lock);
 }
 
 /* ---- the listening socket ---- */
@@ -603,6 +608,21 @@ static int send_reply(struct dt_conn *c, const void *buf, size_t len)
 	}
 }
 
+/* Send the reply in @w->out.  Return: 0, or why to close. */
+static int answer(struct dt_worker *w, struct dt_conn *c, size_t out_len, const char **why)
+{
+	int ret = send_reply(c, w->out, out_len);
+
+	if (ret == -ETIMEDOUT) {
+		dt_log(LOG_NOTICE, "client %llu (uid %u, pid %d): does not read its replies: closing",
+		       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid);
+		*why = "reply timeout";
+	} else if (ret) {
+		*why = strerror(-ret);
+	}
+	return ret;
+}
+
 /*
  * Requests served in a row on one connection before it goes back to epoll:
  * bounds what one pipelining client takes from the others.
@@ -629,7 +649,8 @@ static bool dirty_reply(const uint8_t *out, size_t len)
  * Serve one request.  @more is set when the next one may be queued already.
  * Return: 0 to re-arm (or to go on with @more), or why to close.
  */
-static int serve(struct dt_worker *w, struct dt_conn *c, const char **why, bool *more)
+static int serve(struct dt_worker *w, struct dt_conn *c, const char **why, bool *more,
+		 bool *pending)
 {
 	unsigned nfds = 0;
 	size_t out_len;
@@ -662,19 +683,16 @@ static int serve(struct dt_worker *w, struct dt_conn *c, const char **why, bool 
 		fd = -1;
 	}
 	ret = dt_dispatch(w, c, (size_t)n, fd, &out_len);
+	if (ret == DT_DISPATCH_PENDING) {
+		*pending = true;
+		return 0;
+	}
 	if (ret) {
 		*why = "undecodable message";
 		return ret;
 	}
-	ret = send_reply(c, w->out, out_len);
+	ret = answer(w, c, out_len, why);
 	*more = !ret && dirty_reply(w->out, out_len);
-	if (ret == -ETIMEDOUT) {
-		dt_log(LOG_NOTICE, "client %llu (uid %u, pid %d): does not read its replies: closing",
-		       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid);
-		*why = "reply timeout";
-	} else if (ret) {
-		*why = strerror(-ret);
-	}
 	return ret;
 }
 
@@ -703,6 +721,97 @@ static void take_over(struct dt_conn *c)
 		sched_yield();
 }
 
+/* A connection whose FSYNC has slices left waits its turn behind the others. */
+static void slice_push(struct dt_server *srv, struct dt_conn *c)
+{
+	uint64_t one = 1;
+
+	c->slice_next = NULL;
+	pthread_mutex_lock(&srv->slices_lock);
+	if (srv->slices_tail)
+		srv->slices_tail->slice_next = c;
+	else
+		srv->slices_head = c;
+	srv->slices_tail = c;
+	pthread_mutex_unlock(&srv->slices_lock);
+	if (write(srv->slice_fd, &one, sizeof(one)) != sizeof(one))
+		dt_log(LOG_ERR, "client %llu: fsync slice: eventfd: %s", (unsigned long long)c->id,
+		       strerror(errno));
+}
+
+static struct dt_conn *slice_pop(struct dt_server *srv)
+{
+	struct dt_conn *c;
+
+	pthread_mutex_lock(&srv->slices_lock);
+	c = srv->slices_head;
+	if (c) {
+		srv->slices_head = c->slice_next;
+		if (!srv->slices_head)
+			srv->slices_tail = NULL;
+	}
+	pthread_mutex_unlock(&srv->slices_lock);
+	return c;
+}
+
+/* Re-arm a connection whose request is answered, or close it. */
+static void done_with(struct dt_server *srv, struct dt_conn *c, int ret, const char *why)
+{
+	if (!ret && rearm(srv, c)) {
+		ret = -errno;
+		why = "epoll_ctl";
+	}
+	if (ret)
+		conn_close(srv, c, why);
+}
+
+/* The next slice of @c's FSYNC (all of them with @to_end); the reply, or its turn again. */
+static void resume(struct dt_worker *w, struct dt_conn *c, bool to_end)
+{
+	const char *why = NULL;
+	size_t out_len;
+	int ret;
+
+	do
+		ret = dt_dispatch_resume(w, c, &out_len);
+	while (to_end && ret == DT_DISPATCH_PENDING);
+	if (ret == DT_DISPATCH_PENDING) {
+		slice_push(w->srv, c);
+		return;
+	}
+	if (ret)
+		why = "undecodable message";
+	else
+		ret = answer(w, c, out_len, &why);
+	done_with(w->srv, c, ret, why);
+}
+
+/* A slice for the first connection waiting: the count of slice_fd is taken for it. */
+static void serve_slice(struct dt_worker *w)
+{
+	struct dt_conn *c;
+	uint64_t v;
+
+	if (read(w->srv->slice_fd, &v, sizeof(v)) != sizeof(v))
+		return;	/* another worker took it */
+	c = slice_pop(w->srv);
+	if (c)
+		resume(w, c, false);
+}
+
+/*
+ * At the stop, the FSYNCs still in slices are written back to their end
+ * and answered, as a whole FSYNC in progress would be.  Each worker does it
+ * on its way out, after the slice it may have been running.
+ */
+static void finish_slices(struct dt_worker *w)
+{
+	struct dt_conn *c;
+
+	while ((c = slice_pop(w->srv)))
+		resume(w, c, true);
+}
+
 static void *worker_main(void *arg)
 {
 	struct dt_worker *w = arg;
@@ -711,7 +820,7 @@ static void *worker_main(void *arg)
 	struct dt_conn *c;
 	const char *why;
 	unsigned k;
-	bool more;
+	bool more, pending;
 	int n, ret;
 
 	urcu_memb_register_thread();
@@ -725,21 +834,26 @@ static void *worker_main(void *arg)
 		}
 		if (n == 0)
 			continue;
-		if (ev.data.ptr == &srv->stop_fd)
+		if (ev.data.ptr == &srv->stop_fd) {
+			finish_slices(w);
 			break;
+		}
+		if (ev.data.ptr == &srv->slice_fd) {
+			serve_slice(w);
+			continue;
+		}
 		c = ev.data.ptr;
 		take_over(c);
 		why = NULL;
 		k = 0;
+		pending = false;
 		do
-			ret = serve(w, c, &why, &more);
-		while (!ret && more && ++k < SERVE_BURST);
-		if (ret) {
-			conn_close(srv, c, why);
-			continue;
-		}
-		if (rearm(srv, c))
-			conn_close(srv, c, "epoll_ctl");
+			ret = serve(w, c, &why, &more, &pending);
+		while (!ret && more && !pending && ++k < SERVE_BURST);
+		if (!ret && pending)
+			slice_push(srv, c);
+		else
+			done_with(srv, c, ret, why);
 	}
 	urcu_memb_unregister_thread();
 	return NULL;
@@ -810,6 +924,11 @@ int srv_start_workers(struct dt_server *srv, unsigned n)
 	/* Level-triggered and never read: once written, every worker sees it. */
 	if (epoll_ctl(srv->ep, EPOLL_CTL_ADD, srv->stop_fd, &ev))
 		return -errno;
+	/* Level-triggered too: ready while any connection waits for its next slice. */
+	srv->slice_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
+	ev.data.ptr = &srv->slice_fd;
+	if (srv->slice_fd < 0 || epoll_ctl(srv->ep, EPOLL_CTL_ADD, srv->slice_fd, &ev))
+		return -errno;
 	srv->workers = calloc(n, sizeof(*srv->workers));
 	if (!srv->workers)
 		return -ENOMEM;
@@ -861,4 +980,5 @@ void srv_close_all(struct dt_server *srv)
 	srv->nconns = 0;
 	uid_free_all(srv);
 	pthread_mutex_unlock(&srv->conns_lock);
+	srv->slices_head = srv->slices_tail = NULL;	/* they were connections */
 }

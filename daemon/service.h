@@ -16,6 +16,10 @@
  *     re-arms (or closes) the connection.  So the requests of one connection
  *     are answered in order, many connections are served at once, and a
  *     long fsync of one region blocks only the worker doing it.
+ *   - An FSYNC of more than fsync_slice pages is written back a slice at a
+ *     time: between two, its connection (not re-armed) waits in the slice
+ *     queue, counted by slice_fd, an eventfd in the same epoll set, and any
+ *     worker takes the next slice in turn with the other connections.
  *   - Regions live in a table (regions.h); a request takes a reference to
  *     its region for its duration.
  *   - Every thread is registered with urcu-memb.
@@ -57,6 +61,23 @@ struct srv_uid {
 
 #define DT_SRV_UID_BUCKETS	64
 
+/*
+ * An FSYNC written back in slices (dispatch.c): between two slices the
+ * connection waits in dt_server.slices, unarmed, and the worker serves
+ * other requests.  Active while @sr is set.
+ */
+struct srv_fsync_job {
+	struct srv_region *sr;		/* referenced until the reply */
+	uint32_t id;			/* the request's id and version, for the reply */
+	uint8_t version;
+	uint32_t region;
+	uint32_t flags;
+	uint64_t first, next, last;	/* pages: the range, the next slice's start */
+	uint64_t t0;
+	struct dt_writeback_report rep;	/* of the slices so far */
+	bool bad;			/* a slice met a bad range: -EIO naming them */
+};
+
 /**
  * struct dt_conn - One client connection.  Owned by the worker that holds
  * its epoll event; the list links are under dt_server.conns_lock.
@@ -80,6 +101,8 @@ struct dt_conn {
 	bool eio_logged;
 	bool edquot_logged;
 	int rearming;			/* atomic: a worker is inside EPOLL_CTL_MOD */
+	struct srv_fsync_job job;
+	struct dt_conn *slice_next;	/* in dt_server.slices */
 };
 
 /* Per-worker buffers (one request at a time). */
@@ -121,6 +144,7 @@ struct dt_server {
 	unsigned max_clients;
 	unsigned max_clients_per_uid;	/* uid 0 is exempt */
 	uint64_t max_dirty;		/* atomic: pages, max_dirty_per_client */
+	uint64_t fsync_slice;		/* atomic: pages an FSYNC slice covers */
 	uint32_t max_message;
 	uint32_t max_ranges;
 	uint64_t max_dump;		/* DUMP text held at once, all connections */
@@ -139,6 +163,15 @@ struct dt_server {
 	bool stopping;
 	unsigned nworkers;
 	struct dt_worker *workers;
+
+	/*
+	 * Connections between two slices of an FSYNC, in order; slice_fd (an
+	 * eventfd semaphore in the workers' epoll set, level-triggered) counts
+	 * them, so that the slices take turns with the other connections.
+	 */
+	pthread_mutex_t slices_lock;
+	struct dt_conn *slices_head, *slices_tail;
+	int slice_fd;
 
 	/* connections */
 	pthread_mutex_t conns_lock;

@@ -102,10 +102,11 @@ static void test_tenant_limits(void)
 	FILE *f = open_memstream(&log, &loglen);
 
 	dt_test_ctx("tenant limits");
-	CHECK_EQ(load_text("[daemon]\nmax_clients_per_uid = 3\nmax_dirty_per_client = 8M\n",
-			   &cfg, err, sizeof(err)), 0);
+	CHECK_EQ(load_text("[daemon]\nmax_clients_per_uid = 3\nmax_dirty_per_client = 8M\n"
+			   "fsync_slice = 256K\n", &cfg, err, sizeof(err)), 0);
 	CHECK_EQ(cfg.max_clients_per_uid, 3);
 	CHECK_EQ(cfg.max_dirty_per_client, 8ULL << 20);
+	CHECK_EQ(cfg.fsync_slice, 256ULL << 10);
 
 	dt_test_ctx("max_queue deprecated");
 	dt_log_set_output(f, DT_LOG_PREFIX_IDENT);
@@ -137,6 +138,7 @@ static void test_empty_and_example(void)
 	CHECK_EQ(cfg.max_ranges, 4096);
 	CHECK_EQ(cfg.max_clients_per_uid, 64);
 	CHECK_EQ(cfg.max_dirty_per_client, 16ULL << 30);
+	CHECK_EQ(cfg.fsync_slice, 64ULL << 20);
 	CHECK_EQ(cfg.max_dump, 256ULL << 20);
 	CHECK_EQ(cfg.log_level, LOG_INFO);
 	CHECK_EQ(cfg.socket_group[0], 0);
@@ -239,6 +241,8 @@ static const struct reject rejects[] = {
 	{ "[daemon]\nmax_dirty_per_client = 1K\n", 2,
 	  "invalid value \"1K\" for \"max_dirty_per_client\" in [daemon]: "
 	  "expected a size 4K..64T" },
+	{ "[daemon]\nfsync_slice = 2T\n", 2,
+	  "invalid value \"2T\" for \"fsync_slice\" in [daemon]: expected a size 4K..1T" },
 	{ "[daemon]\nmax_queue = 0x10\n", 2,
 	  "invalid value \"0x10\" for \"max_queue\" in [daemon]: expected an integer 1..65536" },
 	{ "[daemon]\nsocket = run/x.sock\n", 2,

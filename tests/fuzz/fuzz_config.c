@@ -135,6 +135,8 @@ static void check_config(const struct dt_config *cfg, unsigned lines)
 		bad("max_clients_per_uid out of range", NULL);
 	if (cfg->max_dirty_per_client < 4096 || cfg->max_dirty_per_client > (64ULL << 40))
 		bad("max_dirty_per_client out of range", NULL);
+	if (cfg->fsync_slice < 4096 || cfg->fsync_slice > (1ULL << 40))
+		bad("fsync_slice out of range", NULL);
 	if (cfg->log_level < LOG_ERR || cfg->log_level > LOG_DEBUG)
 		bad("log_level out of range", NULL);
 	if (cfg->nregions > DT_CONFIG_MAX_REGIONS || (cfg->nregions && !cfg->regions))
