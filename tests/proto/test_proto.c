@@ -1476,6 +1476,7 @@ static void test_names(void)
 	CHECK(!strcmp(dt_proto_status_name(-EPERM), "EPERM"));
 	CHECK(!strcmp(dt_proto_status_name(-EPROTO), "EPROTO"));
 	CHECK(!strcmp(dt_proto_status_name(-ENODATA), "ENODATA"));	/* a hole of a sparse file */
+	CHECK(!strcmp(dt_proto_status_name(-EDQUOT), "EDQUOT"));	/* max_dirty_per_client */
 	CHECK(!strcmp(dt_proto_status_name(-4000), "EUNKNOWN"));
 	CHECK(!strcmp(dt_proto_status_name(5), "EUNKNOWN"));
 	CHECK(!strcmp(dt_proto_strerror(0), "Success"));
