@@ -58,7 +58,8 @@ static void config_abc(void)
 		 "[region \"c\"]\npath = %s/c.region\nsize = 2M\n\n"
 		 "[region \"d\"]\npath = %s/d.region\nsize = 1M\n", dh.dir, dh.dir, dh.dir,
 		 dh.dir);
-	dh_config(NULL, regions);
+	/* Small slices: each FSYNC of a range here is written back in several. */
+	dh_config("fsync_slice = 16K", regions);
 }
 
 static bool find_region(struct dh_conn *c, const char *name, struct dt_proto_region *out)
