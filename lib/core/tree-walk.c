@@ -320,12 +320,13 @@ unsigned dt_cursor_tags(const struct dt_cursor *c)
 static int cursor_change_tag(struct dt_cursor *c, unsigned tag, bool set)
 {
 	struct dt_node *n = c->node;
-	uint64_t bit = UINT64_C(1) << c->off, bits;
+	uint64_t bit, bits;
 
 	if (tag >= DT_TREE_MAX_TAGS)
 		return -EINVAL;
 	if (!n)
 		return -ENOENT;
+	bit = UINT64_C(1) << c->off;
 	bits = tags_load(n, tag);
 	if (!!(bits & bit) == set)
 		return 0;
