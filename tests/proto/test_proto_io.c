@@ -202,7 +202,7 @@ static void test_count_fds(void)
 
 static void test_eof_epipe_eagain(void)
 {
-	uint8_t in[16];
+	uint8_t in[16] = { 0 };
 	int sv[2], fd = 5;
 
 	dt_test_ctx("eof, epipe, eagain");
