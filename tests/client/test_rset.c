@@ -10,6 +10,11 @@
  * and apart (touching ranges are merged), and cover exactly the model's
  * units.  Units are bytes: the sets do not care about pages.
  *
+ * Then the client's pattern of marking every even unit and then every odd
+ * one, batched as the client does (dt_rset_add() into a batch, the batch
+ * added with dt_rset_add_set() to the acknowledged set), with batches of
+ * several sizes: each odd unit joins two ranges in the middle of the set.
+ *
  * Environment: DT_TEST_SEED=n (else time), DT_TEST_OPS=n (default 200000).
  */
 #include <inttypes.h>
@@ -187,6 +192,43 @@ static void one_op(struct rng *g, struct dt_rset *s, struct model *m, struct dt_
 	}
 }
 
+/* Add units @first, @first + 2, ... in batches of @batch, as the client acknowledges them. */
+static bool add_stride(struct dt_rset *s, struct model *m, uint64_t first, uint32_t batch)
+{
+	struct dt_rset b = { 0 };
+	bool ok = true;
+
+	for (uint64_t u = first; u < UNITS && ok; u += 2) {
+		CHECK_EQ(dt_rset_add(&b, u, u + 1), 0);
+		model_set(m, u, u + 1, true);
+		if (b.n < batch && u + 2 < UNITS)
+			continue;
+		CHECK_EQ(dt_rset_add_set(s, &b, b.n), 0);
+		dt_rset_clear(&b);
+		ok = set_matches(s, m);
+	}
+	dt_rset_free(&b);
+	return ok;
+}
+
+static void even_then_odd(void)
+{
+	static const uint32_t batches[] = { 1, 2, 7, 256, UNITS };
+	struct model m;
+
+	for (unsigned k = 0; k < sizeof(batches) / sizeof(batches[0]); k++) {
+		struct dt_rset s = { 0 };
+
+		memset(&m, 0, sizeof(m));
+		if (!CHECK(add_stride(&s, &m, 0, batches[k]) && s.n == UNITS / 2) ||
+		    !CHECK(add_stride(&s, &m, 1, batches[k]) && s.n == 1)) {
+			printf("# even then odd, batches of %u: the set differs from the model\n",
+			       batches[k]);
+		}
+		dt_rset_free(&s);
+	}
+}
+
 int main(void)
 {
 	struct timespec ts;
@@ -211,5 +253,6 @@ int main(void)
 	}
 	dt_rset_free(&s);
 	dt_rset_free(&from);
+	even_then_odd();
 	return dt_test_done();
 }
