@@ -2,7 +2,8 @@
 /*
  * bench_daemon_requests.c - parts 3 and 4 of dt-bench's "daemon" section
  * (see bench_daemon.c): DIRTY throughput in pages/s onto holes, dirty and
- * clean entries, and QUERY and DIRTY+FSYNC requests per second with 1, 4 and
+ * clean entries and with two marking patterns (sequential, even then odd
+ * pages), and QUERY and DIRTY+FSYNC requests per second with 1, 4 and
  * 16 clients.
  */
 #include <errno.h>
@@ -100,6 +101,104 @@ static int rep_dirty(void *arg, uint64_t *ns, uint64_t *ops)
 	return dirty_check(a, c1.sent_by_op[DT_OP_DIRTY] - c0.sent_by_op[DT_OP_DIRTY]);
 }
 
+/*
+ * The client's side of marking: all 262144 pages of "a" in order, or every
+ * even page and then every odd one, with no fsync between (each odd page
+ * joins two ranges of the client's set of ranges not yet fsynced).
+ */
+enum mark_pattern { MP_SEQ, MP_EVEN_ODD, NR_MP };
+
+static const char *const mp_name[NR_MP] = {
+	[MP_SEQ] = "sequential", [MP_EVEN_ODD] = "even_odd",
+};
+
+struct pattern_arg {
+	struct dmn *d;
+	struct dt_client *c;
+	struct dt_client_region *r;
+	enum mark_pattern pattern;
+	uint64_t n;			/* pages from 0, even */
+};
+
+static int mark_pattern(struct pattern_arg *a)
+{
+	int ret = 0;
+
+	if (a->pattern == MP_SEQ) {
+		for (uint64_t p = 0; p < a->n && !ret; p++)
+			ret = dt_client_dirty(a->r, p * PAGE, PAGE);
+	} else {
+		for (uint64_t p = 0; p < a->n && !ret; p += 2)
+			ret = dt_client_dirty(a->r, p * PAGE, PAGE);
+		for (uint64_t p = 1; p < a->n && !ret; p += 2)
+			ret = dt_client_dirty(a->r, p * PAGE, PAGE);
+	}
+	if (!ret)
+		ret = dt_client_flush_dirty(a->c);
+	if (ret)
+		bench_fail("dirty %s: %s", mp_name[a->pattern], strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+/* Untimed before, the region's entries clean and the client's set empty; timed, the marks. */
+static int rep_pattern(void *arg, uint64_t *ns, uint64_t *ops)
+{
+	struct pattern_arg *a = arg;
+	struct dt_proto_region_stats s;
+	struct dt_proto_fsync_rep rep;
+	uint64_t t0;
+	int ret;
+
+	ret = dt_client_fsync(a->r, 0, 0, DT_FSYNC_WHOLE, &rep);
+	if (ret) {
+		bench_fail("fsync of \"a\" before %s: %s", mp_name[a->pattern], strerror(-ret));
+		return -1;
+	}
+	t0 = bench_now_ns();
+	if (mark_pattern(a))
+		return -1;
+	*ns = bench_now_ns() - t0;
+	*ops = a->n;
+	if (dmn_region_stats(a->c, a->d->id[0], &s))
+		return -1;
+	if (s.dirty_pages == a->n)
+		return 0;
+	bench_fail("dirty %s: %" PRIu64 " dirty pages, expected %" PRIu64, mp_name[a->pattern],
+		   s.dirty_pages, a->n);
+	return -1;
+}
+
+static int dirty_patterns(const struct bench_opts *o, struct dmn *d, struct dt_client *c,
+			  struct dt_client_region *r)
+{
+	uint64_t n = bench_count(o, REGION_PAGES, 4 * DIRTY_BATCH);
+	struct pattern_arg args[NR_MP];
+	struct bench_job jobs[NR_MP];
+	char name[64];
+	int ret;
+
+	n = n > REGION_PAGES ? REGION_PAGES : n / 2 * 2;
+	bench_note(o, "the same client: dt_client_dirty() of each of the first %" PRIu64 " pages "
+		   "of \"a\" (clean entries, the client's unfsynced set empty), in order or every "
+		   "even page then every odd one, no fsync between", n);
+	for (unsigned k = 0; k < NR_MP; k++) {
+		args[k] = (struct pattern_arg){ .d = d, .c = c, .r = r, .pattern = k, .n = n };
+		jobs[k] = (struct bench_job){ .fn = rep_pattern, .arg = &args[k] };
+	}
+	ret = bench_measure_jobs(o, jobs, NR_MP);
+	for (unsigned k = 0; k < NR_MP && !ret; k++) {
+		snprintf(name, sizeof(name), "dirty.%s", mp_name[k]);
+		bench_value(o, name, 1e9 / jobs[k].ns_per_op, "pages/s",
+			    "[%.0f..%.0f], %.1f ns/page", 1e9 / jobs[k].max, 1e9 / jobs[k].min,
+			    jobs[k].ns_per_op);
+	}
+	if (!ret)
+		bench_value(o, "dirty.even_odd/sequential",
+			    jobs[MP_SEQ].ns_per_op / jobs[MP_EVEN_ODD].ns_per_op, "x",
+			    "the pages/s ratio; no target");
+	return ret;
+}
+
 int dmn_part_dirty(const struct bench_opts *o, struct dmn *d)
 {
 	uint64_t n = bench_count(o, REGION_PAGES / 2, 4 * DIRTY_BATCH);
@@ -132,6 +231,8 @@ int dmn_part_dirty(const struct bench_opts *o, struct dmn *d)
 		snprintf(name, sizeof(name), "dirty.%s.Mpages/s", ds_name[k]);
 		bench_target(o, name, 1e3 / jobs[k].ns_per_op, false, 5);
 	}
+	if (!ret)
+		ret = dirty_patterns(o, d, c, r);
 	/* Leave "a" clean for the next part. */
 	if (!ret && dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, &rep)) {
 		bench_fail("fsync after the dirty part failed");
