@@ -426,6 +426,9 @@ static int fsync_bad(struct req *q, struct srv_region *sr, uint64_t off, uint64_
 	return bad_block(q, sr, off, len, &first);
 }
 
+/* How long a worker writes back slices of one FSYNC before it serves others. */
+#define FSYNC_YIELD_NS	(2 * 1000 * 1000)
+
 /*
  * The end of the next slice of an FSYNC: fsync_slice pages from the next
  * dirty entry (the clean pages before it go with the slice: one writeback
@@ -507,8 +510,19 @@ out:
  */
 static int fsync_run(struct req *q, struct srv_fsync_job *j)
 {
-	int ret = fsync_slice(q, j);
+	uint64_t start = srv_now_ns();
+	int ret;
 
+	/*
+	 * Slices follow each other in this worker until it has spent
+	 * FSYNC_YIELD_NS on them: only a long writeback gives way.  Handing
+	 * every slice back to the queue cost a wake-up each: 64 dirty pages
+	 * spread over a 1 GiB region (16 slices) took 2.5x the floor instead
+	 * of 1.2x (dt-bench daemon, fsync.4k_64.p50/floor).
+	 */
+	do
+		ret = fsync_slice(q, j);
+	while (!ret && j->next <= j->last && srv_now_ns() - start < FSYNC_YIELD_NS);
 	if (!ret && j->next <= j->last)
 		return DT_DISPATCH_PENDING;
 	return fsync_finish(q, j, ret);
