@@ -8,9 +8,9 @@
  * sends and never reads.  The daemon must keep answering others.
  */
 #include <poll.h>
-#include <regex.h>
 
 #include "daemon_harness.h"
+#include "dt_dump.h"
 
 DT_TEST_DEFINE("test_daemon_requests");
 
@@ -250,40 +250,6 @@ static void test_list_punch(struct dh_conn *c)
 	CHECK_EQ(rep.fsync_rep.entries, 2);
 }
 
-
-
-/* A number of the dump: "%#" PRIx64. */
-#define HEX "(0|0x[0-9a-f]+)"
-
-/*
- * Whether every line of a DUMP text is one of the tree dump's three forms:
- * no other field, hence no address of the daemon.
- */
-static bool dump_grammar_ok(const char *text)
-{
-	static const char *const forms =
-		"^ *(tree map_shift [0-9]+ nodes [0-9]+ entries [0-9]+"
-		"|node [0-9]+ shift [0-9]+ base " HEX " last " HEX " used " HEX "( tags[0-9] " HEX ")+"
-		"|entry " HEX "-" HEX " order [0-9]+ slot [0-9]+ "
-		"(value " HEX "|ptr #[0-9a-f]{16})( tag[0-9])*)$";
-	char *copy = strdup(text), *line, *save = NULL;
-	bool ok = copy != NULL;
-	regex_t re;
-
-	if (!ok || regcomp(&re, forms, REG_EXTENDED | REG_NOSUB)) {
-		free(copy);
-		return false;
-	}
-	for (line = strtok_r(copy, "\n", &save); ok && line; line = strtok_r(NULL, "\n", &save))
-		if (regexec(&re, line, 0, NULL, 0)) {
-			fprintf(stderr, "     dump line \"%s\"\n", line);
-			ok = false;
-		}
-	regfree(&re);
-	free(copy);
-	return ok;
-}
-
 /*
  * Two writers of one region: o dirtied pages 100..102, c punches 99..101.
  * The punch writes pages 100 and 101 back before their entries go, so o's
@@ -431,7 +397,7 @@ static void test_stats_ns_dump(struct dh_conn *c)
 	CHECK_EQ(got, total);
 	if (CHECK(text)) {
 		text[got] = 0;
-		CHECK(dump_grammar_ok(text));	/* no heap address to clients */
+		CHECK(dt_dump_grammar_ok(text));	/* no heap address to clients */
 		CHECK(strstr(text, "node 1 ") != NULL);
 	}
 	free(text);

@@ -5,10 +5,10 @@
  * split into every smaller order, join with the union of tags, and locate,
  * empty, the counters and dump.
  */
-#include <regex.h>
 
 #include "tree-node.h"
 #include "tree_util.h"
+#include "dt_dump.h"
 
 DT_TEST_DEFINE("test_tree_ops");
 
@@ -462,36 +462,6 @@ static void test_prefetch(void)
 	dt_tree_free(t);
 }
 
-
-/* A number of the dump: "%#" PRIx64. */
-#define HEX "(0|0x[0-9a-f]+)"
-
-/* Every line of a dump is one of its three forms: no other field, hence no address. */
-static bool dump_grammar_ok(const char *text)
-{
-	static const char *const forms =
-		"^ *(tree map_shift [0-9]+ nodes [0-9]+ entries [0-9]+"
-		"|node [0-9]+ shift [0-9]+ base " HEX " last " HEX " used " HEX "( tags[0-9] " HEX ")+"
-		"|entry " HEX "-" HEX " order [0-9]+ slot [0-9]+ "
-		"(value " HEX "|ptr #[0-9a-f]{16})( tag[0-9])*)$";
-	char *copy = strdup(text), *line, *save = NULL;
-	bool ok = copy != NULL;
-	regex_t re;
-
-	if (!ok || regcomp(&re, forms, REG_EXTENDED | REG_NOSUB)) {
-		free(copy);
-		return false;
-	}
-	for (line = strtok_r(copy, "\n", &save); ok && line; line = strtok_r(NULL, "\n", &save))
-		if (regexec(&re, line, 0, NULL, 0)) {
-			fprintf(stderr, "     dump line \"%s\"\n", line);
-			ok = false;
-		}
-	regfree(&re);
-	free(copy);
-	return ok;
-}
-
 /* How many of the addresses of @n and the nodes below it appear in @text. */
 static unsigned node_addresses_in(const struct dt_node *n, const char *text)
 {
@@ -537,7 +507,7 @@ static void test_dump_no_address(void)
 	CHECK(t->root != NULL);
 	if (t->root)
 		CHECK_EQ(node_addresses_in(t->root, text), 0);
-	CHECK(dump_grammar_ok(text));
+	CHECK(dt_dump_grammar_ok(text));
 	CHECK(strstr(text, "tree map_shift ") == text);
 	CHECK(strstr(text, "  node 1 shift ") != NULL);
 	CHECK(strstr(text, "node 2 shift ") != NULL);
