@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daxtrack/dirtylog.h - the shared dirty log: a write-intent bitmap of one
+ * region, in shared memory, written by one side and read by the other.
+ *
+ * A log is a file (in the daemon's runtime directory, so that it outlives
+ * the daemon but not a reboot) of DT_DLOG_HEADER_SIZE bytes of header and
+ * four arrays of little-endian 64-bit words, each starting on a 4 KiB page:
+ *
+ *   dirty     one bit per 4 KiB page of the region: set by a mark, before or
+ *             after the store it covers, and before the persist that must
+ *             cover it;
+ *   dirty_sum one bit per word of dirty: set after a bit of that word;
+ *   flush     one bit per page: the pages a persist took out of dirty and is
+ *             flushing now, cleared only after its pmem_drain();
+ *   flush_sum one bit per word of flush.
+ *
+ * A page "may be dirty" while its bit is set in dirty or in flush: at every
+ * instant a marked page is in one of the two until a drain made it durable.
+ * That is the write-intent record of md's bitmap: bits are set before the
+ * flush that covers them and cleared lazily after it.
+ *
+ * Who writes what:
+ *   - The header is written once by the daemon (dt_dlog_format()); nobody
+ *     writes it afterwards.  A reader never trusts the header of a mapped
+ *     log for its geometry: it passes the geometry it knows
+ *     (dt_dlog_attach()); dt_dlog_check() compares a header with what is
+ *     expected, for the recovery of logs left by a previous daemon.
+ *   - The owner (the client of a client log, the daemon of its own log)
+ *     marks from any number of threads (dt_dlog_mark(), lock-free) and
+ *     takes and releases pages for persists (dt_dlog_take(),
+ *     dt_dlog_release()), which it serialises itself (one persist of a log
+ *     at a time).
+ *   - The other side only reads (dt_dlog_scan(), dt_dlog_for_each()), and
+ *     treats every word as hostile input: bits past the region's last page
+ *     are ignored and counted, a summary bit missing over a non-zero word
+ *     only delays a scan (a full scan ignores the summaries).
+ *
+ * A bitmap has no records to tear or wrap: every word is whole, a mark is
+ * idempotent and the log never fills, so there is no doorbell to ring.
+ */
+#ifndef DAXTRACK_DIRTYLOG_H
+#define DAXTRACK_DIRTYLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DT_DLOG_MAGIC		0x31474f4c4b545844ULL	/* "DXTKLOG1", little endian */
+#define DT_DLOG_VERSION		1
+#define DT_DLOG_HEADER_SIZE	4096u
+#define DT_DLOG_NAME_MAX	64
+
+/* struct dt_dlog_header.kind */
+enum dt_dlog_kind {
+	DT_DLOG_CLIENT = 1,	/* one client connection's log of one region */
+	DT_DLOG_DAEMON = 2,	/* the daemon's own log of a region (socket DIRTY marks) */
+};
+
+/**
+ * struct dt_dlog_header - The first DT_DLOG_HEADER_SIZE bytes of a log file.
+ * @magic: DT_DLOG_MAGIC.
+ * @version: DT_DLOG_VERSION.
+ * @kind: enum dt_dlog_kind.
+ * @file_size: Bytes of the whole file, dt_dlog_file_size(@npages).
+ * @npages: Pages of the region (4 KiB each, the last one maybe partial).
+ * @region_size: Bytes of the region.
+ * @region_dev: st_dev of the region's file, st_rdev of a device-DAX device.
+ * @region_ino: st_ino of the region's file or device.
+ * @boot_id: /proc/sys/kernel/random/boot_id of the boot the log was made in,
+ *	as 16 bytes: a log of another boot is never recovered from.
+ * @region_id: The region's id in the daemon that made the log.
+ * @owner_pid: The client's pid (SO_PEERCRED), the daemon's for its own log.
+ * @owner_uid: The client's uid.
+ * @daemon_pid: The daemon that made the log.
+ * @created_ns: CLOCK_REALTIME at creation.
+ * @region_name: The region's name, NUL-terminated and NUL-padded.
+ *
+ * The offsets of the arrays follow from @npages (dt_dlog_geometry()), so
+ * they are not stored.  The rest of the header is zero.
+ */
+struct dt_dlog_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t kind;
+	uint64_t file_size;
+	uint64_t npages;
+	uint64_t region_size;
+	uint64_t region_dev;
+	uint64_t region_ino;
+	uint8_t boot_id[16];
+	uint32_t region_id;
+	uint32_t owner_pid;
+	uint32_t owner_uid;
+	uint32_t daemon_pid;
+	uint64_t created_ns;
+	char region_name[DT_DLOG_NAME_MAX];
+};
+
+/**
+ * struct dt_dlog_geometry - Where the arrays of a log of @npages pages lie.
+ * @npages: Pages tracked.
+ * @nwords: Words of dirty and of flush: ceil(@npages / 64).
+ * @nsum: Words of dirty_sum and of flush_sum: ceil(@nwords / 64).
+ * @dirty_off, @dirty_sum_off, @flush_off, @flush_sum_off: Byte offsets in
+ *	the file, each a multiple of 4096.
+ * @file_size: Bytes of the file, a multiple of 4096.
+ */
+struct dt_dlog_geometry {
+	uint64_t npages;
+	uint64_t nwords;
+	uint64_t nsum;
+	uint64_t dirty_off, dirty_sum_off, flush_off, flush_sum_off;
+	uint64_t file_size;
+};
+
+/**
+ * dt_dlog_geometry() - Compute the layout of a log.
+ * @npages: Pages of the region, >= 1 and < 2^52.
+ * @g: Filled in.
+ *
+ * Return: 0, or -EINVAL for an @npages out of range.
+ */
+int dt_dlog_geometry(uint64_t npages, struct dt_dlog_geometry *g);
+
+/**
+ * struct dt_dlog - A mapped log, as one side sees it.
+ * @g: The geometry this side trusts (never read back from the header).
+ * @base: The mapping, @g.file_size bytes; owned by the caller.
+ * @dirty, @dirty_sum, @flush, @flush_sum: Into @base.
+ *
+ * Fill it with dt_dlog_attach(); the caller maps and unmaps @base.
+ */
+struct dt_dlog {
+	struct dt_dlog_geometry g;
+	void *base;
+	uint64_t *dirty;
+	uint64_t *dirty_sum;
+	uint64_t *flush;
+	uint64_t *flush_sum;
+};
+
+/**
+ * dt_dlog_attach() - Point a handle at a mapped log.
+ * @l: Filled in.
+ * @base: The mapping of the whole file.
+ * @len: Bytes mapped.
+ * @npages: The region's pages, as this side knows them.
+ *
+ * Reads nothing from @base.
+ *
+ * Return: 0; -EINVAL for a bad @npages; -EFBIG if @len is smaller than the
+ * file the geometry needs.
+ */
+int dt_dlog_attach(struct dt_dlog *l, void *base, size_t len, uint64_t npages);
+
+/**
+ * dt_dlog_format() - Write the header of a new log (the daemon).
+ * @base: The mapping of the whole file, all zero (a new file).
+ * @len: Bytes mapped, at least @h->file_size.
+ * @h: The header: magic, version and file_size are filled in here from
+ *	@h->npages; the caller fills every other field.
+ *
+ * Return: 0; -EINVAL for a bad @h->npages or @h->kind, -EFBIG if @len is
+ * too small.
+ */
+int dt_dlog_format(void *base, size_t len, struct dt_dlog_header *h);
+
+/**
+ * dt_dlog_check() - Check a log left by another process against what is expected.
+ * @base: The mapping of the file.
+ * @len: Its size (st_size).
+ * @expect: The header expected: every field but owner_pid, owner_uid,
+ *	daemon_pid, region_id and created_ns is compared (magic, version,
+ *	kind, file_size, npages, region size, dev, ino, boot id, name).
+ * @why: Set to a static string naming the first mismatch.
+ *
+ * Return: 0 if the log may be trusted for @expect's region; -EINVAL (with
+ * @why) otherwise.  Only the header is read.
+ */
+int dt_dlog_check(const void *base, size_t len, const struct dt_dlog_header *expect,
+		  const char **why);
+
+/* ---- the owner ---- */
+
+/**
+ * dt_dlog_mark() - Mark pages dirty.
+ * @l: The log.
+ * @first: First page.
+ * @last: Last page (inclusive), < @l->g.npages.
+ *
+ * Sets the dirty bits with atomic read-modify-writes (one a word, and a
+ * single-word mark of a bit already set still writes: it is the barrier
+ * that makes the caller's earlier stores visible before a reader may flush
+ * them), then the summary bits.  Lock-free, from any thread.  The caller
+ * checks the range.
+ */
+void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
+
+/**
+ * typedef dt_dlog_run_fn - One run of consecutive pages.
+ * @arg: The caller's.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ *
+ * Return: 0 to go on, or a negative errno that stops the walk and is
+ * returned by it.
+ */
+typedef int (*dt_dlog_run_fn)(void *arg, uint64_t first, uint64_t last);
+
+/**
+ * dt_dlog_take() - Move the dirty pages of a range into flush, for a persist.
+ * @l: The log.
+ * @first: First page.
+ * @last: Last page (inclusive), < @l->g.npages.
+ * @run: Called for each run of pages taken (they are in flush, no longer in
+ *	dirty), in ascending order; may be NULL.
+ * @arg: For @run.
+ *
+ * For each word: the summary bit is cleared, then the dirty bits in range
+ * are ORed into flush (summary after), then exchanged out of dirty; a mark
+ * racing with it lands in dirty again, never nowhere.  The owner flushes
+ * the pages @run names, drains, then calls dt_dlog_release().  Persists of
+ * one log are serialised by the owner.
+ *
+ * Return: Pages taken, or @run's error (the pages taken so far stay in
+ * flush: dt_dlog_release() of the range, or a recovery, clears them).
+ */
+int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn run,
+		     void *arg);
+
+/**
+ * dt_dlog_release() - Clear the flush bits of a range, after the drain.
+ * @l: The log.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ */
+void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last);
+
+/**
+ * dt_dlog_clear() - Clear dirty bits of pages known to be durable.
+ * @l: The log.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ *
+ * For the daemon's own log, whose pages it flushes by its tree: the caller
+ * makes sure no mark of the range is racing (daemon: region sweep lock).
+ */
+void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last);
+
+/* ---- the reader ---- */
+
+/**
+ * struct dt_dlog_scan_stats - What reading a log met (accumulated).
+ * @words: Words read.
+ * @set_pages: Pages found newly set (dt_dlog_scan()) or set (for_each).
+ * @cleared_pages: Pages found newly cleared (dt_dlog_scan()).
+ * @bad_bits: Bits set past the region's last page (ignored).
+ * @bad_summary: Non-zero words whose summary bit was clear (a full scan).
+ */
+struct dt_dlog_scan_stats {
+	uint64_t words;
+	uint64_t set_pages;
+	uint64_t cleared_pages;
+	uint64_t bad_bits;
+	uint64_t bad_summary;
+};
+
+/**
+ * dt_dlog_for_each() - Every page that may be dirty in a range.
+ * @l: The log (read only).
+ * @first: First page.
+ * @last: Last page (inclusive); clamped to the region.
+ * @full: Read every word, not only those the summaries name (a dead
+ *	owner's log, a recovery).
+ * @run: Called for each run of pages set in dirty | flush, ascending.
+ * @arg: For @run.
+ * @st: Accumulated into; may be NULL.
+ *
+ * Return: 0 or @run's error.
+ */
+int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, bool full,
+		     dt_dlog_run_fn run, void *arg, struct dt_dlog_scan_stats *st);
+
+/**
+ * struct dt_dlog_shadow - The reader's private copy of a log as last scanned.
+ * @words: One word per log word: dirty | flush as last seen.
+ * @sum: One bit per word of @words that is not zero.
+ * @nwords: As the log's.
+ *
+ * Allocated by dt_dlog_shadow_init(), freed by dt_dlog_shadow_free().
+ */
+struct dt_dlog_shadow {
+	uint64_t *words;
+	uint64_t *sum;
+	uint64_t nwords;
+};
+
+int dt_dlog_shadow_init(struct dt_dlog_shadow *s, const struct dt_dlog *l);
+void dt_dlog_shadow_free(struct dt_dlog_shadow *s);
+
+/**
+ * dt_dlog_shadow_test() - Whether a page was set in a log at its last scan.
+ * @s: The shadow.
+ * @page: The page; false past the end.
+ */
+bool dt_dlog_shadow_test(const struct dt_dlog_shadow *s, uint64_t page);
+
+/**
+ * dt_dlog_scan() - What changed in a log since the last scan.
+ * @l: The log (read only).
+ * @s: Its shadow, updated.
+ * @full: As for dt_dlog_for_each().
+ * @set: Called for each run of pages set now and not in @s, ascending.
+ * @cleared: Called for each run of pages in @s and not set now.
+ * @arg: For both.
+ * @st: Accumulated into; may be NULL.
+ *
+ * Each word is read once (dirty | flush, relaxed atomic loads after an
+ * acquire load of its summary), compared with @s, and @s is updated after
+ * the callbacks of that word returned 0.
+ *
+ * Return: 0 or the first callback error (that word and those after it are
+ * left unchanged in @s: a later scan reports them again).
+ */
+int dt_dlog_scan(const struct dt_dlog *l, struct dt_dlog_shadow *s, bool full, dt_dlog_run_fn set,
+		 dt_dlog_run_fn cleared, void *arg, struct dt_dlog_scan_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DAXTRACK_DIRTYLOG_H */
