@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * lib/log/dirtylog.c - the shared dirty log (daxtrack/dirtylog.h): a
+ * write-intent bitmap of a region with a summary level, one writer (the
+ * owner, any number of its threads) and one reader that trusts nothing it
+ * reads.
+ *
+ * Memory order: a mark ORs its bits into dirty with a release
+ * read-modify-write, then its summary bit, so a reader that sees a summary
+ * bit with acquire sees the word's bits, and the caller's stores before the
+ * mark are visible before the bit is.  Every bit moves dirty -> flush ->
+ * nowhere, and is in dirty or flush at every instant between its mark and
+ * the release that follows the drain.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <daxtrack/dirtylog.h>
+
+#define PAGE 4096ULL
+#define WORD_BITS 64ULL
+#define NPAGES_MAX (1ULL << 52)
+
+static uint64_t page_round(uint64_t bytes)
+{
+	return (bytes + PAGE - 1) & ~(PAGE - 1);
+}
+
+int dt_dlog_geometry(uint64_t npages, struct dt_dlog_geometry *g)
+{
+	uint64_t words_bytes, sum_bytes;
+
+	if (!npages || npages >= NPAGES_MAX)
+		return -EINVAL;
+	memset(g, 0, sizeof(*g));
+	g->npages = npages;
+	g->nwords = (npages + WORD_BITS - 1) / WORD_BITS;
+	g->nsum = (g->nwords + WORD_BITS - 1) / WORD_BITS;
+	words_bytes = page_round(g->nwords * 8);
+	sum_bytes = page_round(g->nsum * 8);
+	g->dirty_off = DT_DLOG_HEADER_SIZE;
+	g->dirty_sum_off = g->dirty_off + words_bytes;
+	g->flush_off = g->dirty_sum_off + sum_bytes;
+	g->flush_sum_off = g->flush_off + words_bytes;
+	g->file_size = g->flush_sum_off + sum_bytes;
+	return 0;
+}
+
+int dt_dlog_attach(struct dt_dlog *l, void *base, size_t len, uint64_t npages)
+{
+	char *b = base;
+	int ret;
+
+	ret = dt_dlog_geometry(npages, &l->g);
+	if (ret)
+		return ret;
+	if (len < l->g.file_size)
+		return -EFBIG;
+	l->base = base;
+	l->dirty = (uint64_t *)(b + l->g.dirty_off);
+	l->dirty_sum = (uint64_t *)(b + l->g.dirty_sum_off);
+	l->flush = (uint64_t *)(b + l->g.flush_off);
+	l->flush_sum = (uint64_t *)(b + l->g.flush_sum_off);
+	return 0;
+}
+
+int dt_dlog_format(void *base, size_t len, struct dt_dlog_header *h)
+{
+	struct dt_dlog_geometry g;
+	int ret;
+
+	if (h->kind != DT_DLOG_CLIENT && h->kind != DT_DLOG_DAEMON)
+		return -EINVAL;
+	ret = dt_dlog_geometry(h->npages, &g);
+	if (ret)
+		return ret;
+	if (len < g.file_size)
+		return -EFBIG;
+	h->magic = DT_DLOG_MAGIC;
+	h->version = DT_DLOG_VERSION;
+	h->file_size = g.file_size;
+	memcpy(base, h, sizeof(*h));
+	return 0;
+}
+
+int dt_dlog_check(const void *base, size_t len, const struct dt_dlog_header *expect,
+		  const char **why)
+{
+	struct dt_dlog_geometry g;
+	struct dt_dlog_header h;
+
+	*why = "file shorter than its header";
+	if (len < DT_DLOG_HEADER_SIZE)
+		return -EINVAL;
+	memcpy(&h, base, sizeof(h));
+	*why = "bad magic";
+	if (h.magic != DT_DLOG_MAGIC)
+		return -EINVAL;
+	*why = "unknown version";
+	if (h.version != DT_DLOG_VERSION)
+		return -EINVAL;
+	*why = "other kind of log";
+	if (h.kind != expect->kind)
+		return -EINVAL;
+	*why = "other region (name)";
+	if (strncmp(h.region_name, expect->region_name, DT_DLOG_NAME_MAX))
+		return -EINVAL;
+	*why = "other region size";
+	if (h.npages != expect->npages || h.region_size != expect->region_size)
+		return -EINVAL;
+	*why = "other file or device";
+	if (h.region_dev != expect->region_dev || h.region_ino != expect->region_ino)
+		return -EINVAL;
+	*why = "made in another boot";
+	if (memcmp(h.boot_id, expect->boot_id, sizeof(h.boot_id)))
+		return -EINVAL;
+	*why = "bad geometry";
+	if (dt_dlog_geometry(h.npages, &g) || h.file_size != g.file_size)
+		return -EINVAL;
+	*why = "file shorter than its geometry";
+	if (len < g.file_size)
+		return -EINVAL;
+	*why = NULL;
+	return 0;
+}
+
+/* ---- bits ---- */
+
+/* The bits of word @w that lie in pages [@first, @last]. */
+static uint64_t word_mask(uint64_t w, uint64_t first, uint64_t last)
+{
+	uint64_t lo = w * WORD_BITS, hi = lo + WORD_BITS - 1;
+	uint64_t m = ~0ULL;
+
+	if (first > lo)
+		m &= ~0ULL << (first - lo);
+	if (last < hi)
+		m &= ~0ULL >> (hi - last);
+	return m;
+}
+
+static uint64_t load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void set_bits(uint64_t *p, uint64_t bits)
+{
+	if ((load(p) & bits) != bits)
+		__atomic_fetch_or(p, bits, __ATOMIC_RELEASE);
+}
+
+static void clear_bits(uint64_t *p, uint64_t bits)
+{
+	if (load(p) & bits)
+		__atomic_fetch_and(p, ~bits, __ATOMIC_RELEASE);
+}
+
+static uint64_t sum_bit(uint64_t w)
+{
+	return 1ULL << (w % WORD_BITS);
+}
+
+/*
+ * A whole word is set with a plain release store: idempotent whatever the
+ * word held, and ordered after the caller's stores.  A part of one needs
+ * the read-modify-write, which is also the barrier.
+ */
+static void mark_word(struct dt_dlog *l, uint64_t w, uint64_t m)
+{
+	if (m == ~0ULL)
+		__atomic_store_n(&l->dirty[w], ~0ULL, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_or(&l->dirty[w], m, __ATOMIC_RELEASE);
+}
+
+void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, w, s;
+
+	if (w0 == w1) {
+		__atomic_fetch_or(&l->dirty[w0], word_mask(w0, first, last), __ATOMIC_RELEASE);
+		set_bits(&l->dirty_sum[w0 / WORD_BITS], sum_bit(w0));
+		return;
+	}
+	for (w = w0; w <= w1; w++)
+		mark_word(l, w, word_mask(w, first, last));
+	/* The summary words over [w0, w1], after every dirty word. */
+	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++)
+		set_bits(&l->dirty_sum[s], word_mask(s, w0, w1));
+}
+
+/*
+ * A run of pages being gathered: reported when the next page set is not
+ * adjacent.  @open says whether [@first, @last] holds anything.
+ */
+struct run {
+	dt_dlog_run_fn fn;
+	void *arg;
+	bool open;
+	uint64_t first, last;
+};
+
+/* Report the run; on an error it stays open, for the caller to undo. */
+static int run_flush(struct run *r)
+{
+	int ret = 0;
+
+	if (r->open && r->fn)
+		ret = r->fn(r->arg, r->first, r->last);
+	if (!ret)
+		r->open = false;
+	return ret;
+}
+
+/* Add the set bits of @bits (word @w) to the run, reporting what ends. */
+static int run_add(struct run *r, uint64_t w, uint64_t bits)
+{
+	int ret;
+
+	while (bits) {
+		uint64_t lo = (uint64_t)__builtin_ctzll(bits), x = bits >> lo;
+		uint64_t len = ~x ? (uint64_t)__builtin_ctzll(~x) : 64;
+		uint64_t first = w * WORD_BITS + lo;
+
+		if (r->open && r->last + 1 == first) {
+			r->last = first + len - 1;
+		} else {
+			ret = run_flush(r);
+			if (ret)
+				return ret;
+			r->open = true;
+			r->first = first;
+			r->last = first + len - 1;
+		}
+		bits = lo + len >= 64 ? 0 : bits & (~0ULL << (lo + len));
+	}
+	return 0;
+}
+
+/* Take the bits @m of word @w: into flush first, then out of dirty. */
+static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
+{
+	uint64_t old = load(&l->dirty[w]);
+
+	do {
+		if (!(old & m))
+			return 0;
+		set_bits(&l->flush[w], old & m);
+		set_bits(&l->flush_sum[w / WORD_BITS], sum_bit(w));
+	} while (!__atomic_compare_exchange_n(&l->dirty[w], &old, old & ~m, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return old & m;
+}
+
+int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn, void *arg)
+{
+	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, s, taken = 0;
+	struct run r = { .fn = fn, .arg = arg };
+	int ret;
+
+	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
+		uint64_t sm = word_mask(s, w0, w1), bits;
+
+		bits = load(&l->dirty_sum[s]) & sm;
+		while (bits) {
+			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
+			uint64_t m = word_mask(w, first, last), got;
+
+			bits &= bits - 1;
+			/* Only a word taken whole loses its summary bit. */
+			if (m == ~0ULL)
+				clear_bits(&l->dirty_sum[s], sum_bit(w));
+			got = take_word(l, w, m);
+			taken += (uint64_t)__builtin_popcountll(got);
+			ret = run_add(&r, w, got);
+			if (ret)
+				return ret;
+		}
+	}
+	ret = run_flush(&r);
+	return ret ? ret : (int64_t)taken;
+}
+
+/* Clear bits [first, last] of @words with the summary @sum, by the summary. */
+static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t last)
+{
+	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, s;
+
+	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
+		uint64_t bits = load(&sum[s]) & word_mask(s, w0, w1);
+
+		while (bits) {
+			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			clear_bits(&words[w], word_mask(w, first, last));
+			if (!load(&words[w]))
+				clear_bits(&sum[s], sum_bit(w));
+		}
+	}
+}
+
+void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	clear_range(l->flush, l->flush_sum, first, last);
+}
+
+void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	clear_range(l->dirty, l->dirty_sum, first, last);
+}
+
+/* ---- the reader ---- */
+
+/* The bits of word @w that are pages of the region. */
+static uint64_t valid_mask(const struct dt_dlog *l, uint64_t w)
+{
+	return word_mask(w, 0, l->g.npages - 1);
+}
+
+/* The summary bits of summary word @s that name words of the log. */
+static uint64_t valid_sum(const struct dt_dlog *l, uint64_t s)
+{
+	return word_mask(s, 0, l->g.nwords - 1);
+}
+
+/* dirty | flush of word @w inside [first, last], counting the bits past the end. */
+static uint64_t read_word(const struct dt_dlog *l, uint64_t w, uint64_t m,
+			  struct dt_dlog_scan_stats *st)
+{
+	uint64_t v = load(&l->dirty[w]) | load(&l->flush[w]);
+	uint64_t bad = v & ~valid_mask(l, w);
+
+	st->words++;
+	st->bad_bits += (uint64_t)__builtin_popcountll(bad);
+	return v & valid_mask(l, w) & m;
+}
+
+/*
+ * The candidate words of summary word @s: those its summaries name, or
+ * every one with @full (counting the non-zero words whose bit is missing,
+ * once their word is read).
+ */
+static uint64_t candidates(const struct dt_dlog *l, uint64_t s, bool full,
+			   struct dt_dlog_scan_stats *st)
+{
+	uint64_t named = load(&l->dirty_sum[s]) | load(&l->flush_sum[s]);
+	uint64_t valid = valid_sum(l, s);
+
+	st->bad_bits += (uint64_t)__builtin_popcountll(named & ~valid);
+	return full ? valid : named & valid;
+}
+
+static void count_missing_sum(const struct dt_dlog *l, uint64_t w, uint64_t v,
+			      struct dt_dlog_scan_stats *st)
+{
+	uint64_t s = w / WORD_BITS;
+
+	if (v && !((load(&l->dirty_sum[s]) | load(&l->flush_sum[s])) & sum_bit(w)))
+		st->bad_summary++;
+}
+
+int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, bool full,
+		     dt_dlog_run_fn fn, void *arg, struct dt_dlog_scan_stats *st)
+{
+	struct dt_dlog_scan_stats dummy;
+	struct run r = { .fn = fn, .arg = arg };
+	uint64_t w0, w1, s;
+	int ret;
+
+	if (!st)
+		st = &dummy;
+	if (last >= l->g.npages)
+		last = l->g.npages - 1;
+	if (first > last)
+		return 0;
+	w0 = first / WORD_BITS;
+	w1 = last / WORD_BITS;
+	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
+		uint64_t bits = candidates(l, s, full, st) & word_mask(s, w0, w1);
+
+		while (bits) {
+			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits), v;
+
+			bits &= bits - 1;
+			v = read_word(l, w, word_mask(w, first, last), st);
+			if (full)
+				count_missing_sum(l, w, v, st);
+			st->set_pages += (uint64_t)__builtin_popcountll(v);
+			ret = run_add(&r, w, v);
+			if (ret)
+				return ret;
+		}
+	}
+	return run_flush(&r);
+}
+
+int dt_dlog_shadow_init(struct dt_dlog_shadow *s, const struct dt_dlog *l)
+{
+	s->nwords = l->g.nwords;
+	s->words = calloc(l->g.nwords, sizeof(uint64_t));
+	s->sum = calloc(l->g.nsum, sizeof(uint64_t));
+	if (!s->words || !s->sum) {
+		dt_dlog_shadow_free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void dt_dlog_shadow_free(struct dt_dlog_shadow *s)
+{
+	free(s->words);
+	free(s->sum);
+	s->words = NULL;
+	s->sum = NULL;
+	s->nwords = 0;
+}
+
+bool dt_dlog_shadow_test(const struct dt_dlog_shadow *s, uint64_t page)
+{
+	uint64_t w = page / WORD_BITS;
+
+	return w < s->nwords && (s->words[w] >> (page % WORD_BITS)) & 1;
+}
+
+static void shadow_put(struct dt_dlog_shadow *s, uint64_t w, uint64_t v)
+{
+	s->words[w] = v;
+	if (v)
+		s->sum[w / WORD_BITS] |= sum_bit(w);
+	else
+		s->sum[w / WORD_BITS] &= ~sum_bit(w);
+}
+
+/* Set (@on) or clear pages [first, last] in @s. */
+static void shadow_range(struct dt_dlog_shadow *s, uint64_t first, uint64_t last, bool on)
+{
+	uint64_t w;
+
+	for (w = first / WORD_BITS; w <= last / WORD_BITS; w++) {
+		uint64_t m = word_mask(w, first, last);
+
+		shadow_put(s, w, on ? s->words[w] | m : s->words[w] & ~m);
+	}
+}
+
+/*
+ * A failed callback: the runs not reported (the failing one, still open,
+ * and the other one) go back into the shadow as they were, so that a later
+ * scan reports them again.
+ */
+static int scan_undo(struct dt_dlog_shadow *s, struct run *set, struct run *clr, int ret)
+{
+	if (set->open)
+		shadow_range(s, set->first, set->last, false);
+	if (clr->open)
+		shadow_range(s, clr->first, clr->last, true);
+	return ret;
+}
+
+/* Compare word @w with the shadow, update it and extend the two runs. */
+static int scan_word(const struct dt_dlog *l, struct dt_dlog_shadow *s, uint64_t w, bool full,
+		     struct run *set, struct run *clr, struct dt_dlog_scan_stats *st)
+{
+	uint64_t v = read_word(l, w, ~0ULL, st), old = s->words[w];
+	int ret;
+
+	if (full)
+		count_missing_sum(l, w, v, st);
+	if (v == old)
+		return 0;
+	st->set_pages += (uint64_t)__builtin_popcountll(v & ~old);
+	st->cleared_pages += (uint64_t)__builtin_popcountll(old & ~v);
+	shadow_put(s, w, v);
+	ret = run_add(set, w, v & ~old);
+	if (!ret)
+		ret = run_add(clr, w, old & ~v);
+	if (ret) {
+		shadow_put(s, w, old);
+		return scan_undo(s, set, clr, ret);
+	}
+	return 0;
+}
+
+int dt_dlog_scan(const struct dt_dlog *l, struct dt_dlog_shadow *s, bool full, dt_dlog_run_fn set,
+		 dt_dlog_run_fn cleared, void *arg, struct dt_dlog_scan_stats *st)
+{
+	struct dt_dlog_scan_stats dummy;
+	struct run rs = { .fn = set, .arg = arg }, rc = { .fn = cleared, .arg = arg };
+	uint64_t sidx;
+	int ret;
+
+	if (!st)
+		st = &dummy;
+	for (sidx = 0; sidx < l->g.nsum; sidx++) {
+		uint64_t bits = candidates(l, sidx, full, st) | s->sum[sidx];
+
+		while (bits) {
+			uint64_t w = sidx * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			ret = scan_word(l, s, w, full, &rs, &rc, st);
+			if (ret)
+				return ret;
+		}
+	}
+	ret = run_flush(&rs);
+	if (ret)
+		return scan_undo(s, &rs, &rc, ret);
+	ret = run_flush(&rc);
+	return ret ? scan_undo(s, &rs, &rc, ret) : 0;
+}

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_dirtylog.c - the shared dirty log against a model: one bool per page
+ * for dirty and for flush, driven by random marks, takes and releases, and
+ * read back by dt_dlog_for_each() and dt_dlog_scan() (whose shadow must
+ * follow the model exactly); then geometry edges, hostile words, header
+ * checks and a failing callback.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <daxtrack/dirtylog.h>
+
+#include "dt_rng.h"
+#include "dt_test.h"
+
+DT_TEST_DEFINE("test_dirtylog");
+
+struct model {
+	uint64_t npages;
+	bool *dirty, *flush, *seen; /* seen: what the reader's shadow should hold */
+};
+
+struct fixture {
+	struct dt_dlog l;
+	void *base;
+	struct model m;
+	struct dt_dlog_shadow sh;
+};
+
+static int fixture_init(struct fixture *f, uint64_t npages)
+{
+	struct dt_dlog_geometry g;
+
+	memset(f, 0, sizeof(*f));
+	if (dt_dlog_geometry(npages, &g))
+		return -EINVAL;
+	f->base = aligned_alloc(4096, g.file_size);
+	if (!f->base)
+		return -ENOMEM;
+	memset(f->base, 0, g.file_size);
+	if (dt_dlog_attach(&f->l, f->base, g.file_size, npages))
+		return -EINVAL;
+	f->m.npages = npages;
+	f->m.dirty = calloc(npages, 1);
+	f->m.flush = calloc(npages, 1);
+	f->m.seen = calloc(npages, 1);
+	if (!f->m.dirty || !f->m.flush || !f->m.seen)
+		return -ENOMEM;
+	return dt_dlog_shadow_init(&f->sh, &f->l);
+}
+
+static void fixture_free(struct fixture *f)
+{
+	dt_dlog_shadow_free(&f->sh);
+	free(f->m.dirty);
+	free(f->m.flush);
+	free(f->m.seen);
+	free(f->base);
+}
+
+/* Runs reported, checked for order and disjointness, recorded in @mark. */
+struct collect {
+	bool *mark;
+	uint64_t npages;
+	uint64_t next; /* runs must be ascending and not adjacent */
+	bool any;
+	int fail_at; /* return -EIO at this call (1-based), 0 never */
+	int calls;
+	bool bad;
+};
+
+static int collect_run(void *arg, uint64_t first, uint64_t last)
+{
+	struct collect *c = arg;
+	uint64_t p;
+
+	if (c->fail_at && ++c->calls == c->fail_at)
+		return -EIO;
+	if (first > last || last >= c->npages || (c->any && first <= c->next))
+		c->bad = true;
+	c->any = true;
+	c->next = last + 1;
+	for (p = first; p <= last && p < c->npages; p++) {
+		if (c->mark[p])
+			c->bad = true;
+		c->mark[p] = true;
+	}
+	return 0;
+}
+
+static void collect_init(struct collect *c, bool *mark, uint64_t npages)
+{
+	memset(c, 0, sizeof(*c));
+	c->mark = mark;
+	c->npages = npages;
+	memset(mark, 0, npages);
+}
+
+static void random_range(struct rng *rng, uint64_t npages, uint64_t *first, uint64_t *last)
+{
+	uint64_t len;
+
+	*first = rng_below(rng, npages);
+	switch (rng_below(rng, 4)) {
+	case 0:
+		len = 1;
+		break;
+	case 1:
+		len = 1 + rng_below(rng, 8);
+		break;
+	case 2:
+		len = 1 + rng_below(rng, 200);
+		break;
+	default:
+		len = 1 + rng_below(rng, npages);
+		break;
+	}
+	*last = *first + len - 1 >= npages ? npages - 1 : *first + len - 1;
+}
+
+static void step_mark(struct fixture *f, uint64_t first, uint64_t last)
+{
+	dt_dlog_mark(&f->l, first, last);
+	for (uint64_t p = first; p <= last; p++)
+		f->m.dirty[p] = true;
+}
+
+static void step_take(struct fixture *f, uint64_t first, uint64_t last, bool *tmp)
+{
+	struct collect c;
+	int64_t n, want = 0;
+
+	collect_init(&c, tmp, f->m.npages);
+	n = dt_dlog_take(&f->l, first, last, collect_run, &c);
+	CHECK(!c.bad);
+	for (uint64_t p = 0; p < f->m.npages; p++) {
+		bool in = p >= first && p <= last && f->m.dirty[p];
+
+		if (tmp[p] != in) {
+			CHECK(tmp[p] == in);
+			break;
+		}
+		if (in) {
+			want++;
+			f->m.dirty[p] = false;
+			f->m.flush[p] = true;
+		}
+	}
+	CHECK_EQ(n, want);
+}
+
+static void step_release(struct fixture *f, uint64_t first, uint64_t last)
+{
+	dt_dlog_release(&f->l, first, last);
+	for (uint64_t p = first; p <= last; p++)
+		f->m.flush[p] = false;
+}
+
+static void check_for_each(struct fixture *f, bool full, bool *tmp)
+{
+	struct collect c;
+	struct dt_dlog_scan_stats st = { 0 };
+
+	collect_init(&c, tmp, f->m.npages);
+	CHECK_EQ(dt_dlog_for_each(&f->l, 0, UINT64_MAX, full, collect_run, &c, &st), 0);
+	CHECK(!c.bad);
+	for (uint64_t p = 0; p < f->m.npages; p++)
+		if (tmp[p] != (f->m.dirty[p] || f->m.flush[p])) {
+			dt_test_ctx("for_each full=%d page %llu", full, (unsigned long long)p);
+			CHECK(tmp[p] == (f->m.dirty[p] || f->m.flush[p]));
+			break;
+		}
+	CHECK_EQ(st.bad_bits, 0);
+	CHECK_EQ(st.bad_summary, 0);
+}
+
+/* The two callbacks of a scan, one collector each. */
+struct pair {
+	struct collect *s, *c;
+};
+
+static int set_fn(void *a, uint64_t x, uint64_t y)
+{
+	return collect_run(((struct pair *)a)->s, x, y);
+}
+
+static int clr_fn(void *a, uint64_t x, uint64_t y)
+{
+	return collect_run(((struct pair *)a)->c, x, y);
+}
+
+static void check_scan(struct fixture *f, bool full, bool *set, bool *clr)
+{
+	struct collect cs, cc;
+	bool both_bad = false;
+
+	collect_init(&cs, set, f->m.npages);
+	collect_init(&cc, clr, f->m.npages);
+	struct pair pr = { &cs, &cc };
+
+	CHECK_EQ(dt_dlog_scan(&f->l, &f->sh, full, set_fn, clr_fn, &pr, NULL), 0);
+	CHECK(!cs.bad && !cc.bad);
+	for (uint64_t p = 0; p < f->m.npages; p++) {
+		bool now = f->m.dirty[p] || f->m.flush[p];
+
+		if (set[p] != (now && !f->m.seen[p]) || clr[p] != (!now && f->m.seen[p]) ||
+		    dt_dlog_shadow_test(&f->sh, p) != now) {
+			both_bad = true;
+			dt_test_ctx("scan page %llu", (unsigned long long)p);
+			break;
+		}
+		f->m.seen[p] = now;
+	}
+	CHECK(!both_bad);
+}
+
+static void test_random(uint64_t npages, unsigned steps, uint64_t seed)
+{
+	struct fixture f;
+	struct rng rng;
+	bool *a = calloc(npages, 1), *b = calloc(npages, 1);
+
+	rng_seed(&rng, seed);
+	if (!CHECK(a && b && !fixture_init(&f, npages)))
+		return;
+	for (unsigned i = 0; i < steps; i++) {
+		uint64_t first, last;
+
+		dt_test_ctx("npages %llu step %u", (unsigned long long)npages, i);
+		random_range(&rng, npages, &first, &last);
+		switch (rng_below(&rng, 8)) {
+		case 0:
+		case 1:
+		case 2:
+			step_mark(&f, first, last);
+			break;
+		case 3:
+			step_take(&f, first, last, a);
+			break;
+		case 4:
+			step_release(&f, first, last);
+			break;
+		case 5:
+			check_for_each(&f, rng_below(&rng, 2), a);
+			break;
+		default:
+			check_scan(&f, rng_below(&rng, 2), a, b);
+			break;
+		}
+	}
+	check_scan(&f, true, a, b);
+	fixture_free(&f);
+	free(a);
+	free(b);
+}
+
+static void test_geometry(void)
+{
+	struct dt_dlog_geometry g;
+
+	CHECK_EQ(dt_dlog_geometry(0, &g), -EINVAL);
+	CHECK_EQ(dt_dlog_geometry(1ULL << 52, &g), -EINVAL);
+	CHECK_EQ(dt_dlog_geometry(1, &g), 0);
+	CHECK_EQ(g.nwords, 1);
+	CHECK_EQ(g.nsum, 1);
+	CHECK_EQ(g.file_size, 4096 * 5);
+	CHECK_EQ(dt_dlog_geometry(4096 * 64 + 1, &g), 0);
+	CHECK_EQ(g.nwords, 4097);
+	CHECK_EQ(g.nsum, 65);
+	CHECK_EQ(g.dirty_sum_off, 4096 + 36864);
+	CHECK_EQ(g.file_size % 4096, 0);
+	/* 2 GiB: 512 Ki pages, 64 KiB of dirty bits. */
+	CHECK_EQ(dt_dlog_geometry(512 * 1024, &g), 0);
+	CHECK_EQ(g.file_size, 4096 + 65536 + 4096 + 65536 + 4096);
+}
+
+/* Words written by a hostile owner: bits past the end, missing summaries. */
+static void test_hostile(void)
+{
+	struct fixture f;
+	struct collect c;
+	struct dt_dlog_scan_stats st = { 0 };
+	bool mark[100];
+
+	if (!CHECK(!fixture_init(&f, 100)))
+		return;
+	f.l.dirty[1] = ~0ULL; /* pages 64..127: 28 past the end */
+	f.l.dirty_sum[0] = ~1ULL; /* word 0 unnamed; 62 bits past the last word */
+	f.l.flush[0] = 1; /* page 0, its summary bit missing */
+	collect_init(&c, mark, 100);
+	CHECK_EQ(dt_dlog_for_each(&f.l, 0, UINT64_MAX, true, collect_run, &c, &st), 0);
+	CHECK(!c.bad);
+	CHECK(mark[0] && mark[64] && mark[99] && !mark[1] && !mark[63]);
+	CHECK_EQ(st.bad_bits, 28 + 62);
+	CHECK_EQ(st.bad_summary, 1);
+	CHECK_EQ(st.set_pages, 37);
+	/* Without full, a word whose summary bit is missing is not read. */
+	collect_init(&c, mark, 100);
+	f.l.dirty_sum[0] = 0;
+	CHECK_EQ(dt_dlog_for_each(&f.l, 0, 99, false, collect_run, &c, NULL), 0);
+	CHECK(!mark[0] && !mark[64]);
+	fixture_free(&f);
+}
+
+/* A callback error leaves the shadow so that the next scan reports the rest again. */
+static void test_scan_error(void)
+{
+	struct fixture f;
+	struct collect c;
+	bool mark[1000];
+
+	if (!CHECK(!fixture_init(&f, 1000)))
+		return;
+	dt_dlog_mark(&f.l, 10, 10);
+	dt_dlog_mark(&f.l, 300, 310);
+	dt_dlog_mark(&f.l, 900, 999);
+	collect_init(&c, mark, 1000);
+	c.fail_at = 2;
+	CHECK_EQ(dt_dlog_scan(&f.l, &f.sh, false, collect_run, collect_run, &c, NULL), -EIO);
+	CHECK(dt_dlog_shadow_test(&f.sh, 10));
+	CHECK(!dt_dlog_shadow_test(&f.sh, 300) && !dt_dlog_shadow_test(&f.sh, 950));
+	collect_init(&c, mark, 1000);
+	CHECK_EQ(dt_dlog_scan(&f.l, &f.sh, false, collect_run, collect_run, &c, NULL), 0);
+	CHECK(!c.bad && !mark[10] && mark[300] && mark[310] && mark[900] && mark[999]);
+	CHECK(dt_dlog_shadow_test(&f.sh, 999));
+	/* The take's callback error: the pages taken so far stay in flush. */
+	collect_init(&c, mark, 1000);
+	c.fail_at = 2;
+	CHECK_EQ(dt_dlog_take(&f.l, 0, 999, collect_run, &c), -EIO);
+	collect_init(&c, mark, 1000);
+	CHECK_EQ(dt_dlog_for_each(&f.l, 0, 999, true, collect_run, &c, NULL), 0);
+	CHECK(mark[10] && mark[300] && mark[999]);
+	fixture_free(&f);
+}
+
+static void test_check(void)
+{
+	struct dt_dlog_header h = { .kind = DT_DLOG_CLIENT,
+				    .npages = 5000,
+				    .region_size = 5000 * 4096,
+				    .region_dev = 7,
+				    .region_ino = 9 },
+			      e;
+	struct dt_dlog_geometry g;
+	const char *why;
+	void *base;
+
+	strcpy(h.region_name, "r0");
+	memset(h.boot_id, 0xab, sizeof(h.boot_id));
+	dt_dlog_geometry(5000, &g);
+	base = calloc(1, g.file_size);
+	if (!CHECK(base))
+		return;
+	CHECK_EQ(dt_dlog_format(base, g.file_size - 1, &h), -EFBIG);
+	CHECK_EQ(dt_dlog_format(base, g.file_size, &h), 0);
+	e = h;
+	CHECK_EQ(dt_dlog_check(base, g.file_size, &e, &why), 0);
+	CHECK(!why);
+	CHECK_EQ(dt_dlog_check(base, g.file_size - 4096, &e, &why), -EINVAL);
+	e.boot_id[3] = 0;
+	CHECK_EQ(dt_dlog_check(base, g.file_size, &e, &why), -EINVAL);
+	CHECK(why && !strcmp(why, "made in another boot"));
+	e = h;
+	e.kind = DT_DLOG_DAEMON;
+	CHECK_EQ(dt_dlog_check(base, g.file_size, &e, &why), -EINVAL);
+	e = h;
+	e.region_ino = 10;
+	CHECK_EQ(dt_dlog_check(base, g.file_size, &e, &why), -EINVAL);
+	e = h;
+	((struct dt_dlog_header *)base)->file_size += 4096;
+	CHECK_EQ(dt_dlog_check(base, g.file_size, &e, &why), -EINVAL);
+	h.kind = 3;
+	CHECK_EQ(dt_dlog_format(base, g.file_size, &h), -EINVAL);
+	free(base);
+}
+
+int main(void)
+{
+	test_geometry();
+	test_hostile();
+	test_scan_error();
+	test_check();
+	test_random(1, 200, 1);
+	test_random(64, 2000, 2);
+	test_random(65, 2000, 3);
+	test_random(1000, 3000, 4);
+	test_random(64 * 64 + 7, 3000, 5);
+	test_random(64 * 64 * 3 + 100, 2000, 6);
+	return dt_test_done();
+}
