@@ -8,8 +8,8 @@
 #
 # BUILD_DIR (default build-ci/fuzz) is configured with clang (CC, default
 # clang), -Dfuzz=true, ASan+UBSan and -fsanitize=fuzzer-no-link, and only the
-# three fuzzers are built.  The bounded run then, for each of fuzz_proto,
-# fuzz_tree and fuzz_config:
+# four fuzzers are built.  The bounded run then, for each of fuzz_proto,
+# fuzz_tree, fuzz_config and fuzz_dlog:
 #   1. replays its committed corpus (tests/fuzz/corpus/TARGET, -runs=0);
 #   2. fuzzes for $DT_FUZZ_SECONDS (default 60) seconds, starting from a
 #      temporary copy of the corpus (nothing is ever written into the
@@ -21,7 +21,7 @@
 # BUILD_DIR/fuzz-artifacts/.  The last line is "N passed, N failed"; the exit
 # status is 1 if anything failed.
 #
-# --long runs the three fuzzers at once, with no time limit, on corpora
+# --long runs the four fuzzers at once, with no time limit, on corpora
 # kept in BUILD_DIR/fuzz-long/TARGET (seeded from the committed ones, growing
 # from run to run), until Ctrl-C; then it prints the same figures.  To
 # fold new inputs back into the repository by hand, minimised:
@@ -30,7 +30,7 @@ set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
-TARGETS=(fuzz_proto fuzz_tree fuzz_config)
+TARGETS=(fuzz_proto fuzz_tree fuzz_config fuzz_dlog)
 SECONDS_EACH=${DT_FUZZ_SECONDS:-60}
 # Per-input limits: a hang (an entry lock never released) is a failure.
 FUZZ_FLAGS=(-timeout=30 -rss_limit_mb=2048 -print_final_stats=1)

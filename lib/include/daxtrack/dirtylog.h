@@ -320,12 +320,13 @@ bool dt_dlog_shadow_test(const struct dt_dlog_shadow *s, uint64_t page);
  * @arg: For both.
  * @st: Accumulated into; may be NULL.
  *
- * Each word is read once (dirty | flush, relaxed atomic loads after an
- * acquire load of its summary), compared with @s, and @s is updated after
- * the callbacks of that word returned 0.
+ * Each word is read once (dirty | flush, acquire loads, after the summary
+ * words that name it), compared with @s, and @s takes the new value.
+ * Runs are gathered across words, so a callback may report pages of many.
  *
- * Return: 0 or the first callback error (that word and those after it are
- * left unchanged in @s: a later scan reports them again).
+ * Return: 0 or the first callback error.  Then the run that failed and the
+ * other kind's run not yet reported are put back into @s as they were, and
+ * the words after are not read: a later scan reports all of them again.
  */
 int dt_dlog_scan(const struct dt_dlog *l, struct dt_dlog_shadow *s, bool full, dt_dlog_run_fn set,
 		 dt_dlog_run_fn cleared, void *arg, struct dt_dlog_scan_stats *st);
