@@ -71,7 +71,8 @@ void cc_free(struct cc_world *w)
 	for (i = 0; i < w->nregions; i++) {
 		free(w->regions[i].ranges);
 		free(w->regions[i].fulls);
-		free(w->regions[i].drains);
+		for (unsigned k = 0; k < CC_SOURCES; k++)
+			free(w->regions[i].drains[k].t);
 		free(w->regions[i].page_start);
 		free(w->regions[i].page_flush);
 	}
@@ -107,8 +108,8 @@ static void add_time(uint64_t **a, size_t *n, size_t *cap, uint64_t t)
 	(*a)[(*n)++] = t;
 }
 
-/* A range flush counts for the pages it covers whole. */
-static void add_range(struct cc_region *r, uint64_t off, uint64_t len, uint64_t t)
+/* A range flush by @src counts for the pages it covers whole. */
+static void add_range(struct cc_region *r, uint64_t off, uint64_t len, uint64_t t, unsigned src)
 {
 	uint64_t first = (off + CC_PAGE - 1) / CC_PAGE, end = (off + len) / CC_PAGE;
 
@@ -116,7 +117,7 @@ static void add_range(struct cc_region *r, uint64_t off, uint64_t len, uint64_t 
 		return;
 	r->ranges = room(r->ranges, &r->cap_ranges, r->nranges, sizeof(*r->ranges));
 	r->ranges[r->nranges++] = (struct cc_range_ev){ .t = t, .first = first,
-							.pages = end - first };
+							.pages = end - first, .src = src };
 }
 
 /* One flush-log event; NULL, or why it is not one (@lineno for the message). */
@@ -141,9 +142,10 @@ static const char *flush_event(struct cc_world *w, const char *line, bool apply)
 		return NULL;
 	w->flush_lines++;
 	if (!strcmp(kind, "range"))
-		add_range(r, off, len, t);
+		add_range(r, off, len, t, CC_SRC_DAEMON);
 	else if (!strcmp(kind, "drain"))
-		add_time(&r->drains, &r->ndrains, &r->cap_drains, t);
+		add_time(&r->drains[CC_SRC_DAEMON].t, &r->drains[CC_SRC_DAEMON].n,
+			 &r->drains[CC_SRC_DAEMON].cap, t);
 	else if (!strcmp(kind, "full"))
 		add_time(&r->fulls, &r->nfulls, &r->cap_fulls, t);
 	else
@@ -208,6 +210,35 @@ static bool parse_op(const char *line, struct cc_op *op, char *name)
 	return n == 5;
 }
 
+/* A client's own flush ("F") or drain ("D"): a flush event of source client + 1. */
+static bool client_flush_line(struct cc_world *w, unsigned client, const char *line)
+{
+	unsigned long long off = 0, len = 1, t;
+	struct cc_times *d;
+	struct cc_region *r;
+	char name[64];
+	int ri, end = 0;
+
+	if (line[0] == 'F') {
+		if (sscanf(line, "F %63s %llu %llu %llu%n", name, &off, &len, &t, &end) != 4)
+			return false;
+	} else if (sscanf(line, "D %63s %llu%n", name, &t, &end) != 2) {
+		return false;
+	}
+	ri = region_index(w, name);
+	if (line[end] || ri < 0 || !len || off > w->regions[ri].size ||
+	    len > w->regions[ri].size - off)
+		return false;
+	r = &w->regions[ri];
+	if (line[0] == 'F') {
+		add_range(r, off, len, t, CC_SRC_CLIENT + client);
+	} else {
+		d = &r->drains[CC_SRC_CLIENT + client];
+		add_time(&d->t, &d->n, &d->cap, t);
+	}
+	return true;
+}
+
 bool cc_client_line(struct cc_world *w, unsigned client, const char *line, unsigned lineno)
 {
 	struct cc_client *c;
@@ -215,6 +246,12 @@ bool cc_client_line(struct cc_world *w, unsigned client, const char *line, unsig
 	char name[64];
 	int ri;
 
+	if (client < CC_MAX_CLIENTS && (line[0] == 'F' || line[0] == 'D')) {
+		if (client_flush_line(w, client, line))
+			return true;
+		cc_error(w, "client %u log line %u: malformed flush: %s", client, lineno, line);
+		return false;
+	}
 	if (client >= CC_MAX_CLIENTS || !parse_op(line, &op, name)) {
 		cc_error(w, "client %u log line %u: malformed: %s", client, lineno, line);
 		return false;
@@ -295,15 +332,16 @@ static size_t after(const uint64_t *a, size_t n, uint64_t t)
 	return lo;
 }
 
-/* The time of the first drain at or after @t; 0 if none is needed. */
-static uint64_t drain_after(const struct cc_region *r, uint64_t t)
+/* The time of the first drain by @src at or after @t; 0 if none is needed. */
+static uint64_t drain_after(const struct cc_region *r, unsigned src, uint64_t t)
 {
+	const struct cc_times *d = &r->drains[src];
 	size_t i;
 
 	if (!r->has_drain)
 		return 0;
-	i = t ? after(r->drains, r->ndrains, t - 1) : 0;
-	return i < r->ndrains ? r->drains[i] : UINT64_MAX;
+	i = t ? after(d->t, d->n, t - 1) : 0;
+	return i < d->n ? d->t[i] : UINT64_MAX;
 }
 
 static uint64_t region_pages(const struct cc_region *r)
@@ -328,8 +366,9 @@ static void build_index(struct cc_region *r)
 	size_t *fill, i;
 
 	/* qsort() of an empty, never allocated array: NULL is not allowed. */
-	if (r->ndrains)
-		qsort(r->drains, r->ndrains, sizeof(*r->drains), cmp_u64);
+	for (unsigned k = 0; k < CC_SOURCES; k++)
+		if (r->drains[k].n)
+			qsort(r->drains[k].t, r->drains[k].n, sizeof(uint64_t), cmp_u64);
 	if (r->nfulls)
 		qsort(r->fulls, r->nfulls, sizeof(*r->fulls), cmp_u64);
 	if (r->nranges)
@@ -348,7 +387,8 @@ static void build_index(struct cc_region *r)
 	memcpy(fill, r->page_start, np * sizeof(*fill));
 	/* In time order, so each page's slice is sorted. */
 	for (i = 0; i < r->nranges; i++) {
-		struct cc_page_flush pf = { r->ranges[i].t, drain_after(r, r->ranges[i].t) };
+		struct cc_page_flush pf = { r->ranges[i].t,
+					    drain_after(r, r->ranges[i].src, r->ranges[i].t) };
 
 		for (p = r->ranges[i].first; p < r->ranges[i].first + r->ranges[i].pages && p < np;
 		     p++)
@@ -374,9 +414,10 @@ static size_t page_after(const struct cc_region *r, uint64_t p, uint64_t t)
 }
 
 /*
- * Was page @p flushed after @tw and, with its drain, before @ta?  The first
- * range flush after @tw has the earliest drain (drains only move later), so
- * it is the only one to look at.
+ * Was page @p flushed after @tw and, with its flusher's drain, before @ta?
+ * Every range flush in (@tw, @ta) is looked at: with several flushers (the
+ * daemon and clients flushing themselves) a later flush may have the
+ * earlier drain.
  */
 static bool page_covered(const struct cc_region *r, uint64_t p, uint64_t tw, uint64_t ta)
 {
@@ -384,10 +425,10 @@ static bool page_covered(const struct cc_region *r, uint64_t p, uint64_t tw, uin
 
 	if (i < r->nfulls && r->fulls[i] < ta)
 		return true;
-	i = page_after(r, p, tw);
-	if (i == r->page_start[p + 1])
-		return false;
-	return r->page_flush[i].t < ta && r->page_flush[i].drain < ta;
+	for (i = page_after(r, p, tw); i < r->page_start[p + 1] && r->page_flush[i].t < ta; i++)
+		if (r->page_flush[i].drain < ta)
+			return true;
+	return false;
 }
 
 /* The last flush of page @p (range or full) before @ta, 0 if none: for the report. */
@@ -584,7 +625,10 @@ void cc_check(struct cc_world *w, struct cc_result *res)
 		build_index(&w->regions[i]);
 		res->range_flushes += w->regions[i].nranges;
 		res->full_flushes += w->regions[i].nfulls;
-		res->drains += w->regions[i].ndrains;
+		for (unsigned k = 0; k < CC_SOURCES; k++)
+			res->drains += w->regions[i].drains[k].n;
+		for (size_t k = 0; k < w->regions[i].nranges; k++)
+			res->client_flushes += w->regions[i].ranges[k].src != CC_SRC_DAEMON;
 	}
 	for (i = 0; i < w->nclients; i++)
 		replay(w, res, i);
@@ -595,10 +639,12 @@ void cc_print(const struct cc_world *w, const struct cc_result *res, FILE *f)
 	fprintf(f, "checker: %" PRIu64 " writes (%" PRIu64 " bytes), %" PRIu64 " fsyncs sent, %"
 		PRIu64 " acknowledged, %" PRIu64 " failed; %" PRIu64 " written ranges (%" PRIu64
 		" bytes, %" PRIu64 " pages) checked against %" PRIu64 " range flushes, %" PRIu64
-		" full flushes, %" PRIu64 " drains: %" PRIu64 " violations (%" PRIu64
+		" full flushes, %" PRIu64 " drains (%" PRIu64 " range flushes by the clients"
+		" themselves): %" PRIu64 " violations (%" PRIu64
 		" bytes); %u log errors\n", res->writes, res->bytes_written, res->sent, res->acked,
 		res->failed, res->ranges_checked, res->bytes_checked, res->pages_checked,
-		res->range_flushes, res->full_flushes, res->drains, res->violations,
+		res->range_flushes, res->full_flushes, res->drains, res->client_flushes,
+		res->violations,
 		res->violated_bytes, w->parse_errors);
 	if (w->parse_errors)
 		fprintf(f, "checker: first log error: %s\n", w->first_error);

@@ -12,6 +12,9 @@
  *   S REGION OFF LEN T         fsync of [OFF, OFF+LEN) sent (T: before)
  *   A REGION OFF LEN T         ... acknowledged (T: after the reply)
  *   X REGION OFF LEN ERR T     ... failed with -ERR: not acknowledged
+ *   F REGION OFF LEN T         the client flushed [OFF, OFF+LEN) itself,
+ *                              from its own mapping (the fast path)
+ *   D REGION T                 ... and drained (pmem_drain)
  * Flush log (daxtrackd --flush-log): REGION OFF LEN KIND T, KIND one of
  * range, drain, full, deep.
  *
@@ -19,7 +22,9 @@
  * client C: every byte b of [lo, hi) that C wrote before S (last at time tw)
  * is covered by a "full" flush of R with tw < t < A, or by a "range" flush
  * of R with tw < t < A followed (where R's flush path has a drain) by a
- * "drain" of R at or after t and before A.  Range flushes count for the
+ * "drain" of R at or after t and before A, or by a client's own "F" flush
+ * with tw < t < A followed by a "D" drain of R by the same client at or
+ * after t and before A.  Range flushes count for the
  * 4 KiB pages they cover whole (the daemon flushes whole entries); a byte
  * that fails is reported, and stays due for the client's next ack over it.
  */
@@ -53,11 +58,23 @@ struct cc_client {
 	size_t cap;
 };
 
-/* A "range" flush event: when, and the whole pages it covers. */
+/* Who flushed: the daemon, or client N's own fast path (CC_SRC_CLIENT + N). */
+#define CC_SRC_DAEMON		0
+#define CC_SRC_CLIENT		1
+#define CC_SOURCES		(CC_MAX_CLIENTS + 1)
+
+/* A "range" flush event: when, by whom, and the whole pages it covers. */
 struct cc_range_ev {
 	uint64_t t;
 	uint64_t first;
 	uint64_t pages;
+	unsigned src;
+};
+
+/* Times of events, sorted by cc_check(). */
+struct cc_times {
+	uint64_t *t;
+	size_t n, cap;
 };
 
 /* A flush of a page: when, and when the first drain of the region came after it. */
@@ -74,8 +91,7 @@ struct cc_region {
 	size_t nranges, cap_ranges;
 	uint64_t *fulls;	/* times of "full" flushes */
 	size_t nfulls, cap_fulls;
-	uint64_t *drains;	/* times of "drain" events */
-	size_t ndrains, cap_drains;
+	struct cc_times drains[CC_SOURCES];	/* "drain" events, by source */
 	/* built by cc_check(): page p's range flushes, by time, are
 	 * page_flush[page_start[p] .. page_start[p + 1]) */
 	size_t *page_start;
@@ -119,6 +135,7 @@ struct cc_result {
 	uint64_t violations;		/* uncovered runs, one per ack and range */
 	uint64_t violated_bytes;
 	uint64_t range_flushes;
+	uint64_t client_flushes;	/* "F" lines: the clients' own flushes */
 	uint64_t full_flushes;
 	uint64_t drains;
 	unsigned reported;

@@ -168,6 +168,43 @@ static void test_drain(void)
 						     "A p 0 4096 40\n"), 0);
 }
 
+/* The fast path: a client flushes from its own mapping and drains itself. */
+static void test_client_flush(void)
+{
+	struct cc_result res;
+	unsigned errors;
+
+	dt_test_ctx("client's own flush and drain");
+	run(&res, NULL, "W p 0 10 7 10\nS p 0 4096 20\nF p 0 4096 25\nD p 26\nA p 0 4096 40\n",
+	    NULL, &errors);
+	CHECK_EQ(errors, 0);
+	CHECK_EQ(res.violations, 0);
+	CHECK_EQ(res.client_flushes, 1);
+	dt_test_ctx("client's flush, no drain of its own");
+	CHECK_EQ(violations("p 0 0 drain 30\n",
+			    "W p 0 10 7 10\nS p 0 4096 20\nF p 0 4096 25\nA p 0 4096 40\n"), 1);
+	dt_test_ctx("client's flush, another client's drain");
+	run(&res, NULL, "W p 0 10 7 10\nS p 0 4096 20\nF p 0 4096 25\nA p 0 4096 40\n",
+	    "D p 30\n", &errors);
+	CHECK_EQ(errors, 0);
+	CHECK_EQ(res.violations, 1);
+	dt_test_ctx("another client's flush and drain cover the page");
+	run(&res, NULL, "W p 0 10 7 10\nS p 0 4096 20\nA p 0 4096 40\n",
+	    "F p 0 4096 25\nD p 26\n", &errors);
+	CHECK_EQ(errors, 0);
+	CHECK_EQ(res.violations, 0);
+	dt_test_ctx("client's flush before the write");
+	CHECK_EQ(violations(NULL, "F p 0 4096 5\nD p 6\nW p 0 10 7 10\nS p 0 4096 20\n"
+				  "A p 0 4096 40\n"), 1);
+	dt_test_ctx("a late drain of the client, an early one of the daemon after its flush");
+	CHECK_EQ(violations("p 0 4096 range 27\np 0 0 drain 28\n",
+			    "W p 0 10 7 10\nS p 0 4096 20\nF p 0 4096 25\nA p 0 4096 40\n"
+			    "D p 50\n"), 0);
+	dt_test_ctx("malformed flush lines");
+	run(&res, NULL, "F p 0 4096\nD p\nF q 0 4096 5\nF p 0 0 5\nD p 5 6\n", NULL, &errors);
+	CHECK_EQ(errors, 5);
+}
+
 static void test_full(void)
 {
 	dt_test_ctx("recovery flush");
@@ -323,6 +360,7 @@ int main(void)
 	test_known_violation();
 	test_partial();
 	test_drain();
+	test_client_flush();
 	test_full();
 	test_rewrites();
 	test_outcomes();
