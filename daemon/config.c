@@ -24,7 +24,8 @@ enum section { SEC_NONE, SEC_DAEMON, SEC_REGION };
 enum daemon_key {
 	DK_SOCKET, DK_SOCKET_MODE, DK_SOCKET_GROUP, DK_STATE_DIR, DK_WORKERS, DK_MAX_CLIENTS,
 	DK_MAX_MESSAGE, DK_MAX_RANGES, DK_MAX_QUEUE, DK_MAX_DUMP, DK_LOG_LEVEL,
-	DK_MAX_CLIENTS_PER_UID, DK_MAX_DIRTY_PER_CLIENT, DK_FSYNC_SLICE, DK_COUNT
+	DK_MAX_CLIENTS_PER_UID, DK_MAX_DIRTY_PER_CLIENT, DK_FSYNC_SLICE, DK_RUNTIME_DIR,
+	DK_FAST_PATH, DK_COUNT
 };
 enum region_key { RK_PATH, RK_SIZE, RK_CREATE, RK_COUNT };
 
@@ -49,6 +50,7 @@ static const char *const daemon_key_names[DK_COUNT] = {
 	[DK_MAX_QUEUE] = "max_queue",	[DK_MAX_DUMP] = "max_dump",
 	[DK_LOG_LEVEL] = "log_level",	[DK_MAX_CLIENTS_PER_UID] = "max_clients_per_uid",
 	[DK_MAX_DIRTY_PER_CLIENT] = "max_dirty_per_client", [DK_FSYNC_SLICE] = "fsync_slice",
+	[DK_RUNTIME_DIR] = "runtime_dir", [DK_FAST_PATH] = "fast_path",
 };
 
 static const char *const region_key_names[RK_COUNT] = {
@@ -111,6 +113,8 @@ void dt_config_init(struct dt_config *cfg)
 	snprintf(cfg->socket, sizeof(cfg->socket), "%s", DT_CONFIG_DEFAULT_SOCKET);
 	cfg->socket_mode = 0660;
 	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", DT_CONFIG_DEFAULT_STATE_DIR);
+	snprintf(cfg->runtime_dir, sizeof(cfg->runtime_dir), "%s", DT_CONFIG_DEFAULT_RUNTIME_DIR);
+	cfg->fast_path = true;
 	cfg->workers = 4;
 	cfg->max_clients = 256;
 	cfg->max_message = 1ULL << 20;
@@ -301,6 +305,23 @@ static int deprecated_max_queue(struct parser *p, const char *key, const char *v
 	return ret;
 }
 
+/* yes/no, true/false, on/off, 1/0; @expected names the usual pair. */
+static int set_bool(struct parser *p, const char *key, const char *value, const char *expected,
+		    bool *dst)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcmp(value, yes[i]) || !strcmp(value, no[i])) {
+			*dst = !strcmp(value, yes[i]);
+			return 0;
+		}
+	}
+	return bad_value(p, key, value, expected);
+}
+
 static int daemon_value(struct parser *p, enum daemon_key k, const char *value)
 {
 	struct dt_config *cfg = p->cfg;
@@ -339,24 +360,13 @@ static int daemon_value(struct parser *p, enum daemon_key k, const char *value)
 				&cfg->max_dump);
 	case DK_LOG_LEVEL:
 		return set_log_level(p, key, value);
+	case DK_RUNTIME_DIR:
+		return set_path(p, key, value, cfg->runtime_dir, DT_CONFIG_PATH_MAX);
+	case DK_FAST_PATH:
+		return set_bool(p, key, value, "expected on or off", &cfg->fast_path);
 	default:
 		return -EINVAL;
 	}
-}
-
-static int set_bool(struct parser *p, const char *key, const char *value, bool *dst)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-	size_t i;
-
-	for (i = 0; i < 4; i++) {
-		if (!strcmp(value, yes[i]) || !strcmp(value, no[i])) {
-			*dst = !strcmp(value, yes[i]);
-			return 0;
-		}
-	}
-	return bad_value(p, key, value, "expected yes or no");
 }
 
 static int region_value(struct parser *p, enum region_key k, const char *value)
@@ -380,7 +390,7 @@ static int region_value(struct parser *p, enum region_key k, const char *value)
 		r->size = size;
 		return 0;
 	case RK_CREATE:
-		return set_bool(p, key, value, &r->create);
+		return set_bool(p, key, value, "expected yes or no", &r->create);
 	default:
 		return -EINVAL;
 	}

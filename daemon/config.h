@@ -28,6 +28,7 @@
 #define DT_CONFIG_DEFAULT_PATH		"/etc/daxtrack/daxtrackd.conf"
 #define DT_CONFIG_DEFAULT_SOCKET	"/run/daxtrack/daxtrackd.sock"
 #define DT_CONFIG_DEFAULT_STATE_DIR	"/var/lib/daxtrack"
+#define DT_CONFIG_DEFAULT_RUNTIME_DIR	"/run/daxtrack"
 #define DT_CONFIG_DEFAULT_REGION	"default"
 #define DT_CONFIG_DEFAULT_REGION_SIZE	(64ULL << 20)
 #define DT_CONFIG_DEFAULT_CLIENTS_PER_UID	64
@@ -68,6 +69,10 @@ struct dt_config_region {
  * @socket_mode: Its permission bits (default 0660).
  * @socket_group: Group name or number owning it; "" to leave it alone.
  * @state_dir: The state directory.
+ * @runtime_dir: The runtime directory: the shared dirty logs live in its
+ *		 subdirectory logs/ (default /run/daxtrack).
+ * @fast_path: Hand clients shared dirty logs (LOG) and keep the daemon's
+ *	       own write-intent logs (default on).
  * @workers: Worker threads, 1..256 (default 4).
  * @max_clients: Connected clients, 1..65536 (default 256).
  * @max_message: Largest request in bytes, 4K..64M (default 1M).
@@ -90,6 +95,8 @@ struct dt_config {
 	mode_t socket_mode;
 	char socket_group[DT_CONFIG_GROUP_MAX + 1];
 	char state_dir[DT_CONFIG_PATH_MAX + 1];
+	char runtime_dir[DT_CONFIG_PATH_MAX + 1];
+	bool fast_path;
 	unsigned workers;
 	unsigned max_clients;
 	uint64_t max_message;

@@ -121,6 +121,10 @@ static void warn_static_keys(const struct dt_config *o, const struct dt_config *
 		dt_log(LOG_WARNING, "reload: socket settings changed: they take effect at a restart");
 	if (strcmp(o->state_dir, n->state_dir))
 		dt_log(LOG_WARNING, "reload: state_dir changed: it takes effect at a restart");
+	if (strcmp(o->runtime_dir, n->runtime_dir))
+		dt_log(LOG_WARNING, "reload: runtime_dir changed: it takes effect at a restart");
+	if (o->fast_path != n->fast_path)
+		dt_log(LOG_WARNING, "reload: fast_path changed: it takes effect at a restart");
 	if (o->workers != n->workers)
 		dt_log(LOG_WARNING, "reload: workers changed: it takes effect at a restart");
 }

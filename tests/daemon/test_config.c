@@ -120,6 +120,22 @@ static void test_tenant_limits(void)
 	dt_config_free(&cfg);
 }
 
+static void test_fast_path_keys(void)
+{
+	struct dt_config cfg = { 0 };
+	char err[512];
+
+	dt_test_ctx("runtime_dir and fast_path");
+	CHECK_EQ(load_text("[daemon]\nruntime_dir = \"/run/dt x\"\nfast_path = off\n", &cfg, err,
+			   sizeof(err)), 0);
+	CHECK(!strcmp(cfg.runtime_dir, "/run/dt x"));
+	CHECK(!cfg.fast_path);
+	CHECK_EQ(load_text("[daemon]\nfast_path = on\n", &cfg, err, sizeof(err)), 0);
+	CHECK(cfg.fast_path);
+	CHECK(!strcmp(cfg.runtime_dir, DT_CONFIG_DEFAULT_RUNTIME_DIR));
+	dt_config_free(&cfg);
+}
+
 static void test_empty_and_example(void)
 {
 	struct dt_config cfg = { 0 };
@@ -132,6 +148,8 @@ static void test_empty_and_example(void)
 	CHECK(!strcmp(cfg.socket, DT_CONFIG_DEFAULT_SOCKET));
 	CHECK_EQ(cfg.socket_mode, 0660);
 	CHECK(!strcmp(cfg.state_dir, DT_CONFIG_DEFAULT_STATE_DIR));
+	CHECK(!strcmp(cfg.runtime_dir, "/run/daxtrack"));
+	CHECK(cfg.fast_path);
 	CHECK_EQ(cfg.workers, 4);
 	CHECK_EQ(cfg.max_clients, 256);
 	CHECK_EQ(cfg.max_message, 1 << 20);
@@ -271,6 +289,13 @@ static const struct reject rejects[] = {
 	{ "[daemon]\nlog_level = loud\n", 2,
 	  "invalid value \"loud\" for \"log_level\" in [daemon]: "
 	  "expected err, warning, notice, info or debug" },
+	{ "[daemon]\nruntime_dir = run\n", 2,
+	  "invalid value \"run\" for \"runtime_dir\" in [daemon]: "
+	  "expected an absolute path of at most 4095 bytes" },
+	{ "[daemon]\nfast_path = fast\n", 2,
+	  "invalid value \"fast\" for \"fast_path\" in [daemon]: expected on or off" },
+	{ "[daemon]\nfast_path = on\nfast_path = off\n", 3,
+	  "duplicate key \"fast_path\" in [daemon] (first at line 2)" },
 	{ "[region \"a\"]\npath = /a\ncreate = maybe\n", 3,
 	  "invalid value \"maybe\" for \"create\" in [region \"a\"]: expected yes or no" },
 	{ "[region \"a\"]\npath = /a\nsize = 4097\n", 3,
@@ -480,6 +505,7 @@ int main(void)
 	tmp_path(conf_path, "daxtrackd.conf");
 	test_full_file();
 	test_tenant_limits();
+	test_fast_path_keys();
 	test_empty_and_example();
 	test_defaults();
 	test_rejects();

@@ -122,6 +122,7 @@ static int name_files(struct dth *h)
 	ret |= fmt_path(h->log, "%s/daemon.log", h->dir);
 	ret |= fmt_path(h->flush_log, "%s/flush.log", h->dir);
 	ret |= fmt_path(h->state, "%s/state", h->dir);
+	ret |= fmt_path(h->run, "%s/run", h->dir);
 	return ret ? -ENAMETOOLONG : 0;
 }
 
@@ -170,7 +171,7 @@ int dth_config(const struct dth *h, const char *daemon_lines, const struct dth_r
 
 	if (!f)
 		return -errno;
-	fprintf(f, "[daemon]\nstate_dir = %s\n", h->state);
+	fprintf(f, "[daemon]\nstate_dir = %s\nruntime_dir = %s\n", h->state, h->run);
 	if (len)
 		fprintf(f, "%s%s", daemon_lines, daemon_lines[len - 1] == '\n' ? "" : "\n");
 	for (unsigned i = 0; i < nr; i++)

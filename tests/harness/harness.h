@@ -70,6 +70,8 @@ struct dth_options {
  * @log: <dir>/daemon.log: the daemon's stdout and stderr, appended.
  * @flush_log: <dir>/flush.log (--flush-log).
  * @state: <dir>/state, the configuration's state_dir (the daemon makes it).
+ * @run: <dir>/run, the configuration's runtime_dir (the daemon makes it;
+ *	 the shared dirty logs are in its logs/).
  * @exe: The daemon's executable.
  * @pid: The running daemon, or 0.
  * @start_status: How a daemon that did not start exited (see dth_status()),
@@ -84,6 +86,7 @@ struct dth {
 	char log[PATH_MAX];
 	char flush_log[PATH_MAX];
 	char state[PATH_MAX];
+	char run[PATH_MAX];
 	const char *exe;
 	pid_t pid;
 	int start_status;
@@ -126,8 +129,8 @@ void dth_path(const struct dth *h, char *buf, const char *name);
 /**
  * dth_config() - Write the configuration file.
  * @h: The harness.
- * @daemon_lines: Lines of the [daemon] section after "state_dir = <state>",
- *		  or NULL.
+ * @daemon_lines: Lines of the [daemon] section after "state_dir = <state>"
+ *		  and "runtime_dir = <run>", or NULL.
  * @regions: @nr region sections, or NULL.
  * @nr: How many.
  * @sections: Text appended verbatim (more sections), or NULL.
