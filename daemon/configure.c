@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 
 #include "daxtrackd.h"
+#include "intent.h"
 #include "log.h"
 
 int load_config(struct daemon *d, struct dt_config *cfg, bool *defaults)
@@ -187,9 +188,11 @@ int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_def
 		dt_region_close(r);
 		return ret;
 	}
+	recovery_add_region(d, r);
 	ret = srv_region_add(&d->srv, r, is_default);
 	if (ret) {
 		dt_log(LOG_ERR, "region \"%s\": %s", r->name, strerror(-ret));
+		intent_destroy(r, true);
 		dt_region_close(r);
 		return ret;
 	}

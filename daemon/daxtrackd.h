@@ -9,7 +9,8 @@
  *   signals.c    the main loop: signals, the watchdog, accept
  *   reload.c     SIGHUP: rescan, reread the configuration, add and drop regions
  *   badblocks-watch.c  rescan when a namespace's badblocks file changes
- *   recovery.c   the unclean-exit marker and the recovery flush
+ *   recovery.c   the unclean-exit marker, the recovery flush from the
+ *                write-intent logs (intent.c) or of whole regions
  *   configure.c  load the configuration, apply its limits, open a region,
  *                describe it in the log, write one back
  *   notify.c     sd_notify
@@ -67,6 +68,9 @@ struct daemon {
 	bool defaults;
 	struct dt_state state;
 	bool marker;
+	int log_dirfd;			/* <runtime_dir>/logs, or -1 */
+	uint8_t boot_id[16];
+	bool intents;			/* regions get write-intent logs (intent.h) */
 	struct dt_server srv;
 	int sig_fd, wd_fd, main_ep;
 	uint64_t wd_usec;
@@ -103,8 +107,17 @@ int final_writeback(struct dt_region *r, const char *why);
 
 /* ---- recovery.c ---- */
 
-/* Set the unclean-exit marker; flush every region if the last run left it. */
+/*
+ * Set the unclean-exit marker; if the last run left it, flush what its
+ * write-intent logs name (or whole regions); then fresh logs and the sweeper.
+ */
 int recovery_begin(struct daemon *d);
+
+/* A region opened by a reload: its write-intent log, before it is served. */
+void recovery_add_region(struct daemon *d, struct dt_region *r);
+
+/* Stop the sweeper, close the logs (removed if @clean: everything written back). */
+void recovery_end(struct daemon *d, bool clean);
 
 /* ---- reload.c ---- */
 

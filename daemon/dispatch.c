@@ -19,6 +19,7 @@
 #include <daxtrack/mapping.h>
 
 #include "dispatch.h"
+#include "intent.h"
 #include "request.h"
 #include "log.h"
 
@@ -267,6 +268,7 @@ static int do_fault(struct req *q)
 	ret = dt_mapping_fault(sr->r->mapping, f->offset / PAGE_SIZE_4K,
 			       f->order == DT_PMD_ORDER ? DT_PMD : DT_PTE,
 			       f->flags & DT_FAULT_REQ_WRITE, &out);
+	intent_mark_fault(sr->r, ret, &out);
 	if (ret)
 		goto out;
 	add(&sr->faults, 1);
@@ -318,7 +320,9 @@ static int do_dirty(struct req *q)
 	ret = dt_req_dirty_charge(q, d->region, pr, d->count, pages);
 	if (ret)
 		goto out;
+	intent_mark_ranges_begin(sr->r, pr, d->count);	/* the write-intent bits first */
 	ret = dt_mapping_mark_dirty_ranges(sr->r->mapping, pr, d->count);
+	intent_mark_end(sr->r);
 	if (!ret) {
 		q->rep.dirty_rep.pages = pages;
 		q->rep.dirty_rep.ranges = d->count;
@@ -485,6 +489,7 @@ static int fsync_finish(struct req *q, struct srv_fsync_job *j, int ret)
 	r->ranges = j->rep.ranges;
 	r->time_ns = srv_now_ns() - j->t0;
 	add(&sr->fsyncs, 1);
+	intent_fsync_done(sr->r);
 	add(&sr->flushed_entries, j->rep.entries);
 	add(&sr->flushed_bytes, j->rep.bytes);
 	add(&q->srv->stats.fsyncs, 1);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,7 +105,7 @@ static int open_dir(const struct dir_ctx *x, int parent_fd, mode_t mode)
 int logdir_open(const char *runtime_dir, int *dirfd, char *err, size_t errlen)
 {
 	struct dir_ctx x = { .dir = runtime_dir, .err = err, .errlen = errlen };
-	int top, fd;
+	int top, fd, ret;
 
 	*dirfd = -1;
 	if (strlen(runtime_dir) >= PATH_MAX) {
@@ -121,6 +122,12 @@ int logdir_open(const char *runtime_dir, int *dirfd, char *err, size_t errlen)
 	close(top);
 	if (fd < 0)
 		return fd;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = errno == EWOULDBLOCK ? dir_err(&x, -EBUSY, "in use by another daxtrackd") :
+					     dir_errno(&x, "flock");
+		close(fd);
+		return ret;
+	}
 	*dirfd = fd;
 	return 0;
 }

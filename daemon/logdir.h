@@ -41,12 +41,14 @@
  * Both directories must be directories, not symbolic links, belong to the
  * daemon's effective uid and not be writable by its group or by others:
  * whoever could write there could plant or remove the daemon's write-intent
- * records.
+ * records.  The logs directory is flock(2)ed (LOCK_EX) through @dirfd for as
+ * long as it stays open: two daemons never share their logs (the second
+ * serves without them).
  *
  * Context: Any thread.
  * Return: 0; -EINVAL for a relative path; -ELOOP for a symbolic link;
- * -ENOTDIR; -EPERM for the wrong owner or mode; -ENAMETOOLONG; the errno of
- * mkdir(2) or open(2) otherwise.
+ * -ENOTDIR; -EPERM for the wrong owner or mode; -EBUSY if another process
+ * holds the lock; -ENAMETOOLONG; the errno of mkdir(2) or open(2) otherwise.
  */
 int logdir_open(const char *runtime_dir, int *dirfd, char *err, size_t errlen);
 

@@ -410,6 +410,7 @@ static void cleanup(struct daemon *d, bool clean)
 	if (d->srv.nworkers)
 		srv_stop_workers(&d->srv);
 	srv_close_all(&d->srv);
+	recovery_end(d, clean);
 	if (d->marker && clean && dt_state_end(&d->state, err, sizeof(err)))
 		dt_log(LOG_ERR, "%s", err);
 	dt_state_close(&d->state);
@@ -443,6 +444,7 @@ int main(int argc, char **argv)
 {
 	struct daemon d = {
 		.flush_log_fd = -1, .ready_fd = -1, .sig_fd = -1, .wd_fd = -1, .main_ep = -1,
+		.log_dirfd = -1,
 		.state = { .dirfd = -1, .marker_fd = -1 }, .bbw = { .timer_fd = -1 },
 	};
 	sigset_t set;

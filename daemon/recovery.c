@@ -2,12 +2,263 @@
 /*
  * daemon/recovery.c - the unclean-exit recovery: set the marker in the state
  * directory before serving; if the previous daemon left it, it died with
- * dirty pages possibly unflushed, so every region is flushed whole first.
+ * dirty pages possibly unflushed.  Then, for each region:
+ *   - its own write-intent log <name>@daemon.log (intent.h) and every client
+ *     log <name>@<pid>-<serial>.log check against the region (kind, size,
+ *     device, inode, this boot, name): only the pages set in them (dirty or
+ *     flush, every word read) are flushed;
+ *   - anything else (no runtime directory, fast_path = off, no own log, a
+ *     log that fails its check, another boot): the whole region is flushed.
+ * The old logs are removed only once every region is flushed (a crash of the
+ * recovery itself leaves them for the next start), and fresh own logs are
+ * made before the socket listens.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "daxtrackd.h"
+#include "intent.h"
 #include "log.h"
+
+/* The 4 KiB page of the logs and of the tree. */
+#define DT_DLOG_PAGE 4096ULL
+
+/* What a region's recovery found in the logs directory. */
+struct plan {
+	struct dt_region *r;
+	uint64_t *bits; /* the pages to flush, one bit each */
+	unsigned nlogs; /* logs read (the own log and the client logs) */
+	char why[192]; /* why the whole region, when not from the logs */
+};
+
+/* The header a log of @r of @kind must have, geometry included. */
+static void expect_header(struct daemon *d, struct dt_region *r, uint32_t kind,
+			  struct dt_dlog_header *h)
+{
+	struct dt_dlog_geometry g = { 0 };
+
+	intent_header(r, kind, d->boot_id, h);
+	dt_dlog_geometry(r->npages, &g);
+	h->magic = DT_DLOG_MAGIC;
+	h->version = DT_DLOG_VERSION;
+	h->file_size = g.file_size;
+}
+
+/*
+ * Only the daemon that left the marker may have made the log: one left by
+ * an earlier daemon (whose successor could not remove it) misses the pages
+ * dirtied since.
+ */
+static int check_maker(struct daemon *d, const void *base, const char **why)
+{
+	struct dt_dlog_header h;
+
+	memcpy(&h, base, sizeof(h));
+	if (d->state.prev_pid && h.daemon_pid == (uint64_t)d->state.prev_pid)
+		return 0;
+	*why = "not made by the daemon that left the unclean-exit marker";
+	return -EINVAL;
+}
+
+static int plan_set(void *arg, uint64_t first, uint64_t last)
+{
+	struct plan *p = arg;
+
+	for (uint64_t pg = first; pg <= last; pg++)
+		p->bits[pg / 64] |= 1ULL << (pg % 64);
+	return 0;
+}
+
+/* Map the log @name, check it against @r and add its pages; 1: no such file. */
+static int plan_add_log(struct daemon *d, struct plan *p, const char *name, uint32_t kind)
+{
+	struct dt_dlog_header h;
+	const char *why = "unreadable";
+	struct dt_dlog l;
+	struct stat st;
+	void *base;
+	int fd, ret;
+
+	fd = openat(d->log_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT)
+		return 1;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < DT_DLOG_HEADER_SIZE) {
+		why = fd < 0 ? strerror(errno) :
+			       "not a regular file of the daemon's of a log's size";
+		ret = -EINVAL;
+		goto out;
+	}
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		why = strerror(errno);
+		ret = -errno;
+		goto out;
+	}
+	expect_header(d, p->r, kind, &h);
+	ret = dt_dlog_check(base, (size_t)st.st_size, &h, &why);
+	if (!ret)
+		ret = check_maker(d, base, &why);
+	if (!ret)
+		ret = dt_dlog_attach(&l, base, (size_t)st.st_size, p->r->npages);
+	if (!ret)
+		ret = dt_dlog_for_each(&l, 0, p->r->npages - 1, true, plan_set, p, NULL);
+	munmap(base, (size_t)st.st_size);
+	if (!ret)
+		p->nlogs++;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		snprintf(p->why, sizeof(p->why), "log %s: %s", name, why);
+	return ret;
+}
+
+/* A client log of region @rname: "<rname>@<pid>-<serial>.log". */
+static bool is_client_log(const char *file, const char *rname)
+{
+	size_t n = strlen(rname), len = strlen(file);
+	const char *s = DT_LOGFILE_SUFFIX;
+
+	return !strncmp(file, rname, n) && file[n] == '@' && len > n + 1 + strlen(s) &&
+	       !strcmp(file + len - strlen(s), s) && strcmp(file + n, DT_LOGFILE_DAEMON);
+}
+
+/* The logs directory for a walk of its own (its own offset: not a dup()). */
+static DIR *open_logs(struct daemon *d)
+{
+	int fd = openat(d->log_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!dir && fd >= 0)
+		close(fd);
+	return dir;
+}
+
+/* Every client log of the region; stops at the first that fails its check. */
+static int plan_client_logs(struct daemon *d, struct plan *p)
+{
+	struct dirent *de;
+	DIR *dir;
+	int ret = 0;
+
+	dir = open_logs(d);
+	if (!dir) {
+		snprintf(p->why, sizeof(p->why), "logs directory: %s", strerror(errno));
+		return -errno;
+	}
+	while (!ret && (de = readdir(dir)))
+		if (is_client_log(de->d_name, p->r->name))
+			ret = plan_add_log(d, p, de->d_name, DT_DLOG_CLIENT);
+	closedir(dir);
+	return ret < 0 ? ret : 0;
+}
+
+/* 0: flush p->bits; otherwise the whole region, p->why says why. */
+static int plan_region(struct daemon *d, struct plan *p)
+{
+	char own[sizeof(((struct logfile *)0)->name)];
+	int ret;
+
+	if (!d->cfg.fast_path) {
+		snprintf(p->why, sizeof(p->why), "fast_path = off");
+		return -ENOENT;
+	}
+	if (d->log_dirfd < 0) {
+		snprintf(p->why, sizeof(p->why), "no usable runtime directory");
+		return -ENOENT;
+	}
+	p->bits = calloc((p->r->npages + 63) / 64, sizeof(uint64_t));
+	if (!p->bits) {
+		snprintf(p->why, sizeof(p->why), "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	snprintf(own, sizeof(own), "%s%s", p->r->name, DT_LOGFILE_DAEMON);
+	ret = plan_add_log(d, p, own, DT_DLOG_DAEMON);
+	if (ret > 0)
+		snprintf(p->why, sizeof(p->why), "no write-intent log %s", own);
+	if (ret)
+		return -ENOENT;
+	return plan_client_logs(d, p);
+}
+
+/* Flush every run of p->bits, then one drain. */
+static uint64_t flush_planned(struct plan *p, uint64_t *runs)
+{
+	const struct dt_flush_ops *ops = dt_region_flush_ops(p->r);
+	uint64_t pg = 0, first, pages = 0, n = p->r->npages;
+
+	*runs = 0;
+	while (pg < n) {
+		if (!(p->bits[pg / 64] >> (pg % 64))) {
+			pg = (pg / 64 + 1) * 64;
+			continue;
+		}
+		if (!(p->bits[pg / 64] & (1ULL << (pg % 64)))) {
+			pg++;
+			continue;
+		}
+		for (first = pg; pg < n && (p->bits[pg / 64] & (1ULL << (pg % 64))); pg++)
+			;
+		ops->flush(p->r, first * DT_DLOG_PAGE, (pg - first) * DT_DLOG_PAGE);
+		pages += pg - first;
+		(*runs)++;
+	}
+	if (*runs && ops->drain)
+		ops->drain(p->r);
+	return pages;
+}
+
+static int recover_whole(struct dt_region *r, const char *why)
+{
+	uint64_t t0 = srv_now_ns();
+	char size[32];
+	int err;
+
+	dt_log(LOG_NOTICE, "region \"%s\": no usable write-intent record (%s): flushing it whole",
+	       r->name, why);
+	err = dt_region_flush_all(r);
+	fmt_size(size, sizeof(size), r->size);
+	if (err) {
+		dt_log(LOG_ERR, "region \"%s\": recovery flush: %s", r->name, strerror(-err));
+		return err;
+	}
+	dt_log(LOG_NOTICE, "region \"%s\": recovery flush: %s in %.2f s", r->name, size,
+	       (double)(srv_now_ns() - t0) / 1e9);
+	return 0;
+}
+
+static int recover_region(struct daemon *d, struct dt_region *r)
+{
+	struct plan p = { .r = r };
+	uint64_t t0 = srv_now_ns(), pages, runs;
+	int err;
+
+	notify("EXTEND_TIMEOUT_USEC=%llu", 120000000ULL);
+	if (plan_region(d, &p)) {
+		free(p.bits);
+		return recover_whole(r, p.why);
+	}
+	pages = flush_planned(&p, &runs);
+	free(p.bits);
+	err = dt_region_take_flush_error(r);
+	if (err) {
+		dt_log(LOG_ERR, "region \"%s\": recovery flush: %s", r->name, strerror(-err));
+		return err;
+	}
+	dt_log(LOG_NOTICE,
+	       "region \"%s\": recovery flush: %llu pages in %llu runs, from %u "
+	       "write-intent logs, in %.3f ms",
+	       r->name, (unsigned long long)pages, (unsigned long long)runs, p.nlogs,
+	       (double)(srv_now_ns() - t0) / 1e6);
+	return 0;
+}
 
 static int recovery_flush(struct daemon *d)
 {
@@ -15,28 +266,84 @@ static int recovery_flush(struct daemon *d)
 	unsigned n, i;
 	int ret = 0, err;
 
-	dt_log(LOG_WARNING, "unclean exit detected (%s/%s): flushing every region before serving",
+	dt_log(LOG_WARNING,
+	       "unclean exit detected (%s/%s): flushing what may be dirty before "
+	       "serving",
 	       d->state.path, DT_STATE_MARKER);
-	notify("STATUS=recovery after an unclean exit: flushing every region");
+	notify("STATUS=recovery after an unclean exit: flushing what may be dirty");
 	n = srv_region_snapshot(&d->srv, list);
 	for (i = 0; i < n; i++) {
-		struct dt_region *r = list[i]->r;
-		uint64_t t0 = srv_now_ns();
-		char size[32];
-
-		notify("EXTEND_TIMEOUT_USEC=%llu", 120000000ULL);
-		err = dt_region_flush_all(r);
-		fmt_size(size, sizeof(size), r->size);
-		if (err) {
-			dt_log(LOG_ERR, "region \"%s\": recovery flush: %s", r->name, strerror(-err));
+		err = recover_region(d, list[i]->r);
+		if (err)
 			ret = err;
-		} else {
-			dt_log(LOG_NOTICE, "region \"%s\": recovery flush: %s in %.2f s", r->name,
-			       size, (double)(srv_now_ns() - t0) / 1e9);
-		}
 		srv_region_put(&d->srv, list[i]);
 	}
 	return ret;
+}
+
+/* ---- the logs directory ---- */
+
+static void open_logdir(struct daemon *d)
+{
+	char err[512] = "";
+	int ret;
+
+	ret = logdir_open(d->cfg.runtime_dir, &d->log_dirfd, err, sizeof(err));
+	if (!ret) {
+		ret = logdir_boot_id(d->boot_id);
+		if (ret)
+			snprintf(err, sizeof(err), "boot id: %s", strerror(-ret));
+	}
+	if (!ret)
+		return;
+	if (d->log_dirfd >= 0)
+		close(d->log_dirfd);
+	d->log_dirfd = -1;
+	if (d->cfg.fast_path)
+		dt_log(LOG_WARNING,
+		       "%s: serving without shared dirty logs (a crash will cost "
+		       "whole-region flushes)",
+		       err);
+}
+
+/* Remove every log a previous daemon left: "<region>@<anything>.log". */
+static void remove_old_logs(struct daemon *d)
+{
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *dir;
+
+	dir = open_logs(d);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+
+		if (!strchr(de->d_name, '@') || len < 5 || strcmp(de->d_name + len - 4, ".log"))
+			continue;
+		if (!unlinkat(d->log_dirfd, de->d_name, 0))
+			n++;
+	}
+	closedir(dir);
+	if (n)
+		dt_log(LOG_INFO, "removed %u shared dirty log%s of the previous daemon", n,
+		       n == 1 ? "" : "s");
+}
+
+/* A fresh own log for every region, and the sweeper. */
+static void start_intents(struct daemon *d)
+{
+	struct srv_region *list[DT_PROTO_MAX_REGIONS];
+	unsigned n, i;
+
+	if (d->log_dirfd < 0 || !d->cfg.fast_path)
+		return;
+	n = srv_region_snapshot(&d->srv, list);
+	for (i = 0; i < n; i++) {
+		intent_create(list[i]->r, d->log_dirfd, d->boot_id);
+		srv_region_put(&d->srv, list[i]);
+	}
+	d->intents = !intent_start_sweeper(&d->srv.regions);
 }
 
 int recovery_begin(struct daemon *d)
@@ -51,13 +358,40 @@ int recovery_begin(struct daemon *d)
 		return ret;
 	}
 	d->marker = true;
+	open_logdir(d);
 	if (unclean) {
 		ret = recovery_flush(d);
 		if (ret) {
 			dt_log(LOG_ERR, "recovery flush failed: refusing to serve");
-			d->marker = false;	/* keep it: the next start flushes again */
+			d->marker = false; /* keep it: the next start flushes again */
 			return ret;
 		}
 	}
+	if (d->log_dirfd >= 0)
+		remove_old_logs(d);
+	start_intents(d);
 	return 0;
+}
+
+void recovery_add_region(struct daemon *d, struct dt_region *r)
+{
+	if (d->intents)
+		intent_create(r, d->log_dirfd, d->boot_id);
+}
+
+void recovery_end(struct daemon *d, bool clean)
+{
+	struct srv_region *list[DT_PROTO_MAX_REGIONS];
+	unsigned n, i;
+
+	intent_stop_sweeper();
+	n = srv_region_snapshot(&d->srv, list);
+	for (i = 0; i < n; i++) {
+		intent_destroy(list[i]->r, clean);
+		srv_region_put(&d->srv, list[i]);
+	}
+	d->intents = false;
+	if (d->log_dirfd >= 0)
+		close(d->log_dirfd);
+	d->log_dirfd = -1;
 }

@@ -117,7 +117,10 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 
 	if (!rep)
 		rep = &local;
+	/* Shared: the sweep of the write-intent log waits for the drain (region.h). */
+	pthread_rwlock_rdlock(&r->sweep_lock);
 	ret = dt_mapping_writeback(r->mapping, first, last, dt_region_flush_ops(r), r, rep);
+	pthread_rwlock_unlock(&r->sweep_lock);
 	if (ret)
 		return ret;
 	count(&r->counters.flushes, rep->ranges);

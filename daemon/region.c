@@ -536,6 +536,7 @@ int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, ch
 	r->ns_match = DT_REGION_MATCH_NO_NAMESPACES;
 	pthread_rwlock_init(&r->ns_lock, NULL);
 	pthread_rwlock_init(&r->extent_lock, NULL);
+	pthread_rwlock_init(&r->sweep_lock, NULL);
 	r->fd = open_path(r, cr, err, errlen);
 	if (r->fd < 0) {
 		ret = r->fd;
@@ -573,6 +574,7 @@ void dt_region_close(struct dt_region *r)
 		pmem_unmap(r->addr, r->size);
 	if (r->fd >= 0)
 		close(r->fd);
+	pthread_rwlock_destroy(&r->sweep_lock);
 	pthread_rwlock_destroy(&r->extent_lock);
 	pthread_rwlock_destroy(&r->ns_lock);
 	free(r->injected);

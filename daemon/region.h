@@ -124,6 +124,7 @@ struct dt_region_blocks {
 };
 
 struct dt_extent;
+struct intent;
 
 /**
  * struct dt_region - One open region.
@@ -157,6 +158,14 @@ struct dt_extent;
  *	 thread, their only writer).
  * @counters: Event counters.
  * @flush_error: First errno of a failed flush not yet taken (atomic).
+ * @intent: The daemon's write-intent log of the region (daemon/intent.c),
+ *	    or NULL; set before the region is served, cleared after.
+ * @sweep_lock: Taken shared by every dt_region_writeback() (from before it
+ *		clears a DIRTY tag until after its drain) and by the marks of
+ *		@intent (from before the bit until after the DIRTY tag), and
+ *		exclusive by the sweep that clears the bits of @intent the tree
+ *		has clean (intent.c): so a bit is cleared only for a durable
+ *		page.
  */
 struct dt_region {
 	char name[DT_CONFIG_NAME_MAX + 1];
@@ -185,6 +194,8 @@ struct dt_region {
 	struct dt_badblock *bad;
 	struct dt_region_counters counters;
 	int flush_error;
+	struct intent *intent;
+	pthread_rwlock_t sweep_lock;
 
 	/* private to region.c, region-flush.c and region-badblocks.c */
 	pthread_rwlock_t ns_lock;
@@ -286,7 +297,7 @@ const struct dt_flush_ops *dt_region_flush_ops(const struct dt_region *r);
  *
  * dt_mapping_writeback() with dt_region_flush_ops().
  *
- * Context: As dt_mapping_writeback().
+ * Context: As dt_mapping_writeback(); holds @r->sweep_lock shared.
  * Return: As dt_mapping_writeback(); -EIO if a flush failed (see
  * dt_region_take_flush_error()).
  */

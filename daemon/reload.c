@@ -12,6 +12,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "daxtrackd.h"
+#include "intent.h"
 #include "log.h"
 
 static void drop_region(struct daemon *d, const char *name)
@@ -21,6 +22,7 @@ static void drop_region(struct daemon *d, const char *name)
 	if (!sr)
 		return;
 	final_writeback(sr->r, "removal");
+	intent_destroy(sr->r, true);
 	dt_log(LOG_NOTICE, "region \"%s\": removed from the configuration: dropped", sr->r->name);
 	dt_region_close(sr->r);
 	free(sr);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -130,17 +131,20 @@ int dt_state_open(struct dt_state *st, const char *dir, char *err, size_t errlen
 /* Whether the old marker is held by a live daemon: -EBUSY then. */
 static int check_old_marker(struct dt_state *st, char *err, size_t errlen)
 {
-	char pid[32] = "";
+	char pid[32] = "", *end;
 	ssize_t n;
 	int fd, ret = 0;
 
 	fd = openat(st->dirfd, DT_STATE_MARKER, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;	/* not a regular file we can lock: rename replaces it */
+	n = pread(fd, pid, sizeof(pid) - 1, 0);
+	pid[n > 0 ? n : 0] = '\0';
+	pid[strcspn(pid, "\n")] = '\0';
+	st->prev_pid = strtol(pid, &end, 10);
+	if (end == pid || *end || st->prev_pid <= 0)
+		st->prev_pid = 0;
 	if (flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
-		n = pread(fd, pid, sizeof(pid) - 1, 0);
-		pid[n > 0 ? n : 0] = '\0';
-		pid[strcspn(pid, "\n")] = '\0';
 		state_err(st, err, errlen, "another daxtrackd (pid %s) is running",
 			  pid[0] ? pid : "unknown");
 		ret = -EBUSY;
@@ -243,6 +247,7 @@ int dt_state_begin(struct dt_state *st, bool *was_unclean, char *err, size_t err
 	int fd, ret;
 
 	*was_unclean = false;
+	st->prev_pid = 0;
 	if (st->marker_fd >= 0) {
 		state_err(st, err, errlen, "marker already in place");
 		return -EALREADY;

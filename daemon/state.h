@@ -27,11 +27,15 @@
  * @path: Its path.
  * @dirfd: An O_DIRECTORY descriptor of it, or -1.
  * @marker_fd: The marker while the daemon runs (holds the flock), or -1.
+ * @prev_pid: The pid written in the marker of a dead daemon that
+ *	      dt_state_begin() found, or 0 (none, or unreadable): the
+ *	      recovery trusts only the write-intent logs that daemon made.
  */
 struct dt_state {
 	char path[DT_CONFIG_PATH_MAX + 1];
 	int dirfd;
 	int marker_fd;
+	long prev_pid;
 };
 
 /**

@@ -31,10 +31,16 @@ static int tsan_for_daemon(const struct dth *h, void *arg)
 	return 0;
 }
 
+static const struct dth_region regions[] = { { .name = "db", .size = "8M" },
+					     { .name = "aux", .size = "4M" } };
+
+int dtd_config(struct dtd *d, const char *daemon_lines)
+{
+	return dth_config(&d->h, daemon_lines ? daemon_lines : "workers = 2\n", regions, 2, NULL);
+}
+
 int dtd_setup(struct dtd *d)
 {
-	static const struct dth_region regions[] = { { .name = "db", .size = "8M" },
-						     { .name = "aux", .size = "4M" } };
 	const struct dth_options o = { .tag = "client-dtd", .setup = tsan_for_daemon };
 	int ret;
 
@@ -44,7 +50,7 @@ int dtd_setup(struct dtd *d)
 		return ret;
 	dth_path(&d->h, d->db_path, "db.region");
 	dth_path(&d->h, d->aux_path, "aux.region");
-	return dth_config(&d->h, "workers = 2\n", regions, 2, NULL);
+	return dtd_config(d, NULL);
 }
 
 int dtd_start(struct dtd *d)

@@ -26,6 +26,9 @@ struct dtd {
 
 /* Make the directory and the configuration.  0 or -errno. */
 int dtd_setup(struct dtd *d);
+
+/* Write the configuration again: [daemon] @daemon_lines (NULL: the default), db, aux. */
+int dtd_config(struct dtd *d, const char *daemon_lines);
 /* Start the daemon and wait until it accepts connections.  0 or -errno. */
 int dtd_start(struct dtd *d);
 /* SIGKILL and reap. */

@@ -191,6 +191,8 @@ static void test_restart(void)
 	CHECK_EQ(dt_client_dirty(r, 300 * PAGE, 2 * PAGE), 0);
 	CHECK_EQ(dt_client_dirty(r, (4ULL << 20), 1), 0);
 
+	/* Today's recovery, the whole region (the intent path: test_daemon_recovery). */
+	CHECK_EQ(dtd_config(&dtd, "workers = 2\nfast_path = off\n"), 0);
 	dtd_kill9(&dtd);
 	mark = dtd_flog_lines(&dtd);
 	CHECK_EQ(pthread_create(&th, NULL, restart_later, &started), 0);
@@ -230,6 +232,7 @@ static void test_restart(void)
 	CHECK_EQ(dirty_entries(r), 0);
 out:
 	CHECK_EQ(dt_client_close(c), 0);
+	CHECK_EQ(dtd_config(&dtd, NULL), 0);
 }
 
 static void test_errors(void)

@@ -62,7 +62,8 @@ static void write_config(const char *state, const char *extra)
 		perror(dh.conf);
 		exit(2);
 	}
-	fprintf(f, "[daemon]\nstate_dir = %s\nworkers = 2\n%s\n\n", state, extra ? extra : "");
+	fprintf(f, "[daemon]\nstate_dir = %s\nruntime_dir = %s/run\nworkers = 2\n%s\n\n", state,
+		dh.dir, extra ? extra : "");
 	fprintf(f, "[region \"a\"]\npath = %s/a.region\nsize = 8M\n\n"
 		   "[region \"b\"]\npath = %s/b.region\nsize = 4M\n", dh.dir, dh.dir);
 	fclose(f);
