@@ -33,6 +33,7 @@ static const struct bench_section_def sections[] = {
 	{ "mapping", bench_mapping, "the DAX mapping layer: faults, locks, writeback against its floor" },
 	{ "daemon", bench_daemon, "daxtrackd over its socket: fsync, DIRTY, requests, memory" },
 	{ "load", bench_load, "daxtrackd under 64 clients: ops/s, p50/p99/max, status, RSS" },
+	{ "recovery", bench_recovery, "daxtrackd kill -9 with 1000 dirty pages: exec -> accepting" },
 };
 
 #define NR_SECTIONS (sizeof(sections) / sizeof(sections[0]))
@@ -301,7 +302,12 @@ static void usage(FILE *f)
 		"and the real daxtrackctl ($DT_BENCH_DAXTRACKCTL) is run and timed 5 times.\n"
 		"Prints ops/s and p50/p99/max per request kind, the status latency (target:\n"
 		"max <= 50 ms), the daemon's peak RSS (VmHWM) and RssAnon; any failed request\n"
-		"is an error (exit 1).  --reps does not apply to it.  See docs/performance.md.\n");
+		"is an error (exit 1).  --reps does not apply to it.  See docs/performance.md.\n"
+		"\nrecovery: its own daxtrackd with one 2 GiB file region (2 GiB of /dev/shm, or\n"
+		"$DT_BENCH_TMPDIR, for the run); 1000 random pages marked dirty, then kill -9\n"
+		"and a timed start (exec -> accepting) with the write-intent log, without it\n"
+		"(today's whole-region flush) and after a clean stop, --reps runs of each;\n"
+		"a page not flushed before the socket accepted is an error (exit 1).\n");
 }
 
 static const struct bench_section_def *find_section(const char *name)
