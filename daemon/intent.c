@@ -173,16 +173,26 @@ static struct {
 	pthread_cond_t cond;
 	bool kick;
 	bool stop;
+	bool napping; /* in its long wait: a completed FSYNC wakes it (atomic) */
 	bool running;
 	pthread_t thread;
 	struct dt_regions *regions;
 } sweeper = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/*
+ * No system call in the reply path while FSYNCs keep coming: the sweeper
+ * then polls every INTENT_BUSY_MS; only the first FSYNC after a quiet
+ * second wakes it (one futex wake-up).
+ */
 void intent_fsync_done(struct dt_region *r)
 {
 	struct intent *in = r->intent;
 
-	if (!in || __atomic_exchange_n(&in->sweep_wanted, true, __ATOMIC_RELAXED))
+	if (!in || __atomic_load_n(&in->sweep_wanted, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&in->sweep_wanted, true, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&sweeper.napping, __ATOMIC_SEQ_CST) ||
+	    !__atomic_exchange_n(&sweeper.napping, false, __ATOMIC_SEQ_CST))
 		return;
 	pthread_mutex_lock(&sweeper.lock);
 	sweeper.kick = true;
@@ -190,59 +200,72 @@ void intent_fsync_done(struct dt_region *r)
 	pthread_mutex_unlock(&sweeper.lock);
 }
 
-/* Sweep what is due; return whether a busy region wants a retry soon. */
+/* Sweep one region if due; true if it was asked for (FSYNCs, or a busy lock). */
+static bool sweep_region(struct dt_region *r, uint64_t now)
+{
+	struct intent *in = r->intent;
+	bool wanted;
+
+	if (!in)
+		return false;
+	wanted = __atomic_exchange_n(&in->sweep_wanted, false, __ATOMIC_SEQ_CST);
+	if (!wanted && now - in->swept_ns < INTENT_SWEEP_MS * 1000000ULL)
+		return false;
+	if (intent_sweep(r, false) == -EBUSY) {
+		__atomic_store_n(&in->sweep_wanted, true, __ATOMIC_RELAXED);
+		return true;
+	}
+	in->swept_ns = now;
+	return wanted;
+}
+
+/* Sweep what is due; return whether a region is busy (sweep again soon). */
 static bool sweep_due(void)
 {
 	struct srv_region *list[DT_PROTO_MAX_REGIONS];
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	bool retry = false;
+	bool busy = false;
 	unsigned n, i;
 
 	n = regions_snapshot(sweeper.regions, list);
 	for (i = 0; i < n; i++) {
-		struct dt_region *r = list[i]->r;
-		struct intent *in = r->intent;
-
-		if (in && (__atomic_exchange_n(&in->sweep_wanted, false, __ATOMIC_RELAXED) ||
-			   now - in->swept_ns >= INTENT_SWEEP_MS * 1000000ULL)) {
-			if (intent_sweep(r, false) == -EBUSY) {
-				__atomic_store_n(&in->sweep_wanted, true, __ATOMIC_RELAXED);
-				retry = true;
-			} else {
-				in->swept_ns = now;
-			}
-		}
+		busy |= sweep_region(list[i]->r, now);
 		regions_put(sweeper.regions, list[i]);
 	}
-	return retry;
+	return busy;
+}
+
+static void deadline(struct timespec *until, unsigned ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, until);
+	until->tv_sec += (time_t)(ms / 1000);
+	until->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
+	}
 }
 
 static void *sweeper_main(void *arg)
 {
 	struct timespec until;
-	bool retry = false;
-	uint64_t wait_ns;
+	bool busy = false;
 
 	(void)arg;
 	urcu_memb_register_thread();
 	pthread_mutex_lock(&sweeper.lock);
 	while (!sweeper.stop) {
-		wait_ns = (retry ? INTENT_RETRY_MS : INTENT_SWEEP_MS) * 1000000ULL;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += (time_t)(wait_ns / 1000000000ULL);
-		until.tv_nsec += (long)(wait_ns % 1000000000ULL);
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		deadline(&until, busy ? INTENT_BUSY_MS : INTENT_SWEEP_MS);
+		__atomic_store_n(&sweeper.napping, !busy, __ATOMIC_SEQ_CST);
 		while (!sweeper.kick && !sweeper.stop &&
 		       pthread_cond_timedwait(&sweeper.cond, &sweeper.lock, &until) != ETIMEDOUT)
 			;
+		__atomic_store_n(&sweeper.napping, false, __ATOMIC_SEQ_CST);
 		sweeper.kick = false;
 		if (sweeper.stop)
 			break;
 		pthread_mutex_unlock(&sweeper.lock);
-		retry = sweep_due();
+		busy = sweep_due();
 		pthread_mutex_lock(&sweeper.lock);
 	}
 	pthread_mutex_unlock(&sweeper.lock);

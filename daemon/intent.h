@@ -11,9 +11,9 @@
  * the same lock taken exclusive, once the tree has the page clean (neither
  * DIRTY nor TOWRITE): every dt_region_writeback() holds the lock shared from
  * before its tag clear until after its drain, so a cleared bit is a durable
- * page.  The sweeper thread sweeps every region after each completed FSYNC
- * (intent_fsync_done()) and every INTENT_SWEEP_MS; it never waits for the
- * lock (a busy region is swept at the next turn).
+ * page.  The sweeper thread sweeps a region within INTENT_BUSY_MS of a
+ * completed FSYNC (intent_fsync_done()) and every INTENT_SWEEP_MS; it never
+ * waits for the lock (a busy region is swept at the next turn).
  *
  * A region without a log (no usable runtime directory, fast_path = off, a
  * file that could not be made) is served as before; a crash then costs
@@ -29,8 +29,11 @@
 #include "region.h"
 
 #define INTENT_SWEEP_MS 1000
-/* A busy region (trywrlock failed) is tried again after this long. */
-#define INTENT_RETRY_MS 10
+/*
+ * While FSYNCs complete (or a region's lock was busy), the sweeper sweeps
+ * again after this long instead of being woken by each FSYNC.
+ */
+#define INTENT_BUSY_MS 10
 
 /**
  * struct intent - The write-intent log of one region.
@@ -135,8 +138,8 @@ static inline void intent_mark_end(struct dt_region *r)
  * intent_fsync_done() - Ask for a sweep of a region after a completed FSYNC.
  * @r: The region.
  *
- * Context: A worker; a relaxed exchange, and a wake-up of the sweeper when
- * none was pending.
+ * Context: A worker; an atomic load and store, and a wake-up of the sweeper
+ * only when it naps (the first FSYNC after a quiet second).
  */
 void intent_fsync_done(struct dt_region *r);
 
