@@ -76,6 +76,13 @@ static int check_dir(const struct dir_ctx *x, int fd, bool created, mode_t mode)
 	return 0;
 }
 
+static bool is_link(int parent_fd, const char *path)
+{
+	struct stat sb;
+
+	return !fstatat(parent_fd, path, &sb, AT_SYMLINK_NOFOLLOW) && S_ISLNK(sb.st_mode);
+}
+
 /* mkdir (if missing) and open x->sub of @parent_fd, or x->dir when x->sub is NULL. */
 static int open_dir(const struct dir_ctx *x, int parent_fd, mode_t mode)
 {
@@ -88,7 +95,8 @@ static int open_dir(const struct dir_ctx *x, int parent_fd, mode_t mode)
 	else if (errno != EEXIST)
 		return dir_errno(x, "mkdir");
 	fd = openat(parent_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ELOOP)
+	/* O_NOFOLLOW|O_DIRECTORY fails a link with ENOTDIR (or ELOOP): tell which. */
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && is_link(parent_fd, path))
 		return dir_err(x, -ELOOP, "is a symbolic link (refused)");
 	if (fd < 0 && errno == ENOTDIR)
 		return dir_err(x, -ENOTDIR, "not a directory");
