@@ -239,6 +239,27 @@ static int run_add(struct run *r, uint64_t w, uint64_t bits)
 	return 0;
 }
 
+/*
+ * The flush words have one writer, the owner's persist (serialised), and
+ * readers on the other side: a plain load and a release store suffice, and
+ * no locked instruction is left after the drain to wait for the flushes.
+ */
+static void own_set(uint64_t *p, uint64_t bits)
+{
+	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	if ((v & bits) != bits)
+		__atomic_store_n(p, v | bits, __ATOMIC_RELEASE);
+}
+
+static void own_clear(uint64_t *p, uint64_t bits)
+{
+	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	if (v & bits)
+		__atomic_store_n(p, v & ~bits, __ATOMIC_RELEASE);
+}
+
 /* Take the bits @m of word @w: into flush first, then out of dirty. */
 static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 {
@@ -247,8 +268,8 @@ static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 	do {
 		if (!(old & m))
 			return 0;
-		set_bits(&l->flush[w], old & m);
-		set_bits(&l->flush_sum[w / WORD_BITS], sum_bit(w));
+		own_set(&l->flush[w], old & m);
+		own_set(&l->flush_sum[w / WORD_BITS], sum_bit(w));
 	} while (!__atomic_compare_exchange_n(&l->dirty[w], &old, old & ~m, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
 	return old & m;
@@ -283,8 +304,12 @@ int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_r
 	return ret ? ret : (int64_t)taken;
 }
 
-/* Clear bits [first, last] of @words with the summary @sum, by the summary. */
-static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t last)
+/*
+ * Clear bits [first, last] of @words with the summary @sum, by the summary,
+ * with @clear: clear_bits() where marks may race, own_clear() for flush.
+ */
+static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t last,
+			void (*clear)(uint64_t *p, uint64_t bits))
 {
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, s;
 
@@ -295,21 +320,21 @@ static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t
 			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
 
 			bits &= bits - 1;
-			clear_bits(&words[w], word_mask(w, first, last));
+			clear(&words[w], word_mask(w, first, last));
 			if (!load(&words[w]))
-				clear_bits(&sum[s], sum_bit(w));
+				clear(&sum[s], sum_bit(w));
 		}
 	}
 }
 
 void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
-	clear_range(l->flush, l->flush_sum, first, last);
+	clear_range(l->flush, l->flush_sum, first, last, own_clear);
 }
 
 void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
-	clear_range(l->dirty, l->dirty_sum, first, last);
+	clear_range(l->dirty, l->dirty_sum, first, last, clear_bits);
 }
 
 /* ---- the reader ---- */
