@@ -561,6 +561,128 @@ int dt_mapping_mark_dirty_ranges(struct dt_mapping *m, const struct dt_page_rang
 }
 
 /*
+ * ---- the LOGGED tag ----
+ *
+ * A tag the reader of the clients' dirty logs keeps in step with them.  A
+ * real entry is tagged and untagged without its lock: nothing but these two
+ * functions sets or clears LOGGED, a writeback clears DIRTY and TOWRITE
+ * only, and a punch, a split or a replacement keeps or drops it with the
+ * entry, as every tag.  ZERO and EMPTY entries are made real first, under
+ * their lock, as mark_dirty does.
+ */
+
+/*
+ * Put a real entry tagged LOGGED only in the hole at @pgoff (a PMD entry
+ * for @size DT_PMD).  Return: 0; -EEXIST when something is there now (for
+ * a PMD: anywhere in its span); or the sector callback's error.
+ */
+static int logged_hole(struct dt_mapping *m, uint64_t pgoff, enum dt_size size)
+{
+	unsigned order = size == DT_PMD ? DT_PMD_ORDER : 0;
+	uint64_t sector = 0;
+	int ret = lookup_sector(m, pgoff, order, &sector);
+
+	if (ret)
+		return ret;
+	return dt_tree_insert_tagged(m->tree, pgoff, order,
+				     entry_to_tree(entry_make(sector, order, 0)),
+				     1u << DT_TAG_LOGGED);
+}
+
+/*
+ * A ZERO or EMPTY entry at @pgoff: made real under its lock as a write
+ * fault would (so that, as DIRTY, LOGGED is only ever on real entries),
+ * then tagged.
+ */
+static int logged_locked(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+			 uint64_t *next)
+{
+	struct locked_entry le;
+	unsigned flags = 0;
+	bool changed = false;
+	int ret = grab_entry(m, pgoff, size, &le, &flags);
+
+	if (ret)
+		return ret;
+	if (!entry_real(le.v)) {
+		uint64_t sector = 0;
+
+		ret = lookup_sector(m, le.base, le.order, &sector);
+		if (!ret) {
+			replace_locked(m, &le, entry_make(sector, le.order, 0));
+			changed = true;
+		}
+	}
+	if (!ret) {
+		dt_tree_tag_set(m->tree, le.base, DT_TAG_LOGGED);
+		*next = entry_last(&le) + 1;
+	}
+	release_entry(m, &le, changed);
+	return ret;
+}
+
+/* Tag the entry of @pgoff LOGGED, making one in a hole; *@next: the page after it. */
+static int logged_one(struct dt_mapping *m, uint64_t pgoff, uint64_t last, uint64_t *next)
+{
+	enum dt_size size = mark_size(m, pgoff, last);
+	uint64_t base;
+	unsigned order;
+	void *e;
+	int ret;
+
+	for (;;) {
+		e = dt_tree_lookup_order(m->tree, pgoff, &base, &order);
+		if (e && !entry_real(entry_from_tree(e)))
+			return logged_locked(m, pgoff, size, next);
+		if (e) {
+			/* -ENOENT: removed since the lookup, look again. */
+			if (dt_tree_tag_set(m->tree, pgoff, DT_TAG_LOGGED))
+				continue;
+			*next = base + (1ULL << order);
+			return 0;
+		}
+		ret = logged_hole(m, pgoff, size);
+		if (!ret) {
+			*next = pgoff + (size == DT_PMD ? PMD_PAGES : 1);
+			return 0;
+		}
+		if (ret != -EEXIST)
+			return ret;
+		/* PTE entries in the span of a PMD hole: a PTE entry, then. */
+		size = DT_PTE;
+	}
+}
+
+int dt_mapping_mark_logged(struct dt_mapping *m, uint64_t first, uint64_t last)
+{
+	uint64_t p = first;
+	int ret = check_range(m, first, last);
+
+	if (ret)
+		return ret;
+	do
+		ret = logged_one(m, p, last, &p);
+	while (!ret && p <= last);
+	return ret;
+}
+
+int dt_mapping_clear_logged(struct dt_mapping *m, uint64_t first, uint64_t last)
+{
+	int ret = check_range(m, first, last);
+	struct dt_iter it;
+
+	if (ret)
+		return ret;
+	dt_iter_init(&it, first);
+	while (dt_tree_next_tagged(m->tree, &it, last, DT_TAG_LOGGED)) {
+		if (it.index < first || it.index + (1ULL << it.order) - 1 > last)
+			continue;
+		dt_tree_tag_clear(m->tree, it.index, DT_TAG_LOGGED);
+	}
+	return 0;
+}
+
+/*
  * Punch the part [@first, @last] of a locked PMD entry that sticks out of
  * it: split it into PTE entries (still locked, with the PMD's tags), delete
  * those inside, give those outside their own sector and unlock them, then
@@ -675,7 +797,7 @@ static void fill_mapping_entry(struct dt_mapping *m, uint64_t base, unsigned ord
 	e->flags = entry_flags(v);
 	e->sector = entry_real(v) ? entry_sector(v) : 0;
 	e->tags = 0;
-	for (tag = DT_TAG_DIRTY; tag <= DT_TAG_TOWRITE; tag++)
+	for (tag = DT_TAG_DIRTY; tag <= DT_TAG_LOGGED; tag++)
 		if (dt_tree_tag_get(m->tree, base, tag))
 			e->tags |= 1u << tag;
 }
@@ -704,6 +826,24 @@ void dt_mapping_iter_init(struct dt_mapping_iter *it, uint64_t first, uint64_t l
 	it->done = first > last;
 }
 
+#define ITER_TAGS (DT_MAPPING_ITER_DIRTY | DT_MAPPING_ITER_LOGGED)
+
+/*
+ * The next entry tagged DIRTY or LOGGED: the nearer of the next of each,
+ * both searched from where the iteration stands (so the farther one is
+ * found again by the next call).
+ */
+static bool next_dirty_or_logged(struct dt_mapping *m, struct dt_mapping_iter *it)
+{
+	struct dt_iter logged = it->it;
+	bool d = dt_tree_next_tagged(m->tree, &it->it, it->last, DT_TAG_DIRTY);
+	bool l = dt_tree_next_tagged(m->tree, &logged, it->last, DT_TAG_LOGGED);
+
+	if (l && (!d || logged.index < it->it.index))
+		it->it = logged;
+	return d || l;
+}
+
 bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
 		     struct dt_mapping_entry *e)
 {
@@ -711,8 +851,12 @@ bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
 
 	if (it->done)
 		return false;
-	if (it->flags & DT_MAPPING_ITER_DIRTY)
+	if ((it->flags & ITER_TAGS) == ITER_TAGS)
+		found = next_dirty_or_logged(m, it);
+	else if (it->flags & DT_MAPPING_ITER_DIRTY)
 		found = dt_tree_next_tagged(m->tree, &it->it, it->last, DT_TAG_DIRTY);
+	else if (it->flags & DT_MAPPING_ITER_LOGGED)
+		found = dt_tree_next_tagged(m->tree, &it->it, it->last, DT_TAG_LOGGED);
 	else
 		found = dt_tree_next(m->tree, &it->it, it->last);
 	if (!found) {
@@ -723,10 +867,21 @@ bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
 	return true;
 }
 
+/* Pages of the entries with @tag. */
+static uint64_t tagged_pages(struct dt_mapping *m, unsigned tag)
+{
+	struct dt_iter it;
+	uint64_t n = 0;
+
+	dt_iter_init(&it, 0);
+	while (dt_tree_next_tagged(m->tree, &it, m->npages - 1, tag))
+		n += 1ULL << it.order;
+	return n;
+}
+
 void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s)
 {
 	struct dt_tree_stats ts;
-	struct dt_iter it;
 
 	dt_tree_stats(m->tree, &ts);
 	s->entries = ts.entries;
@@ -737,10 +892,9 @@ void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s)
 	s->nodes = ts.nodes;
 	s->bytes = ts.bytes;
 	s->height = ts.height;
-	s->dirty_pages = 0;
-	dt_iter_init(&it, 0);
-	while (dt_tree_next_tagged(m->tree, &it, m->npages - 1, DT_TAG_DIRTY))
-		s->dirty_pages += 1ULL << it.order;
+	s->dirty_pages = tagged_pages(m, DT_TAG_DIRTY);
+	s->logged = ts.tagged[DT_TAG_LOGGED];
+	s->logged_pages = s->logged ? tagged_pages(m, DT_TAG_LOGGED) : 0;
 }
 
 void dt_mapping_dump(struct dt_mapping *m, FILE *out)

@@ -2,7 +2,8 @@
 /*
  * test_mapping.c - single-threaded unit tests of the mapping layer: entry
  * format, faults (PTE, PMD, fallback, downgrade), grab/put, mark_dirty,
- * punch, writeback and bad input.
+ * punch, writeback and bad input; the LOGGED tag (mark_logged,
+ * clear_logged, the DIRTY-or-LOGGED iteration, the stats).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1089,6 +1090,177 @@ static void test_entry_readers(void)
 	done_map(m);
 }
 
+/* ---- the LOGGED tag (tree tag 2) ---- */
+
+static unsigned tags_at(struct dt_mapping *m, uint64_t page)
+{
+	struct dt_mapping_entry e;
+
+	return dt_mapping_lookup(m, page, &e) ? e.tags : 0;
+}
+
+static void test_mark_logged(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	uint64_t base;
+	unsigned order;
+
+	dt_test_ctx("mark_logged: bad ranges");
+	CHECK_EQ(dt_mapping_mark_logged(m, 5, 4), -EINVAL);
+	CHECK_EQ(dt_mapping_mark_logged(m, 0, NPAGES), -ERANGE);
+	CHECK_EQ(dt_mapping_clear_logged(m, 5, 4), -EINVAL);
+	CHECK_EQ(dt_mapping_clear_logged(m, 0, NPAGES), -ERANGE);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));
+
+	dt_test_ctx("mark_logged: holes get entries as mark_dirty makes them");
+	CHECK_EQ(dt_mapping_mark_logged(m, 0, 1023), 0);
+	CHECK_EQ(count_entries(m, 9), 2);
+	CHECK_EQ(count_tagged(m, DT_TAG_LOGGED), 2);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+	CHECK_EQ(raw_entry(m, 512, NULL, NULL), (geo_of(512) << 4) | DT_ENTRY_PMD);
+	CHECK_EQ(dt_mapping_mark_logged(m, 1500, 2600), 0);
+	CHECK_EQ(count_entries(m, 9), 4);
+	CHECK_EQ(count_entries(m, 0), (1535 - 1500 + 1) + (2600 - 2560 + 1));
+	raw_entry(m, 1600, &base, &order);
+	CHECK_EQ(base, 1536);
+	CHECK_EQ(order, 9);
+	CHECK_EQ(tags_at(m, 1500), 1u << DT_TAG_LOGGED);
+	CHECK_EQ(tags_at(m, 1499), 0);
+	CHECK(!dt_mapping_page_dirty(m, 1500));
+
+	dt_test_ctx("mark_logged: existing entries are tagged as they are");
+	CHECK_EQ(dt_mapping_fault(m, 3000, DT_PTE, false, NULL), 0); /* ZERO */
+	CHECK_EQ(dt_mapping_fault(m, 3001, DT_PTE, true, NULL), 0); /* DIRTY */
+	CHECK_EQ(dt_mapping_mark_logged(m, 3000, 3001), 0);
+	CHECK_EQ(raw_entry(m, 3000, NULL, NULL), geo_of(3000) << 4); /* made real */
+	CHECK_EQ(tags_at(m, 3000), 1u << DT_TAG_LOGGED);
+	CHECK_EQ(tags_at(m, 3001), (1u << DT_TAG_LOGGED) | (1u << DT_TAG_DIRTY));
+	/* PTE entries in a PMD span that is otherwise a hole: PTE entries. */
+	CHECK_EQ(dt_mapping_fault(m, 3584 + 7, DT_PTE, false, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_logged(m, 3584, 4095), 0);
+	CHECK_EQ(count_entries(m, 9), 4);
+	CHECK_EQ(tags_at(m, 4095), 1u << DT_TAG_LOGGED);
+	CHECK_EQ(tags_at(m, 3591), 1u << DT_TAG_LOGGED);
+
+	dt_test_ctx("mark_logged: geometry errors stop the walk");
+	geo.fail = -EIO;
+	CHECK_EQ(dt_mapping_mark_logged(m, 2700, 2701), -EIO);
+	CHECK(!tags_at(m, 2700));
+	CHECK_EQ(dt_mapping_mark_logged(m, 3001, 3001), 0); /* no hole: no callback */
+	CHECK_EQ(dt_mapping_fault(m, 2800, DT_PTE, false, NULL), 0); /* ZERO */
+	CHECK_EQ(dt_mapping_mark_logged(m, 2800, 2800), -EIO);
+	CHECK_EQ(raw_entry(m, 2800, NULL, NULL), DT_ENTRY_ZERO); /* unlocked, as it was */
+	CHECK(!tags_at(m, 2800));
+	geo.fail = 0;
+
+	dt_test_ctx("mark_logged: a ZERO PMD entry partly covered is downgraded");
+	CHECK_EQ(dt_mapping_fault(m, 3072, DT_PMD, false, NULL), 0);
+	CHECK_EQ(dt_mapping_mark_logged(m, 3100, 3100), 0);
+	CHECK_EQ(raw_entry(m, 3100, &base, &order), geo_of(3100) << 4);
+	CHECK_EQ(order, 0);
+	CHECK_EQ(tags_at(m, 3100), 1u << DT_TAG_LOGGED);
+	CHECK(!tags_at(m, 3072));
+	CHECK_EQ(count_entries(m, 9), 4);
+	done_map(m);
+
+	dt_test_ctx("mark_logged: not PMD-capable");
+	m = new_map(NPAGES, false);
+	CHECK_EQ(dt_mapping_mark_logged(m, 0, 1023), 0);
+	CHECK_EQ(count_entries(m, 0), 1024);
+	CHECK_EQ(count_tagged(m, DT_TAG_LOGGED), 1024);
+	done_map(m);
+}
+
+static void test_clear_logged(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+
+	dt_test_ctx("clear_logged: whole entries only, DIRTY untouched");
+	CHECK_EQ(dt_mapping_mark_dirty(m, 10, 12), 0);
+	CHECK_EQ(dt_mapping_mark_logged(m, 10, 20), 0);
+	CHECK_EQ(dt_mapping_mark_logged(m, 512, 1023), 0); /* a PMD entry */
+	CHECK_EQ(dt_mapping_clear_logged(m, 11, 15), 0);
+	CHECK_EQ(tags_at(m, 10), (1u << DT_TAG_LOGGED) | (1u << DT_TAG_DIRTY));
+	CHECK_EQ(tags_at(m, 11), 1u << DT_TAG_DIRTY);
+	CHECK_EQ(tags_at(m, 12), 1u << DT_TAG_DIRTY);
+	CHECK_EQ(tags_at(m, 15), 0);
+	CHECK_EQ(tags_at(m, 16), 1u << DT_TAG_LOGGED);
+	CHECK_EQ(count_entries(m, 0), 11); /* no entry removed */
+	/* Part of the PMD entry: it keeps its tag; all of it: cleared. */
+	CHECK_EQ(dt_mapping_clear_logged(m, 600, 1023), 0);
+	CHECK_EQ(tags_at(m, 700), 1u << DT_TAG_LOGGED);
+	CHECK_EQ(dt_mapping_clear_logged(m, 500, 1100), 0);
+	CHECK_EQ(tags_at(m, 700), 0);
+
+	dt_test_ctx("clear_logged: a writeback never touches LOGGED");
+	{
+		struct rec r = { 0 };
+		struct dt_writeback_report rep = { 0 };
+
+		CHECK_EQ(dt_mapping_writeback(m, 0, NPAGES - 1, &rec_ops, &r, &rep), 0);
+		CHECK_EQ(tags_at(m, 10), 1u << DT_TAG_LOGGED);
+		CHECK_EQ(tags_at(m, 11), 0);
+		CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+		CHECK_EQ(r.n, 1); /* pages 10..12, coalesced */
+		rec_reset(&r);
+	}
+	done_map(m);
+}
+
+static void test_iter_and_stats(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_mapping_entry e;
+	struct dt_mapping_iter it;
+	struct dt_mapping_stats st;
+	uint64_t seen[8];
+	unsigned n = 0;
+
+	dt_test_ctx("iteration: DIRTY or LOGGED");
+	CHECK_EQ(dt_mapping_mark_dirty(m, 3, 3), 0);
+	CHECK_EQ(dt_mapping_mark_logged(m, 2, 2), 0);
+	CHECK_EQ(dt_mapping_mark_logged(m, 5, 5), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 5, 5), 0);
+	CHECK_EQ(dt_mapping_fault(m, 7, DT_PTE, false, NULL), 0); /* neither */
+	CHECK_EQ(dt_mapping_mark_logged(m, 1024, 1535), 0);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 2000, 2000), 0);
+	dt_mapping_iter_init(&it, 0, NPAGES - 1, DT_MAPPING_ITER_DIRTY | DT_MAPPING_ITER_LOGGED);
+	while (n < 8 && dt_mapping_next(m, &it, &e))
+		seen[n++] = e.index;
+	CHECK_EQ(n, 5);
+	CHECK_EQ(seen[0], 2);
+	CHECK_EQ(seen[1], 3);
+	CHECK_EQ(seen[2], 5);
+	CHECK_EQ(seen[3], 1024);
+	CHECK_EQ(seen[4], 2000);
+	CHECK(!dt_mapping_next(m, &it, &e));
+	n = 0;
+	dt_mapping_iter_init(&it, 3, 1100, DT_MAPPING_ITER_LOGGED);
+	while (n < 8 && dt_mapping_next(m, &it, &e))
+		seen[n++] = e.index;
+	CHECK_EQ(n, 2);
+	CHECK_EQ(seen[0], 5);
+	CHECK_EQ(seen[1], 1024);
+	n = 0;
+	dt_mapping_iter_init(&it, 0, NPAGES - 1, DT_MAPPING_ITER_DIRTY);
+	while (dt_mapping_next(m, &it, &e))
+		n++;
+	CHECK_EQ(n, 3);
+
+	dt_test_ctx("stats: logged entries and pages");
+	dt_mapping_stats(m, &st);
+	CHECK_EQ(st.dirty, 3);
+	CHECK_EQ(st.dirty_pages, 3);
+	CHECK_EQ(st.logged, 3);
+	CHECK_EQ(st.logged_pages, 514);
+	CHECK_EQ(dt_mapping_clear_logged(m, 0, NPAGES - 1), 0);
+	dt_mapping_stats(m, &st);
+	CHECK_EQ(st.logged, 0);
+	CHECK_EQ(st.logged_pages, 0);
+	CHECK_EQ(st.dirty, 3);
+	done_map(m);
+}
+
 int main(void)
 {
 	urcu_memb_register_thread();
@@ -1115,6 +1287,9 @@ int main(void)
 	test_writeback_after_split();
 	test_counters();
 	test_writeback_modes();
+	test_mark_logged();
+	test_clear_logged();
+	test_iter_and_stats();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }

@@ -24,7 +24,13 @@
  *
  *   tag 0  DT_TAG_DIRTY     written since it was last flushed
  *   tag 1  DT_TAG_TOWRITE   to be flushed by a writeback in progress
- *   tag 2                   unused
+ *   tag 2  DT_TAG_LOGGED    set in a client's shared dirty log (daxtrack/
+ *                           dirtylog.h), as its reader last saw it: the
+ *                           reader sets and clears it
+ *                           (dt_mapping_mark_logged(),
+ *                           dt_mapping_clear_logged()); nothing else of the
+ *                           mapping touches it, and it never touches DIRTY
+ *                           or TOWRITE
  *
  * Entry locks: whoever holds an entry's lock (bit 0, taken with
  * dt_tree_cmpxchg()) is the only thread that may replace, delete or split
@@ -66,6 +72,7 @@ struct dt_mapping;
 /* The tree tags a mapping uses. */
 #define DT_TAG_DIRTY		0
 #define DT_TAG_TOWRITE		1
+#define DT_TAG_LOGGED		2
 
 /* Pages are 4KiB; a PMD entry covers 2^9 of them; a sector is 512 bytes. */
 #define DT_PAGE_SHIFT		12
@@ -309,6 +316,46 @@ int dt_mapping_mark_dirty_ranges(struct dt_mapping *m, const struct dt_page_rang
 				 size_t n);
 
 /**
+ * dt_mapping_mark_logged() - Tag every page of a range LOGGED.
+ * @m: The mapping.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ *
+ * Each page gets its entry tagged LOGGED (the page is set in a client's
+ * shared dirty log), with the entries dt_mapping_mark_dirty() would make: a
+ * real entry is tagged as it is (without its lock); a hole gets a real
+ * entry (one PMD entry for an aligned 2MiB range wholly inside [@first,
+ * @last] on a PMD-capable mapping, else a PTE entry), a ZERO or EMPTY entry
+ * its sector, as a write fault would.  DIRTY and TOWRITE are never touched:
+ * the page is not queued for a writeback by this.  A tag is per entry: a
+ * page of a 2MiB entry tags all of it.
+ *
+ * Context: Takes the tree's mutex per entry; may sleep waiting for the lock
+ * of a ZERO or EMPTY entry, and call the geometry callback.  Allocates.
+ * Return: 0; -EINVAL if @first > @last; -ERANGE if @last is past the end,
+ * with nothing changed.  -ENOMEM or the geometry callback's error stops the
+ * walk: the pages before the failing one stay tagged.
+ */
+int dt_mapping_mark_logged(struct dt_mapping *m, uint64_t first, uint64_t last);
+
+/**
+ * dt_mapping_clear_logged() - Clear the LOGGED tag of the entries of a range.
+ * @m: The mapping.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ *
+ * Clears LOGGED on every entry lying wholly inside [@first, @last]; an
+ * entry that sticks out of the range (a 2MiB entry partly covered) keeps it,
+ * since its other pages may still be logged: the caller clears such an
+ * entry by its whole span once none of its pages is.  DIRTY and TOWRITE are
+ * never touched; no entry is removed.
+ *
+ * Context: Takes the tree's mutex per tagged entry; never waits for an
+ * entry lock.
+ * Return: 0; -EINVAL if @first > @last; -ERANGE if @last is past the end.
+ */
+int dt_mapping_clear_logged(struct dt_mapping *m, uint64_t first, uint64_t last);
+/**
  * dt_mapping_punch() - Remove the entries of a range.
  * @m: The mapping.
  * @first: First page.
@@ -410,7 +457,8 @@ bool dt_mapping_page_dirty(struct dt_mapping *m, uint64_t pgoff);
  * @order: Its order: 0, or DT_PMD_ORDER for a 2MiB entry.
  * @flags: DT_MAPPING_ENTRY_* flags.
  * @sector: The device sector of page @index; 0 for ZERO and EMPTY entries.
- * @tags: Its tags, bit (1 << DT_TAG_DIRTY) and bit (1 << DT_TAG_TOWRITE).
+ * @tags: Its tags, bits (1 << DT_TAG_DIRTY), (1 << DT_TAG_TOWRITE) and
+ *	  (1 << DT_TAG_LOGGED).
  *
  * A snapshot: the entry and each tag are read atomically, not all at once.
  */
@@ -436,6 +484,8 @@ bool dt_mapping_lookup(struct dt_mapping *m, uint64_t pgoff, struct dt_mapping_e
 
 /* Flags of dt_mapping_iter_init(). */
 #define DT_MAPPING_ITER_DIRTY	(1U << 0)	/* only entries tagged DIRTY */
+/* Only entries tagged LOGGED; with DT_MAPPING_ITER_DIRTY: tagged DIRTY or LOGGED. */
+#define DT_MAPPING_ITER_LOGGED	(1U << 1)
 
 /**
  * struct dt_mapping_iter - Where an iteration over entries stands.
@@ -455,7 +505,7 @@ struct dt_mapping_iter {
  * @first: First page.
  * @last: Last page (inclusive); an empty range (@first > @last) gives no
  *	  entry.
- * @flags: 0, or DT_MAPPING_ITER_DIRTY.
+ * @flags: 0, or DT_MAPPING_ITER_DIRTY and/or DT_MAPPING_ITER_LOGGED.
  *
  * Context: Any thread; touches only @it.
  */
@@ -489,12 +539,15 @@ bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
  * @nodes: Tree nodes.
  * @bytes: Memory of the tree.
  * @height: Levels of tree nodes, 0 when empty.
+ * @logged: Entries tagged LOGGED.
+ * @logged_pages: Pages of the entries tagged LOGGED.
  */
 struct dt_mapping_stats {
 	uint64_t entries, entries_pte, entries_pmd;
 	uint64_t dirty, towrite, dirty_pages;
 	uint64_t nodes, bytes;
 	unsigned height;
+	uint64_t logged, logged_pages;
 };
 
 /**
@@ -503,7 +556,8 @@ struct dt_mapping_stats {
  * @s: Filled in.
  *
  * Context: Takes the tree's mutex for the counters, then walks the DIRTY
- * entries as an RCU reader (@dirty_pages): O(dirty entries).
+ * and the LOGGED entries as an RCU reader (@dirty_pages, @logged_pages):
+ * O(dirty + logged entries).
  */
 void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s);
 
