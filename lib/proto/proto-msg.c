@@ -715,6 +715,48 @@ static void dec_dump_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 	check(r, !!(x->flags & DT_DUMP_DONE) == (end == x->total), -EINVAL);
 }
 
+static void enc_log_req(struct wcur *w, const struct dt_msg *m)
+{
+	put_u32(w, m->log_req.region);
+	put_u32(w, m->log_req.flags);
+}
+
+static void dec_log_req(struct rcur *r, struct dt_msg *m)
+{
+	struct dt_proto_log_req *x = &m->log_req;
+
+	x->region = get_u32(r);
+	x->flags = get_u32(r);
+	check_region_id(r, x->region);
+	check(r, x->flags == 0, -EINVAL);	/* no flag is defined yet */
+}
+
+static void enc_log_rep(struct wcur *w, const struct dt_msg *m)
+{
+	const struct dt_proto_log_rep *x = &m->log_rep;
+
+	put_u64(w, x->npages);
+	put_u64(w, x->file_size);
+	put_u32(w, x->flags);
+	put_u32(w, x->log_id);
+	put_zero(w, 8);
+}
+
+/* The geometry itself is the client's to check (dt_dlog_geometry()): here, its domain. */
+static void dec_log_rep(struct rcur *r, struct dt_msg *m)
+{
+	struct dt_proto_log_rep *x = &m->log_rep;
+
+	x->npages = get_u64(r);
+	x->file_size = get_u64(r);
+	x->flags = get_u32(r);
+	x->log_id = get_u32(r);
+	get_reserved(r, 8);
+	check(r, x->npages != 0 && x->npages < DT_PROTO_LOG_MAX_PAGES, -EINVAL);
+	check(r, x->file_size != 0 && !(x->file_size & (DT_PROTO_PAGE_SIZE - 1)), -EINVAL);
+	check(r, !(x->flags & ~DT_LOG_FLAGS_ALL), -EINVAL);
+}
+
 #define FIXED(sz, e, d)			{ .size = (sz), .enc = (e), .dec = (d) }
 #define VAR(sz, rec, max, e, d)		{ .size = (sz), .rec_size = (rec), .max_count = (max), \
 					  .enc = (e), .dec_var = (d) }
@@ -789,5 +831,11 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 		.req = FIXED(DT_PROTO_DUMP_REQ_SIZE, enc_dump_req, dec_dump_req),
 		.rep = VAR(DT_PROTO_DUMP_REP_SIZE, 1, DT_PROTO_MAX_DUMP,
 			    enc_dump_rep, dec_dump_rep),
+	},
+	[DT_OP_LOG] = {
+		.name = "LOG",
+		.min_version = DT_PROTO_VERSION_LOG,
+		.req = FIXED(DT_PROTO_LOG_REQ_SIZE, enc_log_req, dec_log_req),
+		.rep = FIXED(DT_PROTO_LOG_REP_SIZE, enc_log_rep, dec_log_rep),
 	},
 };

@@ -221,9 +221,13 @@ struct body_desc {
 	void (*dec_var)(struct rcur *r, struct dt_msg *m, uint32_t *count);
 };
 
-/* @rep_v1: the version-1 reply where it differs (its @enc set), else unused. */
+/*
+ * @rep_v1: the version-1 reply where it differs (its @enc set), else unused.
+ * @min_version: the first version with the opcode (0: every version).
+ */
 struct op_desc {
 	const char *name;
+	unsigned min_version;
 	struct body_desc req, rep;
 	struct body_desc rep_v1;
 };

@@ -25,10 +25,20 @@ static const struct op_desc *op_desc(unsigned op)
 	return &dt_proto_ops[op];
 }
 
+/* The opcode as its message's version knows it: NULL if unknown there. */
+static const struct op_desc *op_desc_of(const struct dt_msg *m)
+{
+	const struct op_desc *d = op_desc(m->op);
+
+	if (!d || m->version < d->min_version)
+		return NULL;
+	return d;
+}
+
 /* The payload layout of @m in its version. */
 static const struct body_desc *body_desc(const struct dt_msg *m)
 {
-	const struct op_desc *d = op_desc(m->op);
+	const struct op_desc *d = op_desc_of(m);
 
 	if (!d)
 		return NULL;
@@ -207,7 +217,7 @@ static int dec_header(struct rcur *r, struct dt_msg *m, uint32_t *plen)
 		return -EBADMSG;
 	if (*plen != (size_t)(r->end - r->p))
 		return -EBADMSG;
-	if (!op_desc(m->op))
+	if (!op_desc_of(m))
 		return -EPROTO;
 	if (!(m->flags & DT_PROTO_F_REPLY))
 		return m->status ? -EBADMSG : 0;

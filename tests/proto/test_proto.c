@@ -127,6 +127,9 @@ static void gen_request(struct dt_msg *m)
 		m->dump_req.region = rnd_region_id();
 		m->dump_req.offset = rnd();
 		break;
+	case DT_OP_LOG:
+		m->log_req.region = rnd_region_id();
+		break;
 	}
 }
 
@@ -294,9 +297,20 @@ static void gen_reply(struct dt_msg *m)
 		if (m->query_rep.found)
 			rnd_entry(&m->query_rep.entry, rnd() >> 2);
 		break;
+	case DT_OP_LOG:
+		m->log_rep.npages = 1 + rnd_below(DT_PROTO_LOG_MAX_PAGES - 1);
+		m->log_rep.file_size = (1 + rnd_below(1ULL << 40)) * 4096;
+		m->log_rep.flags = rnd_below(DT_LOG_FLAGS_ALL + 1);
+		m->log_rep.log_id = (uint32_t)rnd();
+		break;
 	default:
 		gen_reply_var(m);
 	}
+}
+
+static unsigned op_min_version(unsigned op)
+{
+	return op == DT_OP_LOG ? DT_PROTO_VERSION_LOG : DT_PROTO_VERSION_MIN;
 }
 
 static void gen(struct dt_msg *m, unsigned op, bool reply)
@@ -304,8 +318,9 @@ static void gen(struct dt_msg *m, unsigned op, bool reply)
 	struct dt_msg req;
 
 	dt_proto_init_request(&req, op, (uint32_t)rnd());
-	if (op != DT_OP_HELLO && rnd_below(2))
-		req.version = 1;	/* every message in both versions */
+	if (op != DT_OP_HELLO)	/* every message in every version that has it */
+		req.version = (uint8_t)(op_min_version(op) +
+					rnd_below(DT_PROTO_VERSION + 1 - op_min_version(op)));
 	if (!reply) {
 		*m = req;
 		gen_request(m);
@@ -725,6 +740,7 @@ static const struct reserved reserved_fields[] = {
 	{ DT_OP_QUERY, false, 4, 4 },	{ DT_OP_QUERY, true, 1, 7 },
 	{ DT_OP_QUERY, true, 27, 5 },	{ DT_OP_LIST, false, 36, 4 },
 	{ DT_OP_STATS, false, 4, 4 },	{ DT_OP_DUMP, false, 4, 4 },
+	{ DT_OP_LOG, true, 24, 8 },
 };
 
 static void test_reserved(void)
@@ -819,6 +835,19 @@ static void test_domains(void)
 	patch_expect(DT_OP_LIST, false, 32, 4, 0, -EINVAL);
 	patch_expect(DT_OP_LIST, false, 32, 4, DT_PROTO_MAX_LIST + 1, -E2BIG);
 	patch_expect(DT_OP_DUMP, false, 0, 4, DT_PROTO_ALL_REGIONS, -EINVAL);
+	/* LOG (version 3). */
+	patch_expect(DT_OP_LOG, false, 0, 4, DT_PROTO_ALL_REGIONS, -EINVAL);
+	patch_expect(DT_OP_LOG, false, 4, 4, 1, -EINVAL);		/* flags: none defined */
+	patch_expect(DT_OP_LOG, false, 4, 4, 1U << 31, -EINVAL);
+	patch_expect(DT_OP_LOG, true, 0, 8, 0, -EINVAL);		/* npages */
+	patch_expect(DT_OP_LOG, true, 0, 8, DT_PROTO_LOG_MAX_PAGES, -EINVAL);
+	patch_expect(DT_OP_LOG, true, 0, 8, DT_PROTO_LOG_MAX_PAGES - 1, 0);
+	patch_expect(DT_OP_LOG, true, 8, 8, 0, -EINVAL);		/* file_size */
+	patch_expect(DT_OP_LOG, true, 8, 8, 4096 + 8, -EINVAL);
+	patch_expect(DT_OP_LOG, true, 8, 8, UINT64_MAX, -EINVAL);
+	patch_expect(DT_OP_LOG, true, 16, 4, DT_LOG_FLAGS_ALL + 1, -EINVAL);
+	patch_expect(DT_OP_LOG, true, 16, 4, DT_LOG_PMEM | DT_LOG_EADR, 0);
+	patch_expect(DT_OP_LOG, true, 20, 4, UINT32_MAX, 0);		/* log_id: any */
 }
 
 static void test_query_not_found(void)
@@ -1293,6 +1322,84 @@ static void test_versions(void)
 	}
 }
 
+/* LOG (version 3): its bytes, and that older versions do not have it. */
+static void test_log(void)
+{
+	static const uint8_t req_bytes[] = {
+		'D', 'X', 'T', 'K', 3, 0, 13, 0,	/* version 3, op 13 */
+		0x21, 0, 0, 0,
+		0, 0, 0, 0,
+		8, 0, 0, 0,
+		0, 0, 0, 0,
+		5, 0, 0, 0,				/* region 5 */
+		0, 0, 0, 0,				/* flags */
+	};
+	static const uint8_t rep_bytes[] = {
+		'D', 'X', 'T', 'K', 3, 1, 13, 0,
+		0x21, 0, 0, 0,
+		0, 0, 0, 0,
+		32, 0, 0, 0,
+		0, 0, 0, 0,
+		0x00, 0x00, 0x04, 0, 0, 0, 0, 0,	/* npages 0x40000 (1 GiB) */
+		0x00, 0x40, 0x01, 0, 0, 0, 0, 0,	/* file_size 0x14000 */
+		0x03, 0, 0, 0,				/* PMEM | EADR */
+		0x07, 0, 0, 0,				/* log_id 7 */
+		0, 0, 0, 0, 0, 0, 0, 0,			/* reserved */
+	};
+	struct dt_msg m, req, d;
+	size_t len;
+
+	dt_test_ctx("LOG layout");
+	dt_proto_init_request(&req, DT_OP_LOG, 0x21);
+	CHECK_EQ(req.version, DT_PROTO_VERSION_LOG);
+	req.log_req.region = 5;
+	CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), 0);
+	CHECK(len == sizeof(req_bytes) && !memcmp(buf, req_bytes, len));
+	CHECK_EQ(dt_proto_decode(req_bytes, sizeof(req_bytes), &d), 0);
+	CHECK_EQ(d.log_req.region, 5);
+	dt_proto_init_reply(&m, &req, 0);
+	m.log_rep.npages = 1 << 18;
+	m.log_rep.file_size = 0x14000;
+	m.log_rep.flags = DT_LOG_PMEM | DT_LOG_EADR;
+	m.log_rep.log_id = 7;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK(len == sizeof(rep_bytes) && !memcmp(buf, rep_bytes, len));
+	CHECK_EQ(dt_proto_decode(rep_bytes, sizeof(rep_bytes), &d), 0);
+	CHECK_EQ(d.log_rep.npages, 1 << 18);
+	CHECK_EQ(d.log_rep.file_size, 0x14000);
+	CHECK_EQ(d.log_rep.flags, DT_LOG_PMEM | DT_LOG_EADR);
+	CHECK_EQ(d.log_rep.log_id, 7);
+
+	dt_test_ctx("LOG before version 3");
+	for (unsigned v = DT_PROTO_VERSION_MIN; v < DT_PROTO_VERSION_LOG; v++) {
+		req.version = (uint8_t)v;
+		CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), -EPROTO);
+		m.version = (uint8_t)v;
+		CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EPROTO);
+		memcpy(buf, req_bytes, sizeof(req_bytes));
+		buf[4] = (uint8_t)v;			/* an unknown opcode there */
+		CHECK_EQ(dt_proto_decode(buf, sizeof(req_bytes), &d), -EPROTO);
+		CHECK_EQ(d.id, 0x21);			/* answerable */
+		CHECK_EQ(d.op, DT_OP_LOG);
+		CHECK_EQ(dt_proto_encode_error(&d, -EPROTO, buf2, sizeof(buf2), &len), 0);
+		CHECK_EQ(len, DT_PROTO_HDR_SIZE);
+	}
+
+	dt_test_ctx("LOG error replies");
+	dt_proto_init_request(&req, DT_OP_LOG, 0x22);
+	dt_proto_init_reply(&m, &req, -EOPNOTSUPP);
+	m.log_rep.npages = 1;	/* ignored: an error reply carries nothing */
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK_EQ(d.status, -EOPNOTSUPP);
+	CHECK_EQ(d.log_rep.npages, 0);
+	memcpy(buf, rep_bytes, sizeof(rep_bytes));	/* an error with the payload */
+	put_le(buf, 12, 4, (uint32_t)-EEXIST);
+	CHECK_EQ(decode(sizeof(rep_bytes)), -EBADMSG);
+	CHECK(!strcmp(dt_proto_op_name(DT_OP_LOG), "LOG"));
+}
+
 static void test_rstats_bad(void)
 {
 	rstats_patch("as encoded", RS_BAD_HITS, 8, 5, 0);
@@ -1559,6 +1666,7 @@ int main(void)
 	test_region_ns();
 	test_rstats_bad();
 	test_versions();
+	test_log();
 	test_oversized();
 	test_fuzz();
 	test_names();

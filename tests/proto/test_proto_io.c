@@ -128,6 +128,44 @@ static void test_pass_fd(void)
 	close(sv[1]);
 }
 
+/* A LOG reply carries the log's fd: encoded, sent with it, received with exactly one. */
+static void test_log_reply_fd(void)
+{
+	uint8_t out[64], in[64];
+	struct dt_msg req, m, d;
+	struct stat a, b;
+	int sv[2], file, got = -1;
+	unsigned nfds = 0;
+	size_t len;
+
+	dt_test_ctx("LOG reply with its fd");
+	pair(sv);
+	file = open(tmpfile_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(file >= 0);
+	CHECK_EQ(ftruncate(file, 3 * 4096), 0);
+	dt_proto_init_request(&req, DT_OP_LOG, 3);
+	dt_proto_init_reply(&m, &req, 0);
+	m.log_rep.npages = 100;
+	m.log_rep.file_size = 3 * 4096;
+	m.log_rep.flags = DT_LOG_PMEM;
+	CHECK_EQ(dt_proto_encode(&m, out, sizeof(out), &len), 0);
+	CHECK_EQ(dt_proto_send(sv[0], out, len, file), len);
+	CHECK_EQ(dt_proto_recv_fds(sv[1], in, sizeof(in), &got, &nfds), len);
+	CHECK_EQ(nfds, 1);
+	CHECK(got >= 0 && got != file);
+	CHECK_EQ(dt_proto_decode(in, len, &d), 0);
+	CHECK_EQ(d.log_rep.file_size, 3 * 4096);
+	CHECK_EQ(fstat(file, &a), 0);
+	CHECK_EQ(fstat(got, &b), 0);
+	CHECK(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	CHECK_EQ((uint64_t)b.st_size, d.log_rep.file_size);
+	CHECK_EQ(fcntl(got, F_GETFL) & O_ACCMODE, O_RDWR);
+	close(got);
+	close(file);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* Send @nfds copies of @fd in one packet, by hand. */
 static void send_fds(int sock, int fd, int nfds)
 {
@@ -276,6 +314,7 @@ int main(void)
 	test_whole_messages();
 	test_oversized();
 	test_pass_fd();
+	test_log_reply_fd();
 	test_extra_fds();
 	test_count_fds();
 	test_eof_epipe_eagain();

@@ -27,7 +27,8 @@
  * the deep flush counters of a STATS record, the bad ranges of an FSYNC
  * reply, which then has no payload), so a server fills in the newest body
  * and answers every version; the decoder rejects in a message what its
- * version does not have (an unknown flag bit is -EINVAL as always).
+ * version does not have (an unknown flag bit is -EINVAL as always; the LOG
+ * opcode in a version before 3 is an unknown opcode, -EPROTO).
  *
  * Errors of the decoder (and of the encoder, which validates what it wrote
  * by decoding it, so it never produces what a peer would reject):
@@ -38,7 +39,7 @@
  *               request with a status, a reply status > 0 or < -4095, an
  *               error reply with a payload (but a version-2 FSYNC -EIO).
  *   -EPROTO     a protocol version this library does not speak, or an
- *               unknown opcode.
+ *               unknown opcode (also LOG in version 1 or 2).
  *   -E2BIG      the packet is longer than DT_PROTO_MAX_MSG, or a count is
  *               over its DT_PROTO_MAX_* limit.
  *   -EINVAL     a field out of its domain: an unknown flag bit or mode, a
@@ -72,10 +73,13 @@ extern "C" {
 /*
  * The protocol versions this library speaks; HELLO headers always carry 1.
  * Version 2 adds the SPARSE region flag, the deep flush counters of the STATS
- * region record and the bad ranges of an FSYNC reply (docs/protocol.md).
+ * region record and the bad ranges of an FSYNC reply; version 3 adds the LOG
+ * opcode, the shared dirty log of the fast path (docs/protocol.md).
  */
 #define DT_PROTO_VERSION_MIN	1
-#define DT_PROTO_VERSION	2
+#define DT_PROTO_VERSION	3
+/* The first version with the LOG opcode. */
+#define DT_PROTO_VERSION_LOG	3
 #define DT_PROTO_HELLO_VERSION	1
 
 #define DT_PROTO_HDR_SIZE	24
@@ -124,9 +128,10 @@ enum dt_proto_op {
 	DT_OP_STATS = 10,
 	DT_OP_NAMESPACES = 11,
 	DT_OP_DUMP = 12,
+	DT_OP_LOG = 13,		/* version 3 */
 };
 #define DT_OP_FIRST		DT_OP_HELLO
-#define DT_OP_LAST		DT_OP_DUMP
+#define DT_OP_LAST		DT_OP_LOG
 /* Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode. */
 #define DT_PROTO_STATS_OPS	16
 
@@ -162,6 +167,10 @@ enum dt_proto_op {
 #define DT_PROTO_NS_REC_SIZE		192
 #define DT_PROTO_DUMP_REQ_SIZE		16
 #define DT_PROTO_DUMP_REP_SIZE		24	/* + length text bytes */
+#define DT_PROTO_LOG_REQ_SIZE		8	/* version 3 */
+#define DT_PROTO_LOG_REP_SIZE		32	/* version 3; the log's fd rides with it */
+/* LOG reply: npages is below this (the dirty log's own bound). */
+#define DT_PROTO_LOG_MAX_PAGES		(1ULL << 52)
 
 /* Region flags (REGIONS records, ATTACH reply). */
 #define DT_REGION_PMEM		(1U << 0)	/* pmem_is_pmem(): real persistent memory */
@@ -211,6 +220,7 @@ enum dt_proto_attach_mode {
 /* Entry tags (QUERY, LIST): bit n is tree tag n. */
 #define DT_PROTO_TAG_DIRTY	(1U << 0)
 #define DT_PROTO_TAG_TOWRITE	(1U << 1)
+#define DT_PROTO_TAG_LOGGED	(1U << 2)	/* tree tag 2: set in a client's dirty log */
 #define DT_PROTO_TAG_ALL	0x07U
 
 /* FSYNC request flags. */
@@ -227,6 +237,14 @@ enum dt_proto_attach_mode {
 
 /* DUMP reply flags. */
 #define DT_DUMP_DONE		(1U << 0)	/* this chunk ends the text */
+
+/*
+ * LOG reply flags: how the client makes its own stores durable.  Neither:
+ * it must not flush them itself, it persists through the socket's FSYNC.
+ */
+#define DT_LOG_PMEM		(1U << 0)	/* persistent memory: pmem_flush + pmem_drain */
+#define DT_LOG_EADR		(1U << 1)	/* the CPU caches are persistent: pmem_drain */
+#define DT_LOG_FLAGS_ALL	0x03U
 
 /* NAMESPACES reply flags. */
 #define DT_NS_NO_NDCTL		(1U << 0)	/* the daemon cannot enumerate (no libndctl) */
@@ -483,6 +501,24 @@ struct dt_proto_dump_rep {
 	const char *text;		/* @length bytes, no NUL, not terminated */
 };
 
+/*
+ * LOG (version 3): ask for the shared dirty log of an attached region
+ * (daxtrack/dirtylog.h).  Needs write rights.  The reply comes with the
+ * log file's fd (SCM_RIGHTS, exactly one): map @file_size bytes shared,
+ * read-write, and dt_dlog_attach() it with @npages.
+ */
+struct dt_proto_log_req {
+	uint32_t region;
+	uint32_t flags;			/* reserved: 0 */
+};
+
+struct dt_proto_log_rep {
+	uint64_t npages;		/* 4KiB pages of the region, >= 1 */
+	uint64_t file_size;		/* bytes of the log file, a non-zero multiple of 4096 */
+	uint32_t flags;			/* DT_LOG_* */
+	uint32_t log_id;		/* the daemon's serial of the log (diagnostics) */
+};
+
 /**
  * struct dt_msg - One message, header and body.
  * @op: Opcode, enum dt_proto_op.
@@ -522,6 +558,8 @@ struct dt_msg {
 		struct dt_proto_namespaces_rep namespaces_rep;
 		struct dt_proto_dump_req dump_req;
 		struct dt_proto_dump_rep dump_rep;
+		struct dt_proto_log_req log_req;
+		struct dt_proto_log_rep log_rep;
 	};
 };
 
