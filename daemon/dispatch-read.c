@@ -3,6 +3,8 @@
  * daemon/dispatch-read.c - the read-only requests: QUERY, LIST, DUMP,
  * STATS, NAMESPACES.  They read the mappings through mapping.h only (RCU
  * readers, or the tree's mutex for a snapshot) and never wait for a flush.
+ * QUERY, LIST, DUMP and STATS first consume the region's shared dirty logs
+ * (fastlog.h), so that the LOGGED tags they show are exact.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include <urcu/urcu-memb.h>
 
+#include "fastlog.h"
 #include "request.h"
 
 /* ---- QUERY, LIST, DUMP ---- */
@@ -35,6 +38,7 @@ int do_query(struct req *q)
 	ret = dt_req_region(q, qr->region, false, &sr);
 	if (ret)
 		return ret;
+	fastlog_consume(q->srv, sr);
 	if (qr->offset >= sr->r->size) {
 		ret = -ERANGE;
 		goto out;
@@ -64,6 +68,7 @@ int do_list(struct req *q)
 	ret = dt_req_region(q, l->region, false, &sr);
 	if (ret)
 		return ret;
+	fastlog_consume(q->srv, sr);
 	off = l->flags & DT_LIST_WHOLE ? 0 : l->offset;
 	len = l->flags & DT_LIST_WHOLE ? sr->r->size : l->length;
 	ret = byte_range(sr->r, off, len, &first, &last);
@@ -78,8 +83,10 @@ int do_list(struct req *q)
 		first = l->cursor / PAGE_SIZE_4K;
 	}
 	end = first;
+	/* "Dirty": DIRTY in the tree, or LOGGED (set in a client's dirty log). */
 	dt_mapping_iter_init(&it, first, last,
-			     l->flags & DT_LIST_DIRTY ? DT_MAPPING_ITER_DIRTY : 0);
+			     l->flags & DT_LIST_DIRTY ?
+				     DT_MAPPING_ITER_DIRTY | DT_MAPPING_ITER_LOGGED : 0);
 	for (;;) {
 		more = dt_mapping_next(sr->r->mapping, &it, &me);
 		if (!more || n == max)
@@ -167,8 +174,10 @@ int do_dump(struct req *q)
 	ret = dt_req_region(q, d->region, false, &sr);
 	if (ret)
 		return ret;
-	if (!d->offset)
+	if (!d->offset) {
+		fastlog_consume(q->srv, sr);
 		ret = make_dump(q, sr);
+	}
 	else if (!c->dump || c->dump_region != d->region || d->offset > c->dump_len)
 		ret = -EINVAL;
 	dt_req_put(q, sr);
@@ -244,6 +253,7 @@ int do_stats(struct req *q)
 		n = regions_snapshot(&srv->regions, list);
 	}
 	for (i = 0; i < n; i++) {
+		fastlog_consume(srv, list[i]);
 		region_stats(list[i], &q->w->rstats[i]);
 		regions_put(&srv->regions, list[i]);
 	}

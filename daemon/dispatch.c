@@ -19,6 +19,7 @@
 #include <daxtrack/mapping.h>
 
 #include "dispatch.h"
+#include "fastlog.h"
 #include "intent.h"
 #include "request.h"
 #include "log.h"
@@ -38,6 +39,7 @@ _Static_assert(DT_PROTO_PMD_ORDER == DT_PMD_ORDER, "PMD order matches mapping.h"
 
 void dt_conn_free_state(struct dt_server *srv, struct dt_conn *c)
 {
+	fastlog_conn_gone(srv, c);	/* its dirty logs written back first */
 	dt_dump_drop(srv, c);
 	dt_conn_detach_all(c);
 	if (c->job.sr)
@@ -385,6 +387,12 @@ static int writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
 	return ret;
 }
 
+int dt_req_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
+			  struct dt_writeback_report *sum, bool *bad)
+{
+	return writeback_good(r, first, last, sum, bad);
+}
+
 /*
  * The bad ranges of pages [@first, @last], clipped to them, into q->bad: at
  * most DT_PROTO_MAX_BAD of them, *@more if there were more.  Return: how many.
@@ -547,6 +555,8 @@ static int do_fsync(struct req *q)
 	off = f->flags & DT_FSYNC_WHOLE ? 0 : f->offset;
 	len = f->flags & DT_FSYNC_WHOLE ? sr->r->size : f->length;
 	ret = byte_range(sr->r, off, len, &first, &last);
+	if (!ret)
+		ret = fastlog_fsync(q->srv, sr, first, last);	/* what the clients' logs hold */
 	if (ret)
 		goto out;
 	*j = (struct srv_fsync_job){ .sr = sr, .id = q->m->id, .version = q->m->version,
@@ -614,6 +624,7 @@ static int run(struct req *q)
 	case DT_OP_STATS: return do_stats(q);
 	case DT_OP_NAMESPACES: return do_namespaces(q);
 	case DT_OP_DUMP: return do_dump(q);
+	case DT_OP_LOG: return do_log(q);
 	default: return -EPROTO;
 	}
 }
@@ -634,6 +645,7 @@ static int reply(struct req *q, int ret, size_t *out_len)
 		if (!err && !ret)
 			return 0;
 		encoded = !err;
+		q->w->reply_fd = -1;	/* an error reply carries no fd */
 		if (err) {
 			dt_log(LOG_ERR, "client %llu: %s reply: encoding failed: %s", cid(q->c),
 			       dt_proto_op_name(m->op), strerror(-err));
@@ -656,6 +668,7 @@ int dt_dispatch(struct dt_worker *w, struct dt_conn *c, size_t len, int fd, size
 	struct req q = { .w = w, .srv = srv, .c = c, .m = &m, .fd = fd };
 	int ret;
 
+	w->reply_fd = -1;
 	ret = dt_proto_decode(w->in, len, &m);
 	if (ret && dt_proto_peek(w->in, len, &m)) {
 		add(&srv->stats.bad_messages, 1);

@@ -22,6 +22,7 @@
 #endif
 
 #include "daxtrackd.h"
+#include "fastlog.h"
 #include "log.h"
 
 /* ---- the flush log (testing) ---- */
@@ -369,6 +370,8 @@ static int start(struct daemon *d)
 	ret = setup_socket(d);
 	if (ret)
 		return ret;
+	/* Off (LOG refused) when fast_path = off or the runtime directory is unusable. */
+	fastlog_open(&d->srv, d->cfg.fast_path ? d->cfg.runtime_dir : NULL);
 	ret = srv_start_workers(&d->srv, d->cfg.workers);
 	if (ret) {
 		dt_log(LOG_ERR, "worker threads: %s", strerror(-ret));

@@ -23,6 +23,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "dispatch.h"
+#include "fastlog.h"
 #include "log.h"
 #include "server.h"
 
@@ -32,6 +33,7 @@ int srv_init(struct dt_server *srv)
 
 	memset(srv, 0, sizeof(*srv));
 	regions_init(&srv->regions);
+	fastlog_init(srv);
 	pthread_mutex_init(&srv->conns_lock, NULL);
 	pthread_mutex_init(&srv->slices_lock, NULL);
 	srv->listen_fd = -1;
@@ -60,6 +62,7 @@ void srv_destroy(struct dt_server *srv)
 		close(srv->slice_fd);
 	if (srv->spare_fd >= 0)
 		close(srv->spare_fd);
+	fastlog_close(srv);
 	regions_destroy(&srv->regions);
 	pthread_mutex_destroy(&srv->conns_lock);
 	pthread_mutex_destroy(&srv->slices_lock);
@@ -582,8 +585,11 @@ void srv_accept(struct dt_server *srv)
 	}
 }
 
-/* Send a reply; wait a bounded time for a client that does not read. */
-static int send_reply(struct dt_conn *c, const void *buf, size_t len)
+/*
+ * Send a reply, with @fd (SCM_RIGHTS) unless it is -1; wait a bounded time
+ * for a client that does not read.
+ */
+static int send_reply(struct dt_conn *c, const void *buf, size_t len, int fd)
 {
 	struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
 	uint64_t deadline = srv_now_ns() + DT_SRV_SEND_TIMEOUT_MS * 1000000ULL;
@@ -591,15 +597,13 @@ static int send_reply(struct dt_conn *c, const void *buf, size_t len)
 	int ms;
 
 	for (;;) {
-		n = send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = dt_proto_send(c->fd, buf, len, fd);	/* the socket is non-blocking */
 		if (n == (ssize_t)len)
 			return 0;
 		if (n >= 0)
 			return -EIO;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
+		if (n != -EAGAIN)
+			return (int)n;
 		ms = (int)(((int64_t)(deadline - srv_now_ns())) / 1000000);
 		if ((int64_t)(deadline - srv_now_ns()) <= 0)
 			return -ETIMEDOUT;
@@ -608,11 +612,12 @@ static int send_reply(struct dt_conn *c, const void *buf, size_t len)
 	}
 }
 
-/* Send the reply in @w->out.  Return: 0, or why to close. */
+/* Send the reply in @w->out (with @w->reply_fd).  Return: 0, or why to close. */
 static int answer(struct dt_worker *w, struct dt_conn *c, size_t out_len, const char **why)
 {
-	int ret = send_reply(c, w->out, out_len);
+	int ret = send_reply(c, w->out, out_len, w->reply_fd);
 
+	w->reply_fd = -1;
 	if (ret == -ETIMEDOUT) {
 		dt_log(LOG_NOTICE, "client %llu (uid %u, pid %d): does not read its replies: closing",
 		       (unsigned long long)c->id, (unsigned)c->cred.uid, (int)c->cred.pid);
@@ -879,6 +884,7 @@ static int worker_alloc(struct dt_worker *w)
 	w->rstats = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->rstats));
 	w->ns = calloc(DT_PROTO_MAX_NAMESPACES, sizeof(*w->ns));
 	w->pages = calloc(DT_PROTO_MAX_RANGES, sizeof(*w->pages));
+	w->reply_fd = -1;
 	if (!w->in || !w->out || !w->entries || !w->regions || !w->rstats || !w->ns || !w->pages)
 		return -ENOMEM;
 	return 0;
@@ -948,7 +954,10 @@ int srv_start_workers(struct dt_server *srv, unsigned n)
 		}
 	}
 	srv->nworkers = n;
-	return 0;
+	ret = fastlog_start(srv);
+	if (ret)
+		srv_stop_workers(srv);
+	return ret;
 }
 
 void srv_stop_workers(struct dt_server *srv)
@@ -962,6 +971,7 @@ void srv_stop_workers(struct dt_server *srv)
 		pthread_join(srv->workers[i].thread, NULL);
 		worker_free(&srv->workers[i]);
 	}
+	fastlog_stop(srv);
 	free(srv->workers);
 	srv->workers = NULL;
 	srv->nworkers = 0;

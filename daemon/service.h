@@ -22,6 +22,9 @@
  *     worker takes the next slice in turn with the other connections.
  *   - Regions live in a table (regions.h); a request takes a reference to
  *     its region for its duration.
+ *   - The clients' shared dirty logs (fastlog.h) are read by the workers
+ *     (before FSYNC, LIST, QUERY, DUMP, STATS; at a connection's end) and
+ *     every few ms by one more thread, under a mutex per region.
  *   - Every thread is registered with urcu-memb.
  */
 #ifndef DAXTRACKD_SERVICE_H
@@ -78,6 +81,30 @@ struct srv_fsync_job {
 	bool bad;			/* a slice met a bad range: -EIO naming them */
 };
 
+/* A client's shared dirty log of a region (fastlog.c). */
+struct srv_log;
+struct fl_region;
+
+/*
+ * The fast path (fastlog.h): the logs directory, the regions with client
+ * logs, the thread that consumes them, counters.
+ */
+struct srv_fastlog {
+	int dirfd;			/* <runtime_dir>/logs; -1: the fast path is off */
+	uint8_t boot_id[16];
+	pthread_mutex_t lock;		/* adding to @regions */
+	struct fl_region *regions;	/* prepended only; read lock-free */
+	uint64_t nlogs;			/* atomic: logs open */
+	uint32_t serial;		/* atomic: the last log's serial */
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cond;
+	bool stop;
+	uint64_t consumed;		/* atomic: pages found newly set in logs */
+	uint64_t bad_bits;		/* atomic: bits set past a region's end */
+};
+
 /**
  * struct dt_conn - One client connection.  Owned by the worker that holds
  * its epoll event; the list links are under dt_server.conns_lock.
@@ -103,6 +130,7 @@ struct dt_conn {
 	int rearming;			/* atomic: a worker is inside EPOLL_CTL_MOD */
 	struct srv_fsync_job job;
 	struct dt_conn *slice_next;	/* in dt_server.slices */
+	struct srv_log *logs;		/* its dirty logs (LOG), one a region */
 };
 
 /* Per-worker buffers (one request at a time). */
@@ -117,6 +145,7 @@ struct dt_worker {
 	struct dt_proto_region_stats *rstats;	/* DT_PROTO_MAX_REGIONS */
 	struct dt_proto_namespace *ns;	/* DT_PROTO_MAX_NAMESPACES */
 	struct dt_page_range *pages;	/* DT_PROTO_MAX_RANGES: a DIRTY's ranges */
+	int reply_fd;			/* an fd to send with the reply (not ours), or -1 */
 };
 
 /* An event logged at most once a second, with its count. */
@@ -187,6 +216,7 @@ struct dt_server {
 	uint64_t start_realtime_ns;
 	uint64_t start_mono_ns;
 	struct srv_stats stats;
+	struct srv_fastlog fast;
 };
 
 /* CLOCK_MONOTONIC in ns. */
