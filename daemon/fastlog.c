@@ -435,7 +435,7 @@ static int mark_log(struct srv_log *l, struct mark_batch *b, uint64_t first, uin
 
 int fastlog_fsync(struct dt_server *srv, struct srv_region *sr, uint64_t first, uint64_t last)
 {
-	struct mark_batch *b;
+	struct mark_batch b = { .r = sr->r };
 	struct fl_region *fr;
 	struct srv_log *l;
 	int ret = 0;
@@ -445,18 +445,13 @@ int fastlog_fsync(struct dt_server *srv, struct srv_region *sr, uint64_t first, 
 	fr = fr_find(srv, sr->id);
 	if (!fr || !__atomic_load_n(&fr->nlogs, __ATOMIC_RELAXED))
 		return 0;
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	b->r = sr->r;
 	pthread_mutex_lock(&fr->lock);
 	consume_locked(srv, fr, sr->r);
 	for (l = fr->logs; l && !ret; l = l->next)
-		ret = mark_log(l, b, first, last, false);
+		ret = mark_log(l, &b, first, last, false);
 	if (!ret)
-		ret = batch_flush(b);
+		ret = batch_flush(&b);
 	pthread_mutex_unlock(&fr->lock);
-	free(b);
 	return ret;
 }
 
@@ -489,7 +484,8 @@ static void clear_log_pages(struct srv_log *l, struct dt_region *r)
 /*
  * Its pages DIRTY (all of them: a full read), and it leaves its region's
  * list in the same hold of the lock, so a concurrent FSYNC sees its pages
- * in one or the other.  Return: pages marked; *@whole for a broken log.
+ * in one or the other (@r NULL: the region is gone, nothing marked).
+ * Return: 0 or the marking's error; *@whole for a broken log.
  */
 static int end_mark(struct srv_log *l, struct dt_region *r, struct mark_batch *b, bool *whole)
 {
@@ -545,33 +541,30 @@ static void log_end(struct dt_server *srv, struct srv_log *l)
 {
 	struct dt_writeback_report rep = { 0 };
 	uint64_t t0 = srv_now_ns();
-	struct mark_batch *b = calloc(1, sizeof(*b));
+	struct mark_batch b = { 0 };
 	struct srv_region *sr;
 	bool whole = false;
-	int err = 0, ret = -ENOMEM;
+	int err = 0, ret;
 
 	sr = regions_get(&srv->regions, l->region, &err);
-	if (b) {
-		b->r = sr ? sr->r : NULL;
-		ret = end_mark(l, b->r, b, &whole);
-	}
+	b.r = sr ? sr->r : NULL;
+	ret = end_mark(l, b.r, &b, &whole);
 	if (sr) {
 		whole = whole || ret;
-		ret = end_writeback(sr->r, b, whole, &rep);
+		ret = end_writeback(sr->r, &b, whole, &rep);
 		pthread_mutex_lock(&l->fr->lock);
 		clear_log_pages(l, sr->r);
 		pthread_mutex_unlock(&l->fr->lock);
 	}
 	dt_log(ret ? LOG_ERR : LOG_INFO,
-	       "client %llu: dirty log %s ended: %llu pages read, %llu "
-	       "bad bits; %llu pages written back (%s) in %.3f ms%s%s",
+	       "client %llu: dirty log %s ended: %llu pages read, %llu bad bits; %llu pages "
+	       "written back (%s) in %.3f ms%s%s",
 	       (unsigned long long)l->conn, l->f.name, (unsigned long long)l->st.set_pages,
-	       (unsigned long long)l->st.bad_bits, (unsigned long long)(b ? b->pages : 0),
-	       whole || !b ? "whole region" : "its pages", (double)(srv_now_ns() - t0) / 1e6,
+	       (unsigned long long)l->st.bad_bits, (unsigned long long)b.pages,
+	       whole ? "whole region" : "its pages", (double)(srv_now_ns() - t0) / 1e6,
 	       ret ? ": " : "", ret ? strerror(-ret) : "");
 	if (sr)
 		regions_put(&srv->regions, sr);
-	free(b);
 	log_free(srv, l);
 }
 
@@ -791,6 +784,12 @@ void fastlog_close(struct dt_server *srv)
 	struct fl_region *fr;
 
 	fastlog_stop(srv);
+	if (fl->dirfd >= 0)
+		dt_log(LOG_INFO,
+		       "fast path: %u dirty logs made, %llu pages found set in them, "
+		       "%llu bits past a region's end",
+		       fl->serial, (unsigned long long)fl->consumed,
+		       (unsigned long long)fl->bad_bits);
 	while ((fr = fl->regions)) {
 		fl->regions = fr->next;
 		pthread_mutex_destroy(&fr->lock);
