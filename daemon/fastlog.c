@@ -653,7 +653,10 @@ int fastlog_create(struct dt_server *srv, struct dt_conn *c, struct srv_region *
 	l->fr->logs = l;
 	__atomic_store_n(&l->fr->nlogs, l->fr->nlogs + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&l->fr->lock);
-	__atomic_fetch_add(&srv->fast.nlogs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&srv->fast.stop_lock);
+	if (!__atomic_fetch_add(&srv->fast.nlogs, 1, __ATOMIC_RELAXED))
+		pthread_cond_signal(&srv->fast.stop_cond);	/* the thread sleeps */
+	pthread_mutex_unlock(&srv->fast.stop_lock);
 	l->conn_next = c->logs;
 	c->logs = l;
 	rep->npages = l->f.log.g.npages;
@@ -701,6 +704,11 @@ static void *fastlog_main(void *arg)
 	urcu_memb_register_thread();
 	pthread_mutex_lock(&fl->stop_lock);
 	while (!fl->stop) {
+		/* No log open: asleep until the next LOG (fastlog_create() wakes it). */
+		if (!__atomic_load_n(&fl->nlogs, __ATOMIC_RELAXED)) {
+			pthread_cond_wait(&fl->stop_cond, &fl->stop_lock);
+			continue;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += DT_FASTLOG_PERIOD_MS * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {

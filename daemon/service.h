@@ -98,7 +98,7 @@ struct srv_fastlog {
 	uint32_t serial;		/* atomic: the last log's serial */
 	pthread_t thread;
 	bool running;
-	pthread_mutex_t stop_lock;
+	pthread_mutex_t stop_lock;	/* @stop; the wake-up of the thread by a first log */
 	pthread_cond_t stop_cond;
 	bool stop;
 	uint64_t consumed;		/* atomic: pages found newly set in logs */

@@ -131,6 +131,14 @@ static unsigned client_logs(void)
 	return n;
 }
 
+/* Wait (up to 1 s) until every client log is gone: the ends are written back. */
+static unsigned wait_no_client_logs(void)
+{
+	for (unsigned i = 0; i < 1000 && client_logs(); i++)
+		dh_sleep_ms(1);
+	return client_logs();
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -198,9 +206,7 @@ static void test_errors(uint32_t ra, uint32_t rb)
 	CHECK_EQ(client_logs(), 1);
 	log_unmap(&t);
 	dh_close(c);
-	for (unsigned i = 0; i < 1000 && client_logs(); i++)
-		dh_sleep_ms(1);
-	CHECK_EQ(client_logs(), 0);
+	CHECK_EQ(wait_no_client_logs(), 0);
 	CHECK(dh_log_has("dirty log a@"));
 	(void)rb;
 
@@ -265,6 +271,7 @@ static void test_logged_tag(uint32_t ra)
 	log_unmap(&t);
 out:
 	dh_close(c);
+	CHECK_EQ(wait_no_client_logs(), 0); /* its end written back before the next test */
 }
 
 static void test_fsync(uint32_t ra)
@@ -292,10 +299,11 @@ static void test_fsync(uint32_t ra)
 	log_unmap(&t);
 out:
 	dh_close(c);
+	CHECK_EQ(wait_no_client_logs(), 0); /* its end written back before the next test */
 }
 
 /* A child process logs pages 400 and 401 in region a, then waits for the parent. */
-static void logging_child(uint32_t ra, int ready, int go)
+static void logging_child(uint32_t ra, int ready, int go, unsigned more)
 {
 	struct dh_conn *c = dh_open();
 	struct tlog t;
@@ -304,6 +312,8 @@ static void logging_child(uint32_t ra, int ready, int go)
 	if (!c || dh_attach(c, "a", -1, NULL) || log_open(c, ra, &t))
 		_exit(4);
 	dt_dlog_mark(&t.log, 400, 401);
+	for (unsigned i = 0; i < more; i++) /* scattered: one flush each */
+		dt_dlog_mark(&t.log, 1000 + 2 * i, 1000 + 2 * i);
 	if (write(ready, &b, 1) != 1 || read(go, &b, 1) != 1)
 		_exit(5);
 	_exit(0);
@@ -313,6 +323,7 @@ static void logging_child(uint32_t ra, int ready, int go)
 struct child {
 	pid_t pid;
 	int ready[2], go[2];
+	unsigned more; /* pages 1000, 1002, ... logged too */
 };
 
 static bool child_start(struct child *k, uint32_t ra)
@@ -323,7 +334,7 @@ static bool child_start(struct child *k, uint32_t ra)
 		return false;
 	k->pid = fork();
 	if (k->pid == 0)
-		logging_child(ra, k->ready[1], k->go[0]);
+		logging_child(ra, k->ready[1], k->go[0], k->more);
 	return CHECK(k->pid > 0) && CHECK_EQ(read(k->ready[0], &b, 1), 1);
 }
 
@@ -340,7 +351,7 @@ static void test_cross_process(uint32_t ra)
 {
 	struct dh_conn *c = dh_open();
 	struct dt_msg rep;
-	struct child k;
+	struct child k = { .more = 0 };
 	int st;
 
 	dt_test_ctx("FSYNC of another process flushes a client's logged pages");
@@ -354,17 +365,19 @@ static void test_cross_process(uint32_t ra)
 	CHECK_EQ(write(k.go[1], "x", 1), 1);
 	child_end(&k, &st);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(wait_no_client_logs(), 0); /* its end written back before the next test */
 	dh_close(c);
 }
 
 /* A connection's end: its pages written back within 100 ms, its file removed. */
-static void test_death(uint32_t ra, bool kill9)
+static void test_death(uint32_t ra, bool kill9, unsigned more)
 {
-	struct child k;
-	uint64_t t0, t1;
+	struct child k = { .more = more < 500 ? more : 500 }; /* region a: 2048 pages */
+	uint64_t t0, t1, last = k.more ? (1000 + 2 * (k.more - 1)) * PG : 400 * PG;
 	int st;
 
-	dt_test_ctx("death (%s): written back within 100 ms", kill9 ? "kill -9" : "close");
+	dt_test_ctx("death (%s, %u pages): written back within 100 ms", kill9 ? "kill -9" : "exit",
+		    2 + k.more);
 	dh_flush_clear();
 	if (!child_start(&k, ra))
 		return;
@@ -374,17 +387,16 @@ static void test_death(uint32_t ra, bool kill9)
 		kill(k.pid, SIGKILL);
 	else
 		CHECK_EQ(write(k.go[1], "x", 1), 1); /* it exits: the kernel closes its socket */
-	t1 = wait_flushed("a", 400 * PG, 2 * PG, 1000);
+	t1 = wait_flushed("a", last, more ? PG : 2 * PG, 1000);
 	CHECK(t1 > t0);
 	if (t1 > t0) {
-		printf("# death (%s): hangup -> last flush event %.3f ms\n",
-		       kill9 ? "kill -9" : "exit", (double)(t1 - t0) / 1e6);
-		CHECK((t1 - t0) / 1000000 <= 100);
+		printf("# death (%s, %u pages): hangup -> last flush event %.3f ms\n",
+		       kill9 ? "kill -9" : "exit", 2 + k.more, (double)(t1 - t0) / 1e6);
+		CHECK_EQ(dh_flush_count("a", 400 * PG, 2 * PG, "range"), 1);
+		CHECK((double)(t1 - t0) / 1e6 <= 100 * dh_scale());
 	}
 	child_end(&k, &st);
-	for (unsigned i = 0; i < 100 && client_logs(); i++)
-		dh_sleep_ms(1);
-	CHECK_EQ(client_logs(), 0);
+	CHECK_EQ(wait_no_client_logs(), 0);
 	CHECK(dh_log_has("ended: "));
 }
 
@@ -467,10 +479,13 @@ int main(int argc, char **argv)
 	test_logged_tag(ra);
 	test_fsync(ra);
 	test_cross_process(ra);
-	test_death(ra, false);
-	test_death(ra, true);
+	test_death(ra, false, 0);
+	test_death(ra, true, 0);
+	/* Scattered pages, each its own flush (msync here: a region in a tmpfs). */
+	test_death(ra, true,
+		   getenv("DT_TEST_DEATH_PAGES") ? atoi(getenv("DT_TEST_DEATH_PAGES")) : 200);
 	test_hostile(ra, rb);
-	CHECK_EQ(client_logs(), 0);
+	CHECK_EQ(wait_no_client_logs(), 0);
 	test_fast_path_off();
 	CHECK_EQ(dh_stop(SIGTERM), 0);
 	return dt_test_done();
