@@ -5,6 +5,7 @@
  * marks, the end of a log with its connection (see fastlog.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -655,7 +656,7 @@ int fastlog_create(struct dt_server *srv, struct dt_conn *c, struct srv_region *
 	pthread_mutex_unlock(&l->fr->lock);
 	pthread_mutex_lock(&srv->fast.stop_lock);
 	if (!__atomic_fetch_add(&srv->fast.nlogs, 1, __ATOMIC_RELAXED))
-		pthread_cond_signal(&srv->fast.stop_cond);	/* the thread sleeps */
+		pthread_cond_signal(&srv->fast.stop_cond); /* the thread sleeps */
 	pthread_mutex_unlock(&srv->fast.stop_lock);
 	l->conn_next = c->logs;
 	c->logs = l;
@@ -760,17 +761,30 @@ void fastlog_stop(struct dt_server *srv)
 	fl->running = false;
 }
 
-int fastlog_open(struct dt_server *srv, const char *runtime_dir)
+/* The logs directory: a duplicate of @dirfd (same lock), or opened here. */
+static int open_dir(struct srv_fastlog *fl, int dirfd, const char *runtime_dir, char *err,
+		    size_t errlen)
+{
+	if (dirfd < 0)
+		return logdir_open(runtime_dir, &fl->dirfd, err, errlen);
+	fl->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (fl->dirfd >= 0)
+		return 0;
+	snprintf(err, errlen, "logs directory: %s", strerror(errno));
+	return -errno;
+}
+
+int fastlog_open(struct dt_server *srv, int dirfd, const char *runtime_dir)
 {
 	struct srv_fastlog *fl = &srv->fast;
 	char err[512] = "";
 	int ret;
 
-	if (!runtime_dir) {
-		dt_log(LOG_INFO, "fast path off (fast_path = off): LOG is refused");
+	if (dirfd < 0 && !runtime_dir) {
+		dt_log(LOG_INFO, "fast path off: LOG is refused");
 		return -EOPNOTSUPP;
 	}
-	ret = logdir_open(runtime_dir, &fl->dirfd, err, sizeof(err));
+	ret = open_dir(fl, dirfd, runtime_dir, err, sizeof(err));
 	if (!ret && (ret = logdir_boot_id(fl->boot_id)))
 		snprintf(err, sizeof(err), "boot id: %s", strerror(-ret));
 	if (!ret && (ret = install_sigbus()))
@@ -782,7 +796,7 @@ int fastlog_open(struct dt_server *srv, const char *runtime_dir)
 		fl->dirfd = -1;
 		return ret;
 	}
-	dt_log(LOG_INFO, "fast path on: shared dirty logs in %s/%s", runtime_dir, DT_LOGDIR_NAME);
+	dt_log(LOG_INFO, "fast path on: clients get shared dirty logs (LOG)");
 	return 0;
 }
 

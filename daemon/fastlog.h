@@ -45,9 +45,12 @@
 void fastlog_init(struct dt_server *srv);
 
 /**
- * fastlog_open() - Turn the fast path on: open the logs directory.
+ * fastlog_open() - Turn the fast path on: the logs directory.
  * @srv: The server (before the workers start).
- * @runtime_dir: The configured runtime directory, or NULL for fast_path off.
+ * @dirfd: The logs directory opened already (logdir_open(), its lock held),
+ *	   duplicated here; or -1 to open it from @runtime_dir.
+ * @runtime_dir: The configured runtime directory; NULL with @dirfd -1 for
+ *	   fast_path = off.
  *
  * A runtime directory that cannot be used is logged and leaves the fast
  * path off (LOG answers -EOPNOTSUPP); the daemon serves all the same.
@@ -55,7 +58,7 @@ void fastlog_init(struct dt_server *srv);
  * Context: The main thread.
  * Return: 0 with the fast path on, or the negative errno why it is off.
  */
-int fastlog_open(struct dt_server *srv, const char *runtime_dir);
+int fastlog_open(struct dt_server *srv, int dirfd, const char *runtime_dir);
 
 /**
  * fastlog_start() - Start the thread that consumes the logs every
