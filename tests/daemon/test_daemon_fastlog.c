@@ -12,7 +12,7 @@
  *   - an FSYNC flushes the logged pages of its range (the flush log), also
  *     an FSYNC of another connection, of a region a child process logs in;
  *   - a connection's end (close, kill -9) writes back its logged pages
- *     within 100 ms and removes its file;
+ *     within 100 ms and removes its file; so does a clean stop;
  *   - hostile logs: bits past the end are counted, a shrunk file is caught
  *     (the daemon survives and flushes that region whole at the end).
  */
@@ -442,13 +442,33 @@ out:
 	dh_close(c);
 }
 
+/* A clean stop with a log open: its pages written back, its file removed. */
+static void test_clean_stop(uint32_t ra)
+{
+	struct dh_conn *c = dh_open();
+	struct tlog t;
+
+	dt_test_ctx("clean stop with a log open");
+	if (!CHECK(c) || !CHECK_EQ(dh_attach(c, "a", -1, NULL), 0) ||
+	    !CHECK_EQ(log_open(c, ra, &t), 0))
+		goto out;
+	dh_flush_clear();
+	dt_dlog_mark(&t.log, 1500, 1500);
+	CHECK_EQ(dh_stop(SIGTERM), 0);
+	CHECK_EQ(dh_flush_count("a", 1500 * PG, PG, "range"), 1);
+	CHECK_EQ(client_logs(), 0);
+	CHECK(dh_log_has("1 pages written back (its pages)"));
+	log_unmap(&t);
+out:
+	dh_close(c);
+}
+
 static void test_fast_path_off(void)
 {
 	struct dh_conn *c;
 	struct tlog t;
 
 	dt_test_ctx("fast_path = off: -EOPNOTSUPP");
-	CHECK_EQ(dh_stop(SIGTERM), 0);
 	dh_config("workers = 2\nfast_path = off", NULL);
 	if (!CHECK_EQ(dh_start(), 0))
 		return;
@@ -486,6 +506,7 @@ int main(int argc, char **argv)
 		   getenv("DT_TEST_DEATH_PAGES") ? atoi(getenv("DT_TEST_DEATH_PAGES")) : 200);
 	test_hostile(ra, rb);
 	CHECK_EQ(wait_no_client_logs(), 0);
+	test_clean_stop(ra);
 	test_fast_path_off();
 	CHECK_EQ(dh_stop(SIGTERM), 0);
 	return dt_test_done();
