@@ -12,6 +12,7 @@
 #include <urcu/urcu-memb.h>
 
 #include "daxtrackd.h"
+#include "fastlog.h"
 #include "intent.h"
 #include "log.h"
 
@@ -21,6 +22,7 @@ static void drop_region(struct daemon *d, const char *name)
 
 	if (!sr)
 		return;
+	fastlog_fsync(&d->srv, sr, 0, sr->r->npages - 1);	/* what clients' logs hold too */
 	final_writeback(sr->r, "removal");
 	intent_destroy(sr->r, true);
 	dt_log(LOG_NOTICE, "region \"%s\": removed from the configuration: dropped", sr->r->name);

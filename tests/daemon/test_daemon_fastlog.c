@@ -442,6 +442,33 @@ out:
 	dh_close(c);
 }
 
+/* A region removed by a reload: what its logs hold is written back with it. */
+static void test_reload_removal(uint32_t rb)
+{
+	struct dh_conn *c = dh_open();
+	char regions[PATH_MAX + 64];
+	struct tlog t;
+
+	dt_test_ctx("reload: a region with a log removed");
+	if (!CHECK(c) || !CHECK_EQ(dh_attach(c, "b", -1, NULL), 0) ||
+	    !CHECK_EQ(log_open(c, rb, &t), 0))
+		goto out;
+	dh_flush_clear();
+	dt_dlog_mark(&t.log, 7, 7);
+	snprintf(regions, sizeof(regions), "[region \"a\"]\npath = %s/a.region\nsize = 8M\n",
+		 dh.dir);
+	dh_config("workers = 2", regions);
+	kill(dh.pid, SIGHUP);
+	for (unsigned i = 0; i < 2000 && !dh_log_has("removed from the configuration"); i++)
+		dh_sleep_ms(1);
+	CHECK(dh_log_has("region \"b\": removed from the configuration"));
+	CHECK_EQ(dh_flush_count("b", 7 * PG, PG, "range"), 1);
+	log_unmap(&t);
+out:
+	dh_close(c);
+	CHECK_EQ(wait_no_client_logs(), 0);
+}
+
 /* A clean stop with a log open: its pages written back, its file removed. */
 static void test_clean_stop(uint32_t ra)
 {
@@ -506,6 +533,7 @@ int main(int argc, char **argv)
 		   getenv("DT_TEST_DEATH_PAGES") ? atoi(getenv("DT_TEST_DEATH_PAGES")) : 200);
 	test_hostile(ra, rb);
 	CHECK_EQ(wait_no_client_logs(), 0);
+	test_reload_removal(rb);
 	test_clean_stop(ra);
 	test_fast_path_off();
 	CHECK_EQ(dh_stop(SIGTERM), 0);
