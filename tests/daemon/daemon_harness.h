@@ -11,6 +11,7 @@
 #ifndef DAEMON_HARNESS_H
 #define DAEMON_HARNESS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -227,6 +228,32 @@ static inline unsigned dh_flush_count(const char *region, int64_t off, int64_t l
 	}
 	free(s);
 	return n;
+}
+
+/* The clients' shared dirty logs (not the daemon's own) in <run>/logs. */
+static inline unsigned dh_client_logs(void)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/logs", dh.run);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += strchr(de->d_name, '@') && !strstr(de->d_name, "@daemon.log");
+	closedir(d);
+	return n;
+}
+
+/* Wait (up to 2 s) until no client log is left (their ends written back): how many are. */
+static inline unsigned dh_wait_no_client_logs(void)
+{
+	for (unsigned i = 0; i < 2000 && dh_client_logs(); i++)
+		dh_sleep_ms(1);
+	return dh_client_logs();
 }
 
 /* ---- protocol ---- */

@@ -16,7 +16,6 @@
  *   - hostile logs: bits past the end are counted, a shrunk file is caught
  *     (the daemon survives and flushes that region whole at the end).
  */
-#include <dirent.h>
 #include <grp.h>
 #include <sys/mman.h>
 
@@ -112,33 +111,6 @@ static int query_tags(struct dh_conn *c, uint32_t region, uint64_t page)
 	return rep.query_rep.found ? rep.query_rep.entry.tags : 0;
 }
 
-/* Client logs (not the daemon's own) in <run>/logs. */
-static unsigned client_logs(void)
-{
-	char dir[PATH_MAX];
-	struct dirent *de;
-	unsigned n = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/logs", dh.run);
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (strchr(de->d_name, '@') && !strstr(de->d_name, "@daemon.log"))
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* Wait (up to 1 s) until every client log is gone: the ends are written back. */
-static unsigned wait_no_client_logs(void)
-{
-	for (unsigned i = 0; i < 1000 && client_logs(); i++)
-		dh_sleep_ms(1);
-	return client_logs();
-}
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -203,10 +175,10 @@ static void test_errors(uint32_t ra, uint32_t rb)
 	CHECK(t.rep.file_size >= DT_DLOG_HEADER_SIZE + 4 * 4096);
 	CHECK(t.rep.log_id > 0);
 	CHECK_EQ(log_open(c, ra, &u), -EEXIST);
-	CHECK_EQ(client_logs(), 1);
+	CHECK_EQ(dh_client_logs(), 1);
 	log_unmap(&t);
 	dh_close(c);
-	CHECK_EQ(wait_no_client_logs(), 0);
+	CHECK_EQ(dh_wait_no_client_logs(), 0);
 	CHECK(dh_log_has("dirty log a@"));
 	(void)rb;
 
@@ -271,7 +243,7 @@ static void test_logged_tag(uint32_t ra)
 	log_unmap(&t);
 out:
 	dh_close(c);
-	CHECK_EQ(wait_no_client_logs(), 0); /* its end written back before the next test */
+	CHECK_EQ(dh_wait_no_client_logs(), 0); /* its end written back before the next test */
 }
 
 static void test_fsync(uint32_t ra)
@@ -299,7 +271,7 @@ static void test_fsync(uint32_t ra)
 	log_unmap(&t);
 out:
 	dh_close(c);
-	CHECK_EQ(wait_no_client_logs(), 0); /* its end written back before the next test */
+	CHECK_EQ(dh_wait_no_client_logs(), 0); /* its end written back before the next test */
 }
 
 /* A child process logs pages 400 and 401 in region a, then waits for the parent. */
@@ -365,7 +337,7 @@ static void test_cross_process(uint32_t ra)
 	CHECK_EQ(write(k.go[1], "x", 1), 1);
 	child_end(&k, &st);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK_EQ(wait_no_client_logs(), 0); /* its end written back before the next test */
+	CHECK_EQ(dh_wait_no_client_logs(), 0); /* its end written back before the next test */
 	dh_close(c);
 }
 
@@ -381,7 +353,7 @@ static void test_death(uint32_t ra, bool kill9, unsigned more)
 	dh_flush_clear();
 	if (!child_start(&k, ra))
 		return;
-	CHECK_EQ(client_logs(), 1);
+	CHECK_EQ(dh_client_logs(), 1);
 	t0 = mono_ns();
 	if (kill9)
 		kill(k.pid, SIGKILL);
@@ -396,7 +368,7 @@ static void test_death(uint32_t ra, bool kill9, unsigned more)
 		CHECK((double)(t1 - t0) / 1e6 <= 100 * dh_scale());
 	}
 	child_end(&k, &st);
-	CHECK_EQ(wait_no_client_logs(), 0);
+	CHECK_EQ(dh_wait_no_client_logs(), 0);
 	CHECK(dh_log_has("ended: "));
 }
 
@@ -466,7 +438,7 @@ static void test_reload_removal(uint32_t rb)
 	log_unmap(&t);
 out:
 	dh_close(c);
-	CHECK_EQ(wait_no_client_logs(), 0);
+	CHECK_EQ(dh_wait_no_client_logs(), 0);
 }
 
 /* A clean stop with a log open: its pages written back, its file removed. */
@@ -483,7 +455,7 @@ static void test_clean_stop(uint32_t ra)
 	dt_dlog_mark(&t.log, 1500, 1500);
 	CHECK_EQ(dh_stop(SIGTERM), 0);
 	CHECK_EQ(dh_flush_count("a", 1500 * PG, PG, "range"), 1);
-	CHECK_EQ(client_logs(), 0);
+	CHECK_EQ(dh_client_logs(), 0);
 	CHECK(dh_log_has("1 pages written back (its pages)"));
 	log_unmap(&t);
 out:
@@ -532,7 +504,7 @@ int main(int argc, char **argv)
 	test_death(ra, true,
 		   getenv("DT_TEST_DEATH_PAGES") ? atoi(getenv("DT_TEST_DEATH_PAGES")) : 200);
 	test_hostile(ra, rb);
-	CHECK_EQ(wait_no_client_logs(), 0);
+	CHECK_EQ(dh_wait_no_client_logs(), 0);
 	test_reload_removal(rb);
 	test_clean_stop(ra);
 	test_fast_path_off();
