@@ -609,18 +609,22 @@ static int log_make(struct dt_server *srv, struct dt_conn *c, struct srv_region 
 {
 	struct dt_dlog_header h;
 	char name[sizeof(l->f.name)];
+	unsigned tries = 0;
 	int ret;
 
-	l->serial = __atomic_add_fetch(&srv->fast.serial, 1, __ATOMIC_RELAXED);
 	l->region = sr->id;
 	l->conn = c->id;
-	if (snprintf(name, sizeof(name), "%s@%d-%u%s", sr->r->name, (int)getpid(), l->serial,
-		     DT_LOGFILE_SUFFIX) >= (int)sizeof(name))
-		return -ENAMETOOLONG;
 	fill_header(&h, srv, c, sr);
-	ret = logfile_create(srv->fast.dirfd, name, &h, &l->f);
+	/* A name taken: a stale log of an earlier daemon of the same pid; the next serial. */
+	do {
+		l->serial = __atomic_add_fetch(&srv->fast.serial, 1, __ATOMIC_RELAXED);
+		if (snprintf(name, sizeof(name), "%s@%d-%u%s", sr->r->name, (int)getpid(),
+			     l->serial, DT_LOGFILE_SUFFIX) >= (int)sizeof(name))
+			return -ENAMETOOLONG;
+		ret = logfile_create(srv->fast.dirfd, name, &h, &l->f);
+	} while (ret == -EEXIST && ++tries < 16);
 	if (ret)
-		return ret;
+		return ret == -EEXIST ? -EBUSY : ret;
 	ret = dt_dlog_shadow_init(&l->shadow, &l->f.log);
 	if (ret)
 		logfile_close(&l->f, srv->fast.dirfd, true);

@@ -157,6 +157,22 @@ static void drop_privileges(void)
 	}
 }
 
+/* Make (@make) or remove <run>/logs/a@<daemon pid>-<serial>.log. */
+static void plant_stale(unsigned serial, bool make)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/logs/a@%d-%u.log", dh.run, (int)dh.pid, serial);
+	if (!make) {
+		CHECK_EQ(unlink(path), 0);
+		return;
+	}
+	fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	if (CHECK(fd >= 0))
+		close(fd);
+}
+
 static void test_errors(uint32_t ra, uint32_t rb)
 {
 	struct dh_conn *c = dh_open();
@@ -170,10 +186,15 @@ static void test_errors(uint32_t ra, uint32_t rb)
 	CHECK_EQ(log_open(c, ra, &t), -ENOENT); /* root, but not attached */
 	CHECK_EQ(log_open(c, 999, &t), -ENOENT);
 	CHECK_EQ(dh_attach(c, "a", -1, NULL), 0);
+	/* Stale logs of an earlier daemon of the same pid hold serials 1 and 2. */
+	plant_stale(1, true);
+	plant_stale(2, true);
 	CHECK_EQ(log_open(c, ra, &t), 0);
 	CHECK_EQ(t.rep.npages, 2048);
 	CHECK(t.rep.file_size >= DT_DLOG_HEADER_SIZE + 4 * 4096);
-	CHECK(t.rep.log_id > 0);
+	CHECK_EQ(t.rep.log_id, 3);
+	plant_stale(1, false);
+	plant_stale(2, false);
 	CHECK_EQ(log_open(c, ra, &u), -EEXIST);
 	CHECK_EQ(dh_client_logs(), 1);
 	log_unmap(&t);
