@@ -178,7 +178,7 @@ static void test_errors(uint32_t ra, uint32_t rb)
 	struct dh_conn *c = dh_open();
 	struct tlog t, u;
 	pid_t pid;
-	int st;
+	int st = 0;
 
 	dt_test_ctx("LOG: errors");
 	if (!CHECK(c))
@@ -345,7 +345,7 @@ static void test_cross_process(uint32_t ra)
 	struct dh_conn *c = dh_open();
 	struct dt_msg rep;
 	struct child k = { .more = 0 };
-	int st;
+	int st = 0;
 
 	dt_test_ctx("FSYNC of another process flushes a client's logged pages");
 	dh_flush_clear();
@@ -367,7 +367,7 @@ static void test_death(uint32_t ra, bool kill9, unsigned more)
 {
 	struct child k = { .more = more < 500 ? more : 500 }; /* region a: 2048 pages */
 	uint64_t t0, t1, last = k.more ? (1000 + 2 * (k.more - 1)) * PG : 400 * PG;
-	int st;
+	int st = 0;
 
 	dt_test_ctx("death (%s, %u pages): written back within 100 ms", kill9 ? "kill -9" : "exit",
 		    2 + k.more);
