@@ -259,51 +259,88 @@ static bool any_logged(const struct fl_region *fr, uint64_t first, uint64_t last
 }
 
 /*
- * Clear LOGGED on [@a, @b], none of whose pages is logged, widened to the
- * whole entries at its ends when none of their other pages is logged
- * either (a tag is per entry).  Under fr->lock.
+ * What a consume changes in the tree, gathered so that the mapping takes
+ * its mutex once for many runs (dt_mapping_*_logged_ranges()), not once a
+ * page: clears first, then sets.  Within one log's scan a page is either
+ * newly set or newly clear, and a clear covers no page any shadow has (so
+ * no page of a set run): the order matters only across logs, and the
+ * batch is applied at the end of each log's scan.
  */
-static void clear_widened(const struct fl_region *fr, struct dt_region *r, uint64_t a, uint64_t b)
-{
-	struct dt_mapping_entry e;
-	uint64_t end;
-
-	if (dt_mapping_lookup(r->mapping, a, &e) && e.index < a && !any_logged(fr, e.index, a - 1))
-		a = e.index;
-	if (dt_mapping_lookup(r->mapping, b, &e)) {
-		end = e.index + (1ULL << e.order) - 1;
-		if (end > b && !any_logged(fr, b + 1, end))
-			b = end;
-	}
-	dt_mapping_clear_logged(r->mapping, a, b);
-}
-
-/* Clear LOGGED on the pages of [@first, @last] that no log of the region has. */
-static void clear_unlogged(const struct fl_region *fr, struct dt_region *r, uint64_t first,
-			   uint64_t last)
-{
-	uint64_t p = first, q;
-
-	while ((p = next_page(fr, p, last, false)) <= last) {
-		q = next_page(fr, p, last, true);
-		clear_widened(fr, r, p, q - 1);
-		p = q;
-	}
-}
+#define CONSUME_BATCH 256
 
 struct consume_ctx {
 	struct fl_region *fr;
 	struct dt_region *r;
 	uint64_t errors;
+	unsigned nset, nclr;
+	struct dt_page_range set[CONSUME_BATCH];
+	struct dt_page_range clr[CONSUME_BATCH];
 };
+
+/* Apply what is gathered.  A failed set (a hole whose sector failed) is retried run by run. */
+static void consume_apply(struct consume_ctx *x)
+{
+	struct dt_mapping *m = x->r->mapping;
+
+	if (x->nclr)
+		dt_mapping_clear_logged_ranges(m, x->clr, x->nclr);
+	if (x->nset && dt_mapping_mark_logged_ranges(m, x->set, x->nset))
+		for (unsigned i = 0; i < x->nset; i++)
+			x->errors += !!dt_mapping_mark_logged(m, x->set[i].first, x->set[i].last);
+	x->nclr = x->nset = 0;
+}
+
+static void consume_push(struct consume_ctx *x, struct dt_page_range *v, unsigned *n,
+			 uint64_t first, uint64_t last)
+{
+	v[(*n)++] = (struct dt_page_range){ first, last };
+	if (*n == CONSUME_BATCH)
+		consume_apply(x);
+}
+
+/*
+ * Clear LOGGED on [@a, @b], none of whose pages is logged, widened to the
+ * whole entries at its ends when none of their other pages is logged
+ * either (a tag is per entry).  Under fr->lock.
+ */
+static void clear_widened(struct consume_ctx *x, uint64_t a, uint64_t b)
+{
+	struct dt_tree *t = dt_mapping_tree(x->r->mapping);
+	bool pmd = x->r->pmd_capable;
+	uint64_t base, end = a;
+	unsigned order;
+
+	/* Only 2 MiB entries stick out of a run: a lookup an end, none for PTE-only regions. */
+	if (pmd && dt_tree_lookup_order(t, a, &base, &order)) {
+		end = base + (1ULL << order) - 1;
+		if (base < a && !any_logged(x->fr, base, a - 1))
+			a = base;
+	}
+	if (pmd && end < b && dt_tree_lookup_order(t, b, &base, &order))
+		end = base + (1ULL << order) - 1;
+	if (pmd && end > b && !any_logged(x->fr, b + 1, end))
+		b = end;
+	consume_push(x, x->clr, &x->nclr, a, b);
+}
+
+/* Clear LOGGED on the pages of [@first, @last] that no log of the region has. */
+static void clear_unlogged(struct consume_ctx *x, uint64_t first, uint64_t last)
+{
+	uint64_t p = first, q;
+
+	while ((p = next_page(x->fr, p, last, false)) <= last) {
+		q = next_page(x->fr, p, last, true);
+		clear_widened(x, p, q - 1);
+		p = q;
+	}
+}
 
 /* Pages newly set: LOGGED.  A failure is counted, not retried: LOGGED is only a view. */
 static int on_set(void *arg, uint64_t first, uint64_t last)
 {
 	struct consume_ctx *x = arg;
 
-	if (dt_mapping_mark_logged(x->r->mapping, first, last))
-		x->errors++;
+	consume_push(x, x->set, &x->nset, first, last);
 	return 0;
 }
 
@@ -315,9 +352,7 @@ static int on_set(void *arg, uint64_t first, uint64_t last)
  */
 static int on_cleared(void *arg, uint64_t first, uint64_t last)
 {
-	struct consume_ctx *x = arg;
-
-	clear_unlogged(x->fr, x->r, first, last);
+	clear_unlogged(arg, first, last);
 	return 0;
 }
 
@@ -349,6 +384,7 @@ static void consume_locked(struct dt_server *srv, struct fl_region *fr, struct d
 		struct dt_dlog_scan_stats was = l->st;
 
 		log_read(l, &op);
+		consume_apply(&x);
 		account(srv, l, &was);
 	}
 	if (x.errors)
@@ -463,6 +499,7 @@ static void clear_log_pages(struct srv_log *l, struct dt_region *r)
 {
 	const struct dt_dlog_shadow *s = &l->shadow;
 	uint64_t npages = l->f.log.g.npages, w, first;
+	struct consume_ctx cx = { .fr = l->fr, .r = r };
 
 	for (w = 0; w < s->nwords; w++) {
 		uint64_t bits = s->words[w];
@@ -474,12 +511,13 @@ static void clear_log_pages(struct srv_log *l, struct dt_region *r)
 
 			first = w * WORD_BITS + lo;
 			if (first < npages)
-				clear_unlogged(l->fr, r, first,
+				clear_unlogged(&cx, first,
 					       first + len - 1 < npages ? first + len - 1 :
 									  npages - 1);
 			bits = lo + len >= 64 ? 0 : bits & (~0ULL << (lo + len));
 		}
 	}
+	consume_apply(&cx);
 }
 
 /*

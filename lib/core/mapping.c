@@ -653,33 +653,119 @@ static int logged_one(struct dt_mapping *m, uint64_t pgoff, uint64_t last, uint6
 	}
 }
 
-int dt_mapping_mark_logged(struct dt_mapping *m, uint64_t first, uint64_t last)
+/* Entries a cursor visits under the tree's mutex before it lets writers in. */
+#define LOGGED_BATCH 512
+
+/* A cursor over many ranges, with a count to let writers in now and then. */
+struct logged_walk {
+	struct dt_cursor c;
+	unsigned n;
+};
+
+/* Drop the tree's mutex for a moment every LOGGED_BATCH entries. */
+static void logged_breathe(struct logged_walk *w)
 {
-	uint64_t p = first;
-	int ret = check_range(m, first, last);
+	if (++w->n % LOGGED_BATCH)
+		return;
+	dt_cursor_pause(&w->c);
+	dt_cursor_resume(&w->c);
+}
+
+/*
+ * Tag LOGGED the real entries that follow each other from @p on, with the
+ * tree's mutex held, one walk for all of them (the common case: pages
+ * marked again).  Return: the first page not done (a hole, a ZERO or EMPTY
+ * entry, or @last + 1).
+ */
+static uint64_t logged_present(struct logged_walk *w, uint64_t p, uint64_t last)
+{
+	struct dt_cursor *c = &w->c;
+	void *e;
+
+	dt_cursor_set(c, p);
+	e = dt_cursor_load(c);
+	while (e && entry_real(entry_from_tree(e))) {
+		dt_cursor_set_tag(c, DT_TAG_LOGGED);
+		p = c->index + (1ULL << c->order);
+		if (p > last)
+			break;
+		logged_breathe(w);
+		e = dt_cursor_next(c, last);
+		if (e && c->index != p)
+			e = NULL;	/* a hole between: the slow path for it */
+	}
+	return p;
+}
+
+static int check_ranges(const struct dt_mapping *m, const struct dt_page_range *r, size_t n)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = check_range(m, r[i].first, r[i].last);
+	return ret;
+}
+
+int dt_mapping_mark_logged_ranges(struct dt_mapping *m, const struct dt_page_range *r, size_t n)
+{
+	struct logged_walk w = { .n = 0 };
+	int ret = check_ranges(m, r, n);
+	uint64_t p;
 
 	if (ret)
 		return ret;
-	do
-		ret = logged_one(m, p, last, &p);
-	while (!ret && p <= last);
+	dt_cursor_init(&w.c, m->tree, 0);
+	dt_cursor_lock(&w.c);
+	for (size_t i = 0; i < n && !ret; i++) {
+		p = r[i].first;
+		while (!ret && (p = logged_present(&w, p, r[i].last)) <= r[i].last) {
+			/* A hole, or an entry to make real: without the mutex. */
+			dt_cursor_unlock(&w.c);
+			ret = logged_one(m, p, r[i].last, &p);
+			dt_cursor_lock(&w.c);
+			if (p > r[i].last)
+				break;
+		}
+	}
+	dt_cursor_unlock(&w.c);
 	return ret;
+}
+
+int dt_mapping_mark_logged(struct dt_mapping *m, uint64_t first, uint64_t last)
+{
+	const struct dt_page_range r = { first, last };
+
+	return dt_mapping_mark_logged_ranges(m, &r, 1);
+}
+
+int dt_mapping_clear_logged_ranges(struct dt_mapping *m, const struct dt_page_range *r,
+				   size_t n)
+{
+	struct logged_walk w = { .n = 0 };
+	int ret = check_ranges(m, r, n);
+	struct dt_cursor *c = &w.c;
+
+	if (ret)
+		return ret;
+	dt_cursor_init(c, m->tree, 0);
+	dt_cursor_lock(c);
+	for (size_t i = 0; i < n; i++) {
+		dt_cursor_set(c, r[i].first);
+		while (dt_cursor_next_tagged(c, r[i].last, DT_TAG_LOGGED)) {
+			if (c->index >= r[i].first && c->index + (1ULL << c->order) - 1 <= r[i].last)
+				dt_cursor_clear_tag(c, DT_TAG_LOGGED);
+			logged_breathe(&w);
+		}
+	}
+	dt_cursor_unlock(c);
+	return 0;
 }
 
 int dt_mapping_clear_logged(struct dt_mapping *m, uint64_t first, uint64_t last)
 {
-	int ret = check_range(m, first, last);
-	struct dt_iter it;
+	const struct dt_page_range r = { first, last };
 
-	if (ret)
-		return ret;
-	dt_iter_init(&it, first);
-	while (dt_tree_next_tagged(m->tree, &it, last, DT_TAG_LOGGED)) {
-		if (it.index < first || it.index + (1ULL << it.order) - 1 > last)
-			continue;
-		dt_tree_tag_clear(m->tree, it.index, DT_TAG_LOGGED);
-	}
-	return 0;
+	return dt_mapping_clear_logged_ranges(m, &r, 1);
 }
 
 /*

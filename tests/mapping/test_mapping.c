@@ -1207,6 +1207,47 @@ static void test_clear_logged(void)
 	done_map(m);
 }
 
+static void test_logged_ranges(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	const struct dt_page_range bad[] = { { 1, 2 }, { 5, NPAGES } };
+	const struct dt_page_range r[] = { { 40, 40 }, { 10, 12 }, { 512, 1023 }, { 13, 13 } };
+	const struct dt_page_range c[] = { { 11, 11 }, { 600, 700 }, { 0, 10 } };
+
+	dt_test_ctx("logged ranges");
+	CHECK_EQ(dt_mapping_mark_logged_ranges(m, bad, 2), -ERANGE);
+	CHECK(dt_tree_empty(dt_mapping_tree(m)));	/* checked first */
+	CHECK_EQ(dt_mapping_fault(m, 12, DT_PTE, false, NULL), 0);	/* ZERO: made real */
+	CHECK_EQ(dt_mapping_mark_dirty(m, 11, 11), 0);
+	CHECK_EQ(dt_mapping_mark_logged_ranges(m, r, 4), 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_LOGGED), 6);	/* 40, 10, 11, 12, 13, 512 */
+	CHECK_EQ(count_entries(m, 9), 1);
+	CHECK_EQ(raw_entry(m, 12, NULL, NULL), geo_of(12) << 4);
+	CHECK_EQ(tags_at(m, 11), (1u << DT_TAG_LOGGED) | (1u << DT_TAG_DIRTY));
+	/* Again: every entry is there, one walk under the mutex. */
+	geo.fail = -EIO;
+	CHECK_EQ(dt_mapping_mark_logged_ranges(m, r, 4), 0);
+	geo.fail = 0;
+	CHECK_EQ(dt_mapping_clear_logged_ranges(m, bad, 2), -ERANGE);
+	CHECK_EQ(count_tagged(m, DT_TAG_LOGGED), 6);
+	CHECK_EQ(dt_mapping_clear_logged_ranges(m, c, 3), 0);
+	CHECK_EQ(tags_at(m, 11), 1u << DT_TAG_DIRTY);
+	CHECK_EQ(tags_at(m, 10), 0);
+	CHECK_EQ(tags_at(m, 600), 1u << DT_TAG_LOGGED);	/* the PMD entry sticks out */
+	CHECK_EQ(tags_at(m, 12), 1u << DT_TAG_LOGGED);
+	CHECK_EQ(count_tagged(m, DT_TAG_LOGGED), 4);
+	done_map(m);
+
+	dt_test_ctx("logged ranges: many entries, the mutex let go between batches");
+	m = new_map(NPAGES, false);
+	CHECK_EQ(dt_mapping_mark_dirty(m, 0, NPAGES - 1), 0);
+	CHECK_EQ(dt_mapping_mark_logged(m, 0, NPAGES - 1), 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_LOGGED), NPAGES);
+	CHECK_EQ(dt_mapping_clear_logged(m, 1, NPAGES - 2), 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_LOGGED), 2);
+	done_map(m);
+}
+
 static void test_iter_and_stats(void)
 {
 	struct dt_mapping *m = new_map(NPAGES, true);
@@ -1289,6 +1330,7 @@ int main(void)
 	test_writeback_modes();
 	test_mark_logged();
 	test_clear_logged();
+	test_logged_ranges();
 	test_iter_and_stats();
 	urcu_memb_unregister_thread();
 	return dt_test_done();

@@ -355,6 +355,37 @@ int dt_mapping_mark_logged(struct dt_mapping *m, uint64_t first, uint64_t last);
  * Return: 0; -EINVAL if @first > @last; -ERANGE if @last is past the end.
  */
 int dt_mapping_clear_logged(struct dt_mapping *m, uint64_t first, uint64_t last);
+
+/**
+ * dt_mapping_mark_logged_ranges() - dt_mapping_mark_logged() of many ranges.
+ * @m: The mapping.
+ * @ranges: The ranges, in any order (ascending is cheapest).
+ * @n: How many.
+ *
+ * Every range is checked before any is tagged.  The entries already there
+ * are tagged under one hold of the tree's mutex (let go every 512 entries,
+ * and around each entry made), not one each.
+ *
+ * Context: As dt_mapping_mark_logged().
+ * Return: As dt_mapping_mark_logged(); a failure stops the walk.
+ */
+int dt_mapping_mark_logged_ranges(struct dt_mapping *m, const struct dt_page_range *ranges,
+				  size_t n);
+
+/**
+ * dt_mapping_clear_logged_ranges() - dt_mapping_clear_logged() of many ranges.
+ * @m: The mapping.
+ * @ranges: The ranges, in any order.
+ * @n: How many.
+ *
+ * Every range is checked before any is cleared; then one hold of the tree's
+ * mutex (let go every 512 entries) clears them all.
+ *
+ * Context: As dt_mapping_clear_logged().
+ * Return: As dt_mapping_clear_logged().
+ */
+int dt_mapping_clear_logged_ranges(struct dt_mapping *m, const struct dt_page_range *ranges,
+				   size_t n);
 /**
  * dt_mapping_punch() - Remove the entries of a range.
  * @m: The mapping.
