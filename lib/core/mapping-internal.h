@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * mapping-internal.h - the mapping object and its entry locks, shared by
- * mapping.c, lock.c and writeback.c; not installed.
+ * mapping.c, mapping-logged.c, lock.c and writeback.c; not installed.
  */
 #ifndef DAXTRACK_MAPPING_INTERNAL_H
 #define DAXTRACK_MAPPING_INTERNAL_H
@@ -56,5 +56,13 @@ void unlock_entry_clear_tags(struct dt_mapping *m, const struct locked_entry *le
 			     unsigned tags, bool wake_all);
 void wake_entry_waiters(struct dt_mapping *m, uint64_t base, unsigned order, bool all);
 void wake_entry_waiters_fenced(struct dt_mapping *m, uint64_t base, unsigned order, bool all);
+
+/* mapping.c, for mapping-logged.c: what a mark does, step by step. */
+int check_range(const struct dt_mapping *m, uint64_t first, uint64_t last);
+int grab_entry(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, struct locked_entry *le,
+	       unsigned *flags);
+void release_entry(struct dt_mapping *m, const struct locked_entry *le, bool changed);
+int lookup_sector(struct dt_mapping *m, uint64_t base, unsigned order, uint64_t *sector);
+enum dt_size mark_size(const struct dt_mapping *m, uint64_t pgoff, uint64_t last);
 
 #endif /* DAXTRACK_MAPPING_INTERNAL_H */
