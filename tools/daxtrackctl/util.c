@@ -272,8 +272,9 @@ char *ctl_fmt_rate(double v, char *buf)
 const char *const ctl_entry_flag_names[] = { "pmd", "zero", "empty", NULL };
 const unsigned ctl_entry_flag_bits[] = { DT_PROTO_ENTRY_PMD, DT_PROTO_ENTRY_ZERO,
 					 DT_PROTO_ENTRY_EMPTY, 0 };
-const char *const ctl_tag_names[] = { "dirty", "towrite", NULL };
-const unsigned ctl_tag_bits[] = { DT_PROTO_TAG_DIRTY, DT_PROTO_TAG_TOWRITE, 0 };
+const char *const ctl_tag_names[] = { "dirty", "towrite", "logged", NULL };
+const unsigned ctl_tag_bits[] = { DT_PROTO_TAG_DIRTY, DT_PROTO_TAG_TOWRITE, DT_PROTO_TAG_LOGGED,
+				  0 };
 
 const char *ctl_region_type(uint32_t region_flags)
 {
