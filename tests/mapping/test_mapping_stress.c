@@ -16,6 +16,10 @@
  *    still DIRTY at the end ("flushed or left DIRTY, never neither");
  *  - no entry is left locked or EMPTY, nobody sleeps, the tree is sound.
  *
+ * Meanwhile one more thread, outside the model, tags and untags random
+ * ranges LOGGED (the daemon's view of the clients' dirty logs): it must
+ * change none of the above, and leave LOGGED on real entries only.
+ *
  * Each thread runs a fixed number of operations (DT_TEST_SCALE scales it),
  * so a deadlock or a lost wake-up hangs the test and its timeout fails it.
  * DT_TEST_SEED replays a run.
@@ -376,6 +380,45 @@ static void check_left_dirty(struct worker *w, struct model *md)
 	CHECK_EQ(missing, 0);
 }
 
+/* The LOGGED thread: its own random ranges until the workers are done. */
+struct logger {
+	pthread_t th;
+	struct worker w;	/* its rng only */
+	bool stop;		/* atomic */
+	unsigned errors;
+};
+
+static void *logger_main(void *arg)
+{
+	struct logger *lg = arg;
+	struct dt_page_range r[4];
+	unsigned i, n;
+
+	urcu_memb_register_thread();
+	while (!__atomic_load_n(&lg->stop, __ATOMIC_RELAXED)) {
+		n = 1 + (unsigned)below(&lg->w, 4);
+		for (i = 0; i < n; i++)
+			pick_range(&lg->w, &r[i].first, &r[i].last);
+		if (below(&lg->w, 2) ? dt_mapping_mark_logged_ranges(map, r, n) :
+				       dt_mapping_clear_logged_ranges(map, r, n))
+			lg->errors++;
+	}
+	urcu_memb_unregister_thread();
+	return NULL;
+}
+
+/* LOGGED only on real entries. */
+static void check_logged(void)
+{
+	unsigned bad = 0;
+	struct dt_iter it;
+
+	dt_iter_init(&it, 0);
+	while (dt_tree_next_tagged(dt_mapping_tree(map), &it, UINT64_MAX, DT_TAG_LOGGED))
+		bad += !!(dt_to_value(it.entry) & (DT_ENTRY_ZERO | DT_ENTRY_EMPTY));
+	CHECK_EQ(bad, 0);
+}
+
 static void check_at_rest(void)
 {
 	struct dt_mapping_counters c;
@@ -402,6 +445,7 @@ static void run(uint64_t seed, unsigned ops, bool pmd)
 {
 	static struct model md;
 	struct worker w[NTHREADS];
+	struct logger lg = { .w = { .rng = seed * 7919 } };
 	struct geo geo = { 0 };
 	struct point *pts;
 	size_t total = 0, n;
@@ -412,6 +456,8 @@ static void run(uint64_t seed, unsigned ops, bool pmd)
 	dt_test_ctx("stress seed %" PRIu64 "%s", seed, pmd ? "" : ", no PMD");
 	map = wb_mode_apply(dt_mapping_new(NPAGES, pmd, geo_sector, &geo));
 	if (!map)
+		abort();
+	if (pthread_create(&lg.th, NULL, logger_main, &lg))
 		abort();
 	for (t = 0; t < NTHREADS; t++) {
 		w[t].id = t;
@@ -425,6 +471,9 @@ static void run(uint64_t seed, unsigned ops, bool pmd)
 		CHECK_EQ(w[t].errors, 0);
 		total += 2 * w[t].nev;
 	}
+	__atomic_store_n(&lg.stop, true, __ATOMIC_RELAXED);
+	pthread_join(lg.th, NULL);
+	CHECK_EQ(lg.errors, 0);
 	pts = malloc(total * sizeof(*pts));
 	if (!pts)
 		abort();
@@ -433,6 +482,7 @@ static void run(uint64_t seed, unsigned ops, bool pmd)
 	CHECK_EQ(v, 0);
 	check_left_dirty(w, &md);
 	check_at_rest();
+	check_logged();
 	free(pts);
 	for (t = 0; t < NTHREADS; t++)
 		free(w[t].ev);
