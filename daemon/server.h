@@ -53,7 +53,7 @@ static inline unsigned srv_region_snapshot(struct dt_server *srv, struct srv_reg
 	return regions_snapshot(&srv->regions, out);
 }
 
-/* ---- socket and connections (server.c) ---- */
+/* ---- socket (server-listen.c) and connections (server.c) ---- */
 
 int srv_listen_activated(struct dt_server *srv, int fd);
 int srv_listen_path(struct dt_server *srv, const char *path, mode_t mode, const char *group);
