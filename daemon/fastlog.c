@@ -492,6 +492,32 @@ int fastlog_fsync(struct dt_server *srv, struct srv_region *sr, uint64_t first, 
 	return ret;
 }
 
+/* Clear pages [@first, @last] of a shadow (its summary bits follow). */
+static void shadow_forget(struct dt_dlog_shadow *s, uint64_t first, uint64_t last)
+{
+	for (uint64_t w = first / WORD_BITS; w <= last / WORD_BITS && w < s->nwords; w++) {
+		s->words[w] &= ~word_mask(w, first, last);
+		if (!s->words[w])
+			s->sum[w / WORD_BITS] &= ~(1ULL << (w % WORD_BITS));
+	}
+}
+
+void fastlog_punched(struct dt_server *srv, struct srv_region *sr, uint64_t first, uint64_t last)
+{
+	struct fl_region *fr;
+	struct srv_log *l;
+
+	if (!__atomic_load_n(&srv->fast.nlogs, __ATOMIC_RELAXED))
+		return;
+	fr = fr_find(srv, sr->id);
+	if (!fr)
+		return;
+	pthread_mutex_lock(&fr->lock);
+	for (l = fr->logs; l; l = l->next)
+		shadow_forget(&l->shadow, first, last);
+	pthread_mutex_unlock(&fr->lock);
+}
+
 /* ---- a log's end ---- */
 
 /* Clear LOGGED on the pages @l had (it is off its region's list).  Under fr->lock. */

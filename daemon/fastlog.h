@@ -115,6 +115,20 @@ void fastlog_consume(struct dt_server *srv, struct srv_region *sr);
 int fastlog_fsync(struct dt_server *srv, struct srv_region *sr, uint64_t first, uint64_t last);
 
 /**
+ * fastlog_punched() - The entries of [@first, @last] were punched: forget
+ * what the shadows had there, so that the next consume tags LOGGED again
+ * the pages still set in a log (with new entries).
+ * @srv: The server.
+ * @sr: The region, referenced by the caller.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ *
+ * Context: A worker thread, after the punch.  Takes the region's mutex.
+ */
+void fastlog_punched(struct dt_server *srv, struct srv_region *sr, uint64_t first,
+		     uint64_t last);
+
+/**
  * fastlog_conn_gone() - The connection ends: write back and remove its logs.
  * @srv: The server.
  * @c: The connection (closed or about to be).

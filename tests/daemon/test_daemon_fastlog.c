@@ -11,6 +11,7 @@
  *     of dirty entries shows them;
  *   - an FSYNC flushes the logged pages of its range (the flush log), also
  *     an FSYNC of another connection, of a region a child process logs in;
+ *     a PUNCH flushes them before their entries go;
  *   - a connection's end (close, kill -9) writes back its logged pages
  *     within 100 ms (a few pages; hundreds of scattered ones are measured)
  *     and removes its file; so does a clean stop;
@@ -313,6 +314,33 @@ static void logging_child(uint32_t ra, int ready, int go, unsigned more)
 	_exit(0);
 }
 
+/* PUNCH writes back the logged pages of its range first; they are LOGGED again after. */
+static void test_punch(uint32_t ra)
+{
+	struct dh_conn *c = dh_open();
+	struct tlog t;
+
+	dt_test_ctx("PUNCH: logged pages written back before they go");
+	if (!CHECK(c) || !CHECK_EQ(dh_attach(c, "a", -1, NULL), 0) ||
+	    !CHECK_EQ(log_open(c, ra, &t), 0))
+		goto out;
+	dh_flush_clear();
+	dt_dlog_mark(&t.log, 1600, 1600);
+	CHECK_EQ(list_tags(c, ra, 1600, false), DT_PROTO_TAG_LOGGED);
+	CHECK_EQ(dh_punch(c, ra, 1536 * PG, 512 * PG), 0);
+	CHECK_EQ(dh_flush_count("a", 1600 * PG, PG, "range"), 1);
+	/* Still set in the log: tagged again, on a new entry. */
+	CHECK_EQ(list_tags(c, ra, 1600, false), DT_PROTO_TAG_LOGGED);
+	CHECK_EQ(list_tags(c, ra, 1601, false), 0);
+	dt_dlog_take(&t.log, 1600, 1600, NULL, NULL);
+	dt_dlog_release(&t.log, 1600, 1600);
+	CHECK_EQ(list_tags(c, ra, 1600, false), 0);
+	log_unmap(&t);
+out:
+	dh_close(c);
+	CHECK_EQ(dh_wait_no_client_logs(), 0);
+}
+
 /* A child logging pages 400..401 of region a (logging_child()), ready: its pid. */
 struct child {
 	pid_t pid;
@@ -525,6 +553,7 @@ int main(int argc, char **argv)
 	test_errors(ra, rb);
 	test_logged_tag(ra);
 	test_fsync(ra);
+	test_punch(ra);
 	test_cross_process(ra);
 	test_death(ra, false, 0);
 	test_death(ra, true, 0);
