@@ -177,9 +177,9 @@ int do_dump(struct req *q)
 	if (!d->offset) {
 		fastlog_consume(q->srv, sr);
 		ret = make_dump(q, sr);
-	}
-	else if (!c->dump || c->dump_region != d->region || d->offset > c->dump_len)
+	} else if (!c->dump || c->dump_region != d->region || d->offset > c->dump_len) {
 		ret = -EINVAL;
+	}
 	dt_req_put(q, sr);
 	if (ret)
 		return ret;
