@@ -371,7 +371,7 @@ static int start(struct daemon *d)
 	if (ret)
 		return ret;
 	/* Off (LOG refused) when fast_path = off or the runtime directory is unusable. */
-	fastlog_open(&d->srv, -1, d->cfg.fast_path ? d->cfg.runtime_dir : NULL);
+	fastlog_open(&d->srv, d->cfg.fast_path ? d->log_dirfd : -1, NULL);
 	ret = srv_start_workers(&d->srv, d->cfg.workers);
 	if (ret) {
 		dt_log(LOG_ERR, "worker threads: %s", strerror(-ret));
