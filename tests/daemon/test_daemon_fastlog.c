@@ -14,7 +14,8 @@
  *     a PUNCH flushes them before their entries go;
  *   - a connection's end (close, kill -9) writes back its logged pages
  *     within 100 ms (a few pages; hundreds of scattered ones are measured)
- *     and removes its file; so does a clean stop;
+ *     and removes its file; so does a clean stop; after a kill -9 of the
+ *     daemon the restart flushes the pages of the client's log;
  *   - hostile logs: bits past the end are counted, a shrunk file is caught
  *     (the daemon survives and flushes that region whole at the end).
  */
@@ -497,6 +498,30 @@ out:
 	CHECK_EQ(dh_wait_no_client_logs(), 0);
 }
 
+/* The daemon killed with a client's log open: the restart flushes its pages, not a's whole. */
+static void test_daemon_crash(uint32_t ra)
+{
+	struct dh_conn *c = dh_open();
+	struct tlog t;
+
+	dt_test_ctx("daemon kill -9: the recovery flushes a client log's pages");
+	if (!CHECK(c) || !CHECK_EQ(dh_attach(c, "a", -1, NULL), 0) ||
+	    !CHECK_EQ(log_open(c, ra, &t), 0))
+		goto out;
+	dt_dlog_mark(&t.log, 1700, 1701);
+	dh_stop(SIGKILL);
+	dh_flush_clear();
+	if (!CHECK_EQ(dh_start(), 0))
+		goto out;
+	CHECK_EQ(dh_flush_count("a", 1700 * PG, 2 * PG, "range"), 1);
+	CHECK_EQ(dh_flush_count("a", -1, -1, "full"), 0);
+	CHECK(dh_log_has("region \"a\": recovery flush: "));
+	CHECK_EQ(dh_client_logs(), 0); /* removed by the recovery */
+	log_unmap(&t);
+out:
+	dh_close(c);
+}
+
 /* A clean stop with a log open: its pages written back, its file removed. */
 static void test_clean_stop(uint32_t ra)
 {
@@ -563,6 +588,7 @@ int main(int argc, char **argv)
 	test_hostile(ra, rb);
 	CHECK_EQ(dh_wait_no_client_logs(), 0);
 	test_reload_removal(rb);
+	test_daemon_crash(ra);
 	test_clean_stop(ra);
 	test_fast_path_off();
 	CHECK_EQ(dh_stop(SIGTERM), 0);
