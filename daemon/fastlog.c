@@ -21,6 +21,7 @@
 #include <daxtrack/mapping.h>
 
 #include "fastlog.h"
+#include "intent.h"
 #include "log.h"
 #include "logdir.h"
 #include "request.h"
@@ -645,26 +646,14 @@ void fastlog_conn_gone(struct dt_server *srv, struct dt_conn *c)
 
 /* ---- LOG ---- */
 
+/* The header: the region's (as the recovery checks it), the owner the client. */
 static void fill_header(struct dt_dlog_header *h, const struct dt_server *srv,
 			const struct dt_conn *c, const struct srv_region *sr)
 {
-	const struct dt_region *r = sr->r;
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	memset(h, 0, sizeof(*h));
-	h->kind = DT_DLOG_CLIENT;
-	h->npages = r->npages;
-	h->region_size = r->size;
-	h->region_dev = r->devdax ? r->st_rdev : r->st_dev;
-	h->region_ino = r->st_ino;
-	memcpy(h->boot_id, srv->fast.boot_id, sizeof(h->boot_id));
+	intent_header(sr->r, DT_DLOG_CLIENT, srv->fast.boot_id, h);
 	h->region_id = sr->id;
 	h->owner_pid = (uint32_t)c->cred.pid;
 	h->owner_uid = (uint32_t)c->cred.uid;
-	h->daemon_pid = (uint32_t)getpid();
-	h->created_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	copy_str(h->region_name, sizeof(h->region_name), r->name);
 }
 
 /* Create the file and the shadow of a new log.  Return: 0 or a negative errno. */
