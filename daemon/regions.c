@@ -106,11 +106,20 @@ unsigned regions_snapshot(struct dt_regions *t, struct srv_region **out)
 	return i;
 }
 
+/*
+ * The last reference of a region being removed wakes its remover.  Once
+ * the count is 0 the remover may free @sr at any moment, so what says "a
+ * removal is waiting" is read from the table, never from @sr: the remover
+ * announces itself (t->removing) before it reads the count, the putter
+ * drops the count before it reads t->removing, both sequentially
+ * consistent, so one of them sees the other (and the wake-up is under the
+ * lock the remover waits with).
+ */
 void regions_put(struct dt_regions *t, struct srv_region *sr)
 {
-	if (__atomic_sub_fetch(&sr->refs, 1, __ATOMIC_RELEASE))
+	if (__atomic_sub_fetch(&sr->refs, 1, __ATOMIC_SEQ_CST))
 		return;
-	if (!__atomic_load_n(&sr->gone, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&t->removing, __ATOMIC_SEQ_CST))
 		return;
 	pthread_mutex_lock(&t->ref_lock);
 	pthread_cond_broadcast(&t->ref_cond);
@@ -136,8 +145,10 @@ struct srv_region *regions_remove(struct dt_regions *t, const char *name)
 	if (!sr)
 		return NULL;
 	pthread_mutex_lock(&t->ref_lock);
-	while (__atomic_load_n(&sr->refs, __ATOMIC_ACQUIRE))
+	__atomic_fetch_add(&t->removing, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&sr->refs, __ATOMIC_SEQ_CST))
 		pthread_cond_wait(&t->ref_cond, &t->ref_lock);
+	__atomic_fetch_sub(&t->removing, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&t->ref_lock);
 	return sr;
 }

@@ -47,6 +47,7 @@ struct srv_region {
  * @n: How many.
  * @next_id: Ids below it were used.
  * @ref_lock, @ref_cond: Where a remover waits for the references to drop.
+ * @removing: Removers waiting (atomic): a last regions_put() wakes them.
  */
 struct dt_regions {
 	pthread_rwlock_t lock;
@@ -55,6 +56,7 @@ struct dt_regions {
 	uint32_t next_id;
 	pthread_mutex_t ref_lock;
 	pthread_cond_t ref_cond;
+	unsigned removing;
 };
 
 void regions_init(struct dt_regions *t);
