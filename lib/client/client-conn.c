@@ -86,20 +86,40 @@ static int send_msg(struct dt_client *c, const struct dt_msg *m, int fd)
 	return 0;
 }
 
+/* Keep the fd of a LOG reply for its caller (c->rx_fd); close any other. */
+static void keep_fd(struct dt_client *c, uint16_t op, int fd, unsigned nfds)
+{
+	if (op != DT_OP_LOG) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (c->rx_fd >= 0)
+		close(c->rx_fd);
+	c->rx_fd = fd;
+	c->rx_nfds = nfds;
+}
+
 /* Receive the next reply into c->rx and decode it into @rep: the one to @id, @op. */
 static int recv_next(struct dt_client *c, uint32_t id, uint16_t op, struct dt_msg *rep)
 {
+	unsigned nfds = 0;
 	ssize_t n;
+	int fd = -1;
 
-	n = dt_proto_recv(c->sock, c->rx, DT_PROTO_MAX_MSG, NULL);
+	n = dt_proto_recv_fds(c->sock, c->rx, DT_PROTO_MAX_MSG, &fd, &nfds);
 	if (n == 0)
 		return lost(c, -EPIPE);
 	if (n < 0)
 		return lost(c, n == -EMSGSIZE ? -EPROTO : (int)n);
 	/* A reply we cannot read or match: the stream is out of sync. */
 	if (dt_proto_decode(c->rx, (size_t)n, rep) || !(rep->flags & DT_PROTO_F_REPLY) ||
-	    rep->id != id || rep->op != op)
+	    rep->id != id || rep->op != op) {
+		if (fd >= 0)
+			close(fd);
 		return lost(c, -EPROTO);
+	}
+	keep_fd(c, op, fd, nfds);
 	return 0;
 }
 
@@ -126,7 +146,7 @@ static int reap_one(struct dt_client *c, int *refused)
 	if (status_is_loss(rep.status))
 		return lost(c, rep.status);
 	if (rep.status) {
-		f->r->dirty_err = rep.status;
+		__atomic_store_n(&f->r->dirty_err, rep.status, __ATOMIC_RELAXED);
 		if (!*refused)
 			*refused = rep.status;
 	} else {
@@ -242,6 +262,7 @@ static void set_region(struct dt_msg *m, uint32_t id)
 	case DT_OP_QUERY: m->query_req.region = id; break;
 	case DT_OP_LIST: m->list_req.region = id; break;
 	case DT_OP_DUMP: m->dump_req.region = id; break;
+	case DT_OP_LOG: m->log_req.region = id; break;
 	default: break;
 	}
 }
@@ -262,7 +283,7 @@ static int dirty_done(struct dt_client *c, struct dt_client_region *r, uint32_t 
 	if (status) {
 		/* Refused for good: drop the marks, remember it for the next fsync. */
 		dt_rset_drop_first(&r->batch, count);
-		r->dirty_err = status;
+		__atomic_store_n(&r->dirty_err, status, __ATOMIC_RELAXED);
 		return status;
 	}
 	log_acked(r, count);
@@ -380,6 +401,9 @@ static int restore(struct dt_client *c, bool restarted)
 	for (r = c->regions; r; r = r->next) {
 		err = attach_again(c, r);
 		if (err)
+			return err;
+		err = dt_client_log_renew(c, r);
+		if (err == DT_CLIENT_LOST)
 			return err;
 		if (r->gone)
 			continue;
@@ -526,6 +550,17 @@ int dt_client_send_batch_ahead(struct dt_client *c, struct dt_client_region *r)
 	f->id = req.id;
 	c->flight_n++;
 	return refused;
+}
+
+int dt_client_xact_once(struct dt_client *c, struct dt_msg *req, int fd, struct dt_msg *rep)
+{
+	int err = send_msg(c, req, fd);
+
+	if (!err)
+		err = recv_reply(c, req, rep);
+	if (!err && status_is_loss(rep->status))
+		err = lost(c, rep->status);
+	return err;
 }
 
 /* Send the batch of @r (reconnecting if need be). */

@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * client-private.h - the insides of struct dt_client, shared by client.c
- * (the API), client-conn.c (connection, exchanges, reconnection) and
- * client-batch.c (sets of page ranges).
+ * (the API), client-conn.c (connection, exchanges, reconnection),
+ * client-batch.c (sets of page ranges) and client-log.c (the shared dirty
+ * log: the fast path).
  *
  * Everything here is protected by dt_client.lock; every function below
- * expects the caller to hold it.
+ * expects the caller to hold it, but dt_client_log_mark() and
+ * dt_client_log_persist().  The exceptions: dt_client_region.log, .addr,
+ * .map_pmem and .dirty_err are also read without the lock (by the marks and
+ * the in-process persists), so they are written with atomic stores (release
+ * for the pointers) and read with atomic loads; a log, once published
+ * there, stays mapped until the region is detached (retired logs too), and
+ * its @size never changes.  The persists of a region's log (take, flush or
+ * FSYNC, release) are serialised by the region's @persist_lock, a spinlock
+ * whose release is a plain store: no locked instruction after the drain, so
+ * a persist waits for its flushes no longer than pmem_drain() itself does.
+ * Lock order: dt_client.lock, then a region's @persist_lock.
  */
 #ifndef DT_CLIENT_PRIVATE_H
 #define DT_CLIENT_PRIVATE_H
@@ -15,6 +26,7 @@
 #include <stdint.h>
 
 #include <daxtrack/client.h>
+#include <daxtrack/dirtylog.h>
 #include <daxtrack/proto.h>
 
 #define DT_CLIENT_PAGE		4096ULL
@@ -39,6 +51,19 @@ void dt_rset_collapse(struct dt_rset *s);
 void dt_rset_clear(struct dt_rset *s);
 void dt_rset_free(struct dt_rset *s);
 
+/*
+ * A mapped dirty log of a region (LOG), the client being its owner: it
+ * marks, takes and releases; the daemon only reads.  Immutable once
+ * published but for the bitmaps.
+ */
+struct dt_client_log {
+	struct dt_dlog l;
+	uint64_t size;			/* the region's bytes when the log was made */
+	uint32_t flags;			/* DT_LOG_* */
+	uint32_t id;			/* the daemon's serial */
+	struct dt_client_log *retired;	/* the next older log of the region */
+};
+
 struct dt_client_region {
 	struct dt_client *c;
 	struct dt_client_region *next;
@@ -50,13 +75,21 @@ struct dt_client_region {
 	uint64_t size;
 	uint32_t access;
 	int gone;			/* ATTACH error after a reconnect, or 0 */
-	int dirty_err;			/* a refused DIRTY, for the next fsync */
+	int dirty_err;			/* atomic: a refused DIRTY, for the next fsync */
 	struct dt_rset batch;		/* marked, not acknowledged by the daemon */
 	struct dt_rset acked;		/* acknowledged, no fsync covered them yet */
-	void *addr;
+	void *addr;			/* atomic: read without the lock */
 	size_t map_len;
 	bool map_sync;
 	bool map_writable;
+	bool map_pmem;			/* atomic: MAP_SYNC, devdax or PMEM_IS_PMEM_FORCE=1 */
+	struct dt_client_log *log;	/* atomic: the current log, or NULL */
+	struct dt_client_log *retired;	/* logs replaced after reconnects */
+	int persist_lock;		/* the spinlock of the log's persists */
+	uint64_t *runs;			/* [first, last] pairs taken, to flush (persist_lock) */
+	size_t runs_cap;		/* pairs room at @runs */
+	uint64_t persists_in_process;	/* atomic, written under persist_lock */
+	uint64_t persists_log_socket;	/* atomic, written under persist_lock */
 };
 
 /* One DIRTY in flight: its ranges left the batch, not yet acknowledged. */
@@ -71,6 +104,11 @@ struct dt_client {
 	int sock;			/* -1 after a loss, until the reconnect */
 	int lost_err;			/* why the last connection was lost */
 	bool closing;			/* no reconnecting any more */
+	bool fast_path;			/* LOG after ATTACH (options, environment) */
+	bool pmem_forced;		/* PMEM_IS_PMEM_FORCE=1: any mapping is pmem */
+	int membarrier;			/* 1: membarrier registered, -1: none, 0: not tried */
+	int rx_fd;			/* the fd of the last LOG reply, or -1 */
+	unsigned rx_nfds;		/* how many came with it */
 	char *path;
 	struct dt_client_options o;
 	struct dt_proto_hello_rep hello;
@@ -104,5 +142,45 @@ int dt_client_send_batch(struct dt_client *c, struct dt_client_region *r);
 int dt_client_send_batch_ahead(struct dt_client *c, struct dt_client_region *r);
 int dt_client_reap(struct dt_client *c);
 void dt_client_init_req(struct dt_client *c, struct dt_msg *m, uint16_t op);
+/* One exchange without reconnection (for restore): 0, DT_CLIENT_LOST, or an encoding error. */
+int dt_client_xact_once(struct dt_client *c, struct dt_msg *req, int fd, struct dt_msg *rep);
+
+/*
+ * client-log.c: the fast path.
+ * dt_client_log_persist(): the in-process persist of [offset, offset +
+ *	length), without dt_client.lock: 0 done, 1 not possible here (no log,
+ *	not pmem, not mapped, a remembered DIRTY refusal, a bad range: the
+ *	caller takes the lock and the general path).  @out as for fsync.
+ * dt_client_log_open(): LOG for a region just attached with write rights
+ *	(if the fast path is on); a refusal only leaves the region on the
+ *	socket path.  Reconnects as any exchange.
+ * dt_client_log_renew(): after a reconnect (in restore): LOG again, mark
+ *	the old log's pages into the new one (or into the batch without one).
+ *	0 or DT_CLIENT_LOST.
+ * dt_client_log_mark(): mark [offset, offset + length) in the region's log,
+ *	without the lock: 1 done, 0 no log (take the socket path), or
+ *	-EINVAL/-ERANGE.
+ * dt_client_log_fsync(): an fsync of a region with a log: in-process when
+ *	it may, else take the pages, FSYNC through @sock_fsync, release.
+ *	Return: 1 when there is no log (the caller does the plain FSYNC).
+ * dt_client_log_free(): unmap every log of the region.
+ */
+int dt_client_log_open(struct dt_client *c, struct dt_client_region *r);
+int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r);
+int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t length);
+int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			  struct dt_proto_fsync_rep *out);
+typedef int (*dt_client_fsync_fn)(struct dt_client_region *r, uint64_t offset, uint64_t length,
+				  unsigned flags, void *arg);
+int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			unsigned flags, struct dt_proto_fsync_rep *out,
+			dt_client_fsync_fn sock_fsync, void *arg);
+bool dt_client_log_in_process(const struct dt_client_region *r);
+/* The region's persists_* counters into @k (added). */
+void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k);
+void dt_client_log_free(struct dt_client_region *r);
+void dt_client_log_env(struct dt_client *c);
+/* The flush of an in-process persist: pmem_flush(), or a test's recorder. */
+extern void (*dt_client_flush_hook)(const void *addr, size_t len);
 
 #endif /* DT_CLIENT_PRIVATE_H */

@@ -49,12 +49,15 @@ static void client_free(struct dt_client *c)
 			munmap(r->addr, r->map_len);
 		if (r->fd >= 0)
 			close(r->fd);
+		dt_client_log_free(r);
 		dt_rset_free(&r->batch);
 		dt_rset_free(&r->acked);
 		free(r);
 	}
 	if (c->sock >= 0)
 		close(c->sock);
+	if (c->rx_fd >= 0)
+		close(c->rx_fd);
 	for (unsigned i = 0; i < DT_CLIENT_DIRTY_WINDOW; i++)
 		dt_rset_free(&c->flight[i].ranges);
 	pthread_mutex_destroy(&c->lock);
@@ -85,6 +88,7 @@ int dt_client_connect_opts(const struct dt_client_options *o, struct dt_client *
 		c->o.backoff_min_ms = DT_CLIENT_BACKOFF_MIN_MS;
 	if (!c->o.backoff_max_ms)
 		c->o.backoff_max_ms = DT_CLIENT_BACKOFF_MAX_MS;
+	dt_client_log_env(c);
 	c->path = strdup(c->o.socket ? c->o.socket : dt_client_socket_default());
 	c->o.socket = c->path;
 	c->tx = malloc(DT_PROTO_MAX_MSG);
@@ -149,8 +153,12 @@ int dt_client_daemon(struct dt_client *c, struct dt_proto_hello_rep *out)
 
 void dt_client_counters(struct dt_client *c, struct dt_client_counters *out)
 {
+	struct dt_client_region *r;
+
 	pthread_mutex_lock(&c->lock);
 	*out = c->cnt;
+	for (r = c->regions; r; r = r->next)
+		dt_client_log_counters(r, out);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -333,6 +341,7 @@ static int attach(struct dt_client *c, const char *name, int fd, struct dt_clien
 	if (!err) {
 		r->next = c->regions;
 		c->regions = r;
+		dt_client_log_open(c, r);
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (err) {
@@ -382,11 +391,13 @@ int dt_client_detach(struct dt_client_region *r)
 			break;
 		}
 	}
+	dt_client_log_counters(r, &c->cnt);	/* the handle keeps them */
 	pthread_mutex_unlock(&c->lock);
 	if (r->addr)
 		munmap(r->addr, r->map_len);
 	if (r->fd >= 0)
 		close(r->fd);
+	dt_client_log_free(r);
 	dt_rset_free(&r->batch);
 	dt_rset_free(&r->acked);
 	free(r);
@@ -410,6 +421,12 @@ void dt_client_region_info(struct dt_client_region *r, struct dt_client_region_i
 	info->map_sync = r->map_sync;
 	info->map_writable = r->map_writable;
 	info->pending = r->batch.n;
+	if (r->log) {
+		info->log = true;
+		info->log_flags = r->log->flags;
+		info->log_id = r->log->id;
+		info->persist_in_process = dt_client_log_in_process(r);
+	}
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -476,9 +493,13 @@ static int map_fd(struct dt_client_region *r, int fd)
 	}
 	if (p == MAP_FAILED)
 		return -errno;
-	r->addr = p;
 	r->map_len = r->size;
 	r->map_writable = prot & PROT_WRITE;
+	/* May the client flush its stores from it: the daemon's PMEM is for its own mapping. */
+	__atomic_store_n(&r->map_pmem, r->map_sync || (r->flags & DT_REGION_DEVDAX) ||
+				       r->c->pmem_forced, __ATOMIC_RELAXED);
+	/* Published last: the lock-free marks and persists read it without the lock. */
+	__atomic_store_n(&r->addr, p, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -506,8 +527,10 @@ static int map_locked(struct dt_client *c, struct dt_client_region *r)
 	if (err)
 		return err;
 	err = map_fd(r, fd);
-	if (!err && r->map_writable && !(r->access & DT_ACCESS_WRITE))
+	if (!err && r->map_writable && !(r->access & DT_ACCESS_WRITE)) {
 		upgrade(c, r, fd);
+		dt_client_log_open(c, r);	/* now with write rights */
+	}
 	close(fd);
 	return err;
 }
@@ -577,6 +600,9 @@ static int dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t le
 	struct dt_client *c = r->c;
 	int err;
 
+	err = dt_client_log_mark(r, offset, length);
+	if (err)
+		return err > 0 ? 0 : err;
 	c->cnt.dirty_calls++;
 	if (!length)
 		return -EINVAL;
@@ -599,6 +625,10 @@ int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length
 	struct dt_client *c = r->c;
 	int err;
 
+	/* With a log: a few atomic stores, no lock. */
+	err = dt_client_log_mark(r, offset, length);
+	if (err)
+		return err > 0 ? 0 : err;
 	pthread_mutex_lock(&c->lock);
 	err = dirty_locked(r, offset, length);
 	pthread_mutex_unlock(&c->lock);
@@ -609,9 +639,10 @@ int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length
 static int addr_offset(const struct dt_client_region *r, const void *addr, size_t length,
 		       uint64_t *offset)
 {
-	uintptr_t a = (uintptr_t)addr, base = (uintptr_t)r->addr;
+	uintptr_t a = (uintptr_t)addr;
+	uintptr_t base = (uintptr_t)__atomic_load_n(&r->addr, __ATOMIC_ACQUIRE);
 
-	if (!r->addr || a < base || a - base >= r->map_len || length > r->map_len - (a - base))
+	if (!base || a < base || a - base >= r->map_len || length > r->map_len - (a - base))
 		return -EINVAL;
 	*offset = a - base;
 	return 0;
@@ -623,6 +654,11 @@ int dt_client_dirty_addr(struct dt_client_region *r, const void *addr, size_t le
 	uint64_t offset;
 	int err;
 
+	if (!addr_offset(r, addr, length, &offset)) {
+		err = dt_client_log_mark(r, offset, length);
+		if (err)
+			return err > 0 ? 0 : err;
+	}
 	pthread_mutex_lock(&c->lock);
 	err = addr_offset(r, addr, length, &offset);
 	if (!err)
@@ -665,10 +701,19 @@ static void fsync_out(const struct dt_proto_fsync_rep *rep, struct dt_proto_fsyn
 	out->raw = NULL;
 }
 
-static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			unsigned flags, struct dt_proto_fsync_rep *out, struct dt_proto_range *bad,
-			uint32_t max)
+/* Where an FSYNC puts its reply: @done on success, @out and @bad on -EIO. */
+struct fsync_to {
+	struct dt_proto_fsync_rep *done;
+	struct dt_proto_fsync_rep *out;
+	struct dt_proto_range *bad;
+	uint32_t max;
+};
+
+/* The FSYNC exchange (a dt_client_fsync_fn): 0, the daemon's status, or an exchange error. */
+static int fsync_xact(struct dt_client_region *r, uint64_t offset, uint64_t length,
+		      unsigned flags, void *arg)
 {
+	struct fsync_to *to = arg;
 	struct dt_client *c = r->c;
 	struct dt_msg req, rep;
 	int err;
@@ -679,14 +724,34 @@ static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t le
 	req.fsync_req.length = length;
 	err = dt_client_xact(c, r, batch_overlaps(r, offset, length, flags), &req, -1, &rep);
 	if (!err && rep.status == -EIO)
-		fsync_out(&rep.fsync_rep, out, bad, max);	/* all zero without ranges */
+		fsync_out(&rep.fsync_rep, to->out, to->bad, to->max); /* zero without ranges */
 	if (!err)
 		err = rep.status;
+	if (!err)
+		fsync_out(&rep.fsync_rep, to->done, NULL, 0);
+	return err;
+}
+
+static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			unsigned flags, struct dt_proto_fsync_rep *out, struct dt_proto_range *bad,
+			uint32_t max)
+{
+	struct dt_proto_fsync_rep done;
+	struct fsync_to to = { .done = &done, .out = out, .bad = bad, .max = max };
+	int err;
+
+	memset(&done, 0, sizeof(done));
+	if (!out)
+		to.done = NULL;	/* and no clock read for it in-process */
+	/* A region with a log: in-process, or its pages taken around the FSYNC. */
+	err = dt_client_log_fsync(r, offset, length, flags, to.done, fsync_xact, &to);
+	if (err == 1)
+		err = fsync_xact(r, offset, length, flags, &to);
 	if (r->dirty_err) {
 		/* Marks were refused: this fsync cannot vouch for them. */
 		if (!err)
 			err = r->dirty_err;
-		r->dirty_err = 0;
+		__atomic_store_n(&r->dirty_err, 0, __ATOMIC_RELAXED);
 	}
 	if (err)
 		return err;
@@ -694,7 +759,8 @@ static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t le
 		dt_rset_clear(&r->acked);
 	else
 		dt_rset_sub(&r->acked, page_down(offset), page_end(r, offset + length));
-	fsync_out(&rep.fsync_rep, out, NULL, 0);
+	if (out)
+		*out = done;
 	return 0;
 }
 
@@ -711,10 +777,24 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
 	struct dt_client *c = r->c;
 	int err;
 
+	/* In-process where it may: no lock, no message. */
+	if (!flags && !dt_client_log_persist(r, offset, length, out))
+		return 0;
 	pthread_mutex_lock(&c->lock);
 	err = fsync_locked(r, offset, length, flags, out, bad, max);
 	pthread_mutex_unlock(&c->lock);
 	return err;
+}
+
+/* Mark then persist in-process, without the lock: 0, 1 (take the general path), or an error. */
+static int persist_fast(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			struct dt_proto_fsync_rep *out)
+{
+	int err = dt_client_log_mark(r, offset, length);
+
+	if (err <= 0)
+		return err ? err : 1;
+	return dt_client_log_persist(r, offset, length, out);
 }
 
 int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_t length,
@@ -723,6 +803,9 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
 	struct dt_client *c = r->c;
 	int err;
 
+	err = persist_fast(r, offset, length, out);
+	if (err <= 0)
+		return err;
 	pthread_mutex_lock(&c->lock);
 	err = dirty_locked(r, offset, length);
 	if (!err)
@@ -737,6 +820,11 @@ int dt_client_persist(struct dt_client_region *r, const void *addr, size_t lengt
 	uint64_t offset;
 	int err;
 
+	if (!addr_offset(r, addr, length, &offset)) {
+		err = persist_fast(r, offset, length, NULL);
+		if (err <= 0)
+			return err;
+	}
 	pthread_mutex_lock(&c->lock);
 	err = addr_offset(r, addr, length, &offset);
 	if (!err)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,6 +22,7 @@
 
 struct fake_conn {
 	int fd;
+	int reply_fd;			/* sent with the reply (LOG), or -1 */
 	bool hello;
 	uint32_t access[FAKE_REGIONS];
 	uint8_t in[DT_PROTO_MAX_MSG];
@@ -174,14 +176,31 @@ static int do_dirty(struct fake_server *f, struct fake_conn *c, const struct dt_
 	return 0;
 }
 
+/* What a daemon does with a log at FSYNC: every page set in it counts as DIRTY. */
+static int log_run(void *arg, uint64_t first, uint64_t last)
+{
+	struct fake_region *fr = arg;
+
+	for (uint64_t p = first; p <= last && p < FAKE_PAGES_MAX; p++)
+		fr->dirty[p] = 1;
+	return 0;
+}
+
 static int do_fsync(struct fake_server *f, const struct dt_msg *req, struct dt_msg *rep, int idx)
 {
 	struct fake_region *fr = &f->regions[idx];
 	uint64_t first = 0, last = fr->size / PAGE - 1;
+	struct dt_dlog_scan_stats st = { 0 };
 
 	if (!(req->fsync_req.flags & DT_FSYNC_WHOLE) &&
 	    page_span(fr, req->fsync_req.offset, req->fsync_req.length, &first, &last))
 		return -ERANGE;
+	if (f->fsync_status)
+		return f->fsync_status;
+	if (f->has_log[idx]) {
+		dt_dlog_for_each(&f->log[idx], first, last, true, log_run, fr, &st);
+		f->log_pages_flushed += st.set_pages;
+	}
 	for (uint64_t p = first; p <= last; p++) {
 		if (!fr->dirty[p])
 			continue;
@@ -228,6 +247,59 @@ static int do_list(struct fake_server *f, struct fake_conn *c, const struct dt_m
 	return 0;
 }
 
+static void log_close(struct fake_server *f)
+{
+	for (unsigned i = 0; i < FAKE_REGIONS; i++) {
+		if (f->has_log[i])
+			munmap(f->log[i].base, f->log[i].g.file_size);
+		f->has_log[i] = false;
+	}
+}
+
+/* A client log of region @idx: a file, formatted, mapped; its fd for the reply. */
+static int do_log(struct fake_server *f, struct fake_conn *c, struct dt_msg *rep, int idx)
+{
+	struct dt_dlog_header h = { .kind = DT_DLOG_CLIENT };
+	struct fake_region *fr = &f->regions[idx];
+	struct dt_dlog *l = &f->log[idx];
+	char path[320];
+	void *base;
+	int fd;
+
+	if (f->log_status)
+		return f->log_status;
+	if (f->has_log[idx])
+		return -EEXIST;
+	h.npages = (fr->size + PAGE - 1) / PAGE;
+	h.region_size = fr->size;
+	strcpy(h.region_name, fr->name);
+	snprintf(path, sizeof(path), "%s/%s@%u.log", f->dir, fr->name, f->pid);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	unlink(path);
+	if (dt_dlog_geometry(h.npages, &l->g) || ftruncate(fd, (off_t)l->g.file_size)) {
+		close(fd);
+		return -ENOSPC;
+	}
+	base = mmap(NULL, l->g.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED || dt_dlog_format(base, l->g.file_size, &h) ||
+	    dt_dlog_attach(l, base, l->g.file_size, h.npages)) {
+		close(fd);
+		return -ENOMEM;
+	}
+	f->has_log[idx] = true;
+	rep->log_rep.npages = h.npages;
+	rep->log_rep.file_size = h.file_size;
+	rep->log_rep.flags = f->log_flags;
+	rep->log_rep.log_id = f->pid;
+	if (f->log_no_fd)
+		close(fd);
+	else
+		c->reply_fd = fd;
+	return 0;
+}
+
 static const char dump_text[] = "fake dump: one line\nanother line of the fake tree dump\n";
 
 static int do_region_op(struct fake_server *f, struct fake_conn *c, const struct dt_msg *req,
@@ -235,7 +307,7 @@ static int do_region_op(struct fake_server *f, struct fake_conn *c, const struct
 {
 	int idx = region_index(f, id);
 	bool mut = req->op == DT_OP_FAULT || req->op == DT_OP_DIRTY || req->op == DT_OP_FSYNC ||
-		   req->op == DT_OP_PUNCH;
+		   req->op == DT_OP_PUNCH || req->op == DT_OP_LOG;
 
 	if (idx < 0)
 		return -ENOENT;
@@ -248,6 +320,8 @@ static int do_region_op(struct fake_server *f, struct fake_conn *c, const struct
 		return do_fsync(f, req, rep, idx);
 	case DT_OP_LIST:
 		return do_list(f, c, req, rep, idx);
+	case DT_OP_LOG:
+		return do_log(f, c, rep, idx);
 	case DT_OP_FAULT:
 		rep->fault_rep.base = req->fault_req.offset & ~(PAGE - 1);
 		rep->fault_rep.size = PAGE;
@@ -320,7 +394,9 @@ static int dispatch(struct fake_server *f, struct fake_conn *c, const struct dt_
 	switch (req->op) {
 	case DT_OP_HELLO:
 		c->hello = true;
-		rep->hello_rep.version = 1;
+		rep->hello_rep.version = (uint16_t)(f->version ? f->version : 1);
+		if (rep->hello_rep.version > req->hello_req.max_version)
+			rep->hello_rep.version = req->hello_req.max_version;
 		rep->hello_rep.max_message = DT_PROTO_DEFAULT_MSG;
 		rep->hello_rep.max_ranges = f->max_ranges;
 		rep->hello_rep.max_list = f->max_list;
@@ -348,6 +424,7 @@ static int dispatch(struct fake_server *f, struct fake_conn *c, const struct dt_
 	case DT_OP_QUERY: return do_region_op(f, c, req, rep, req->query_req.region);
 	case DT_OP_LIST: return do_region_op(f, c, req, rep, req->list_req.region);
 	case DT_OP_DUMP: return do_region_op(f, c, req, rep, req->dump_req.region);
+	case DT_OP_LOG: return do_region_op(f, c, req, rep, req->log_req.region);
 	}
 	return -EPROTO;
 }
@@ -360,6 +437,7 @@ static void crash(struct fake_server *f, struct fake_conn *c)
 
 	close(c->fd);
 	c->fd = -1;
+	log_close(f);
 	close(f->listen_fd);
 	unlink(f->sock);
 	f->listen_fd = -1;
@@ -426,6 +504,7 @@ static void serve(struct fake_server *f, struct fake_conn *c)
 		}
 		memset(&rep, 0, sizeof(rep));
 		dt_proto_init_reply(&rep, &req, 0);
+		c->reply_fd = -1;
 		st = dispatch(f, c, &req, fd, &rep);
 		if (st) {
 			memset(&rep, 0, sizeof(rep));
@@ -434,12 +513,19 @@ static void serve(struct fake_server *f, struct fake_conn *c)
 		fake_unlock(f);
 		if (fd >= 0)
 			close(fd);
-		if (dt_proto_encode(&rep, c->out, sizeof(c->out), &len) ||
-		    dt_proto_send(c->fd, c->out, len, -1) < 0)
+		st = dt_proto_encode(&rep, c->out, sizeof(c->out), &len);
+		if (!st && dt_proto_send(c->fd, c->out, len, c->reply_fd) < 0)
+			st = -1;
+		if (c->reply_fd >= 0)
+			close(c->reply_fd);
+		if (st)
 			break;
 	}
 	close(c->fd);
 	c->fd = -1;
+	fake_lock(f);
+	log_close(f);
+	fake_unlock(f);
 }
 
 static void *fake_main(void *arg)

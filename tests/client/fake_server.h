@@ -10,6 +10,12 @@
  * the Nth request of an opcode arrives (before answering it), then stay away
  * for a while, optionally as a "restarted" daemon (new pid) that forgot the
  * dirty bits, or refuse every DIRTY with a status.
+ *
+ * With @version 3 it also serves LOG: a dirty log per connection and region
+ * (a file in its directory, formatted by lib/log), whose pages an FSYNC
+ * flushes too (dirty | flush, as the daemon does); @log_status refuses LOG,
+ * @log_no_fd sends a reply without its fd (a broken daemon), @log_flags are
+ * the reply's DT_LOG_* and @fsync_status fails FSYNCs.
  */
 #ifndef FAKE_SERVER_H
 #define FAKE_SERVER_H
@@ -18,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <daxtrack/dirtylog.h>
 #include <daxtrack/proto.h>
 
 #define FAKE_REGIONS	2
@@ -60,6 +67,15 @@ struct fake_server {
 	bool forget;			/* ... that forgot the dirty bits (no recovery flush) */
 	int dirty_status;		/* answer DIRTY with this status (0: serve) */
 	unsigned dirty_status_count;	/* for this many DIRTY requests */
+	/* Version 3: LOG. */
+	unsigned version;		/* the highest spoken; 0: 1 */
+	int log_status;			/* answer LOG with this status (0: serve) */
+	bool log_no_fd;			/* a LOG reply without its fd */
+	uint32_t log_flags;		/* DT_LOG_* of the reply */
+	int fsync_status;		/* answer FSYNC with this status (0: serve) */
+	uint64_t log_pages_flushed;	/* pages an FSYNC found in a log */
+	struct dt_dlog log[FAKE_REGIONS];	/* of the current connection */
+	bool has_log[FAKE_REGIONS];
 };
 
 /* Create the directory, the region files, the socket; start the thread.  0 or -errno. */

@@ -15,6 +15,7 @@
 #include <daxtrack/client.h>
 
 #include "dt_test.h"
+#include "fake_client.h"
 #include "fake_server.h"
 
 DT_TEST_DEFINE("test_client_fake");
@@ -52,32 +53,12 @@ static void refuse_next_dirty(int status)
 
 static struct dt_client *connect_fast(uint32_t batch, unsigned flags)
 {
-	struct dt_client_options o;
-	struct dt_client *c = NULL;
-
-	dt_client_options_init(&o);
-	o.socket = fk.sock;
-	o.batch_ranges = batch;
-	o.flags = flags;
-	o.retries = 100;
-	o.backoff_min_ms = 2;
-	o.backoff_max_ms = 20;
-	if (!CHECK_EQ(dt_client_connect_opts(&o, &c), 0))
-		exit(dt_test_done());
-	return c;
+	return fake_client(&fk, batch, flags);
 }
 
 static struct dt_client_region *attach_rw(struct dt_client *c, unsigned ri)
 {
-	struct dt_client_region *r = NULL;
-	int fd = open(fk.regions[ri].path, O_RDWR | O_CLOEXEC);
-
-	CHECK(fd >= 0);
-	CHECK_EQ(dt_client_attach_fd(c, fd, &r), 0);
-	close(fd);
-	if (!r)
-		exit(dt_test_done());
-	return r;
+	return fake_attach_rw(&fk, c, ri);
 }
 
 static void test_connect(void)

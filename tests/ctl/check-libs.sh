@@ -5,7 +5,8 @@
 # that daxtrackctl and applications rely on:
 # - libdaxtrack-client.so needs no liburcu, exports exactly the symbols of
 #   its .sym, all versioned LIBDAXTRACK_CLIENT_1, and its pkg-config module
-#   (PCDIR: meson-private/, the .pc files as installed) requires nothing;
+#   (PCDIR: meson-private/, the .pc files as installed) requires nothing but
+#   libpmem (privately: the in-process persist of the fast path);
 # - libdaxtrack.so exports exactly its .sym, versioned LIBDAXTRACK_1, and
 #   its module requires liburcu-memb, so --libs names -lurcu-memb;
 # - no symbol is exported by both.
@@ -50,7 +51,7 @@ readelf -d "$engine" | grep NEEDED | grep -q 'liburcu-memb' ||
 
 export PKG_CONFIG_PATH="$pcdir"
 req=$(pkg-config --print-requires libdaxtrack-client
-	pkg-config --print-requires-private libdaxtrack-client)
+	pkg-config --print-requires-private libdaxtrack-client | grep -v '^libpmem')
 [ -z "$req" ] || bad "libdaxtrack-client.pc requires $req"
 libs=$(pkg-config --libs libdaxtrack-client) || bad "pkg-config libdaxtrack-client failed"
 case " $libs " in

@@ -500,7 +500,8 @@ static int client_open(struct load *l, struct load_client *c, char *err, size_t 
 
 	dt_client_options_init(&opt);
 	opt.socket = l->cfg.socket;
-	opt.flags = DT_CLIENT_NO_RECONNECT;	/* a lost connection is an error */
+	/* A lost connection is an error; the load is of requests: no dirty log. */
+	opt.flags = DT_CLIENT_NO_RECONNECT | DT_CLIENT_NO_FAST_PATH;
 	ret = dt_client_connect_opts(&opt, &c->c);
 	if (ret) {
 		snprintf(err, errlen, "client %u: connect %s: %s", c->idx, l->cfg.socket,

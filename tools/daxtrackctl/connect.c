@@ -18,7 +18,11 @@ int ctl_connect_quiet(struct ctl *ctl, struct dt_client **cp)
 
 	dt_client_options_init(&o);
 	o.socket = ctl->socket;
-	o.flags = DT_CLIENT_NO_RECONNECT;
+	/*
+	 * No dirty log: a one-shot command's marks must outlive it as DIRTY
+	 * entries (the daemon writes a log back when its client exits).
+	 */
+	o.flags = DT_CLIENT_NO_RECONNECT | DT_CLIENT_NO_FAST_PATH;
 	return dt_client_connect_opts(&o, cp);
 }
 

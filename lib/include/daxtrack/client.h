@@ -123,12 +123,17 @@ struct dt_client_region;
 #define DT_CLIENT_NO_RECONNECT	(1U << 0)
 /* Retry the first connect too, like a reconnection. */
 #define DT_CLIENT_WAIT		(1U << 1)
+/* No shared dirty log: every mark and persist goes through the socket. */
+#define DT_CLIENT_NO_FAST_PATH	(1U << 2)
+
+/* The environment variable that turns the fast path off when "0" (or "off"). */
+#define DT_CLIENT_FAST_PATH_ENV	"DAXTRACK_FAST_PATH"
 
 /**
  * struct dt_client_options - How to connect.
  * @socket: Socket path; NULL: $DAXTRACK_SOCKET if set and not empty, else
  *	DT_PROTO_SOCKET_PATH.  Copied.
- * @flags: DT_CLIENT_NO_RECONNECT, DT_CLIENT_WAIT.
+ * @flags: DT_CLIENT_NO_RECONNECT, DT_CLIENT_WAIT, DT_CLIENT_NO_FAST_PATH.
  * @batch_ranges: Ranges per DIRTY message; 0: DT_CLIENT_BATCH_RANGES.  Never
  *	more than the daemon's max_ranges (nor what fits in its max_message).
  * @retries: Connection attempts after a loss; 0: DT_CLIENT_RETRIES.
@@ -162,6 +167,14 @@ struct dt_client_options {
  * @map_writable: The mapping is PROT_WRITE (the file or device was opened
  *	O_RDWR).
  * @pending: Ranges in the batch, not yet sent.
+ * @log: The region has a shared dirty log (the fast path): dt_client_dirty()
+ *	marks it, with no lock and no message.
+ * @log_flags: DT_LOG_PMEM, DT_LOG_EADR: what the daemon said of the region.
+ * @log_id: The daemon's serial of the log (its file name), 0 without one.
+ * @persist_in_process: dt_client_persist() and dt_client_fsync() of a range
+ *	flush from the client's own mapping (no message): the region has a
+ *	log, the daemon said PMEM or EADR, and the mapping is MAP_SYNC, of a
+ *	device DAX, or on eADR (or PMEM_IS_PMEM_FORCE=1, libpmem's override).
  */
 struct dt_client_region_info {
 	uint32_t id;
@@ -175,6 +188,10 @@ struct dt_client_region_info {
 	bool map_sync;
 	bool map_writable;
 	uint32_t pending;
+	bool log;
+	uint32_t log_flags;
+	uint32_t log_id;
+	bool persist_in_process;
 };
 
 /**
@@ -183,10 +200,21 @@ struct dt_client_region_info {
  * @sent: All messages sent.
  * @reconnects: Connections re-established after a loss.
  * @restarts: Of those, to a different daemon process (pid or start time).
- * @dirty_calls: dt_client_dirty() calls (persist's included).
+ * @dirty_calls: dt_client_dirty() calls (persist's included) that went
+ *	through the socket path's batch; marks into a dirty log are not counted
+ *	(they take no lock).
  * @dirty_ranges: Ranges carried by DIRTY messages (after merging).
  * @resent_ranges: Ranges sent again after a reconnect.
  * @replays: Requests retried after a reconnect.
+ * @logs: Dirty logs obtained (LOG), the new ones after reconnects included.
+ * @log_refused: LOG requests refused or failed (then the region keeps to
+ *	the socket path; -EOPNOTSUPP: the daemon's fast path is off).
+ * @persists_in_process: Persists and fsyncs of a range flushed from the
+ *	client's own mapping, without a message.
+ * @persists_log_socket: Persists and fsyncs of a region with a log that
+ *	went to the daemon (FSYNC): DEEP, WHOLE, not mapped, not pmem...
+ * @remarked_pages: Pages of an old log marked into the new one after a
+ *	reconnect (or put into the batch when the new daemon gave no log).
  */
 struct dt_client_counters {
 	uint64_t sent_by_op[DT_PROTO_STATS_OPS];
@@ -197,6 +225,11 @@ struct dt_client_counters {
 	uint64_t dirty_ranges;
 	uint64_t resent_ranges;
 	uint64_t replays;
+	uint64_t logs;
+	uint64_t log_refused;
+	uint64_t persists_in_process;
+	uint64_t persists_log_socket;
+	uint64_t remarked_pages;
 };
 
 /**

@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * client-log.c - the fast path (issue 20): the region's shared dirty log.
+ *
+ * After ATTACH with write rights, a client of a version-3 daemon asks for
+ * the region's dirty log (LOG), maps it, and from then on:
+ *   - dt_client_dirty() is dt_dlog_mark(): a few atomic stores into shared
+ *     memory, no lock, no system call, no message;
+ *   - a persist flushes in-process when it may (the daemon said PMEM or
+ *     EADR, and the client's own mapping is MAP_SYNC, of a device DAX, or on
+ *     eADR): dt_dlog_take() of the range, pmem_flush() of each run taken from
+ *     the client's own mapping, one pmem_drain(), dt_dlog_release();
+ *   - otherwise (DEEP, WHOLE, not mapped, not pmem) it takes the pages, has
+ *     the daemon flush them (FSYNC reads dirty | flush), and releases them
+ *     once the FSYNC succeeded (or marks them dirty again if it failed).
+ * The owner's persists of a log are serialised, as dt_dlog_take() requires,
+ * by the region's persist lock (see client-private.h); an in-process persist
+ * takes no other lock: no message, no system call, no mutex.
+ *
+ * Replacing a log (a reconnect: the new daemon makes a new one) races with
+ * marks that take no lock.  The reconnect publishes the new log (or NULL),
+ * then makes every thread of the process pass a full barrier
+ * (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), or a fence where the kernel
+ * has none: x86's locked OR of the mark is a full barrier), then copies the
+ * old log's pages into the new one.  A mark stores its bits, then reads the
+ * log pointer again: either the copy sees its bits, or it sees the new log
+ * and marks that too.  The old log may still be in use by a mark that read
+ * the pointer before: it stays mapped (on the region's retired list) until
+ * the region is detached.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpmem.h>
+
+#include "client-private.h"
+
+void (*dt_client_flush_hook)(const void *addr, size_t len) = pmem_flush;
+
+void dt_client_log_env(struct dt_client *c)
+{
+	const char *fp = getenv(DT_CLIENT_FAST_PATH_ENV);
+	const char *force = getenv("PMEM_IS_PMEM_FORCE");
+
+	c->fast_path = !(c->o.flags & DT_CLIENT_NO_FAST_PATH) &&
+		       !(fp && (!strcmp(fp, "0") || !strcmp(fp, "off")));
+	c->pmem_forced = force && !strcmp(force, "1");
+	c->rx_fd = -1;
+}
+
+static struct dt_client_log *log_of(const struct dt_client_region *r)
+{
+	return __atomic_load_n(&r->log, __ATOMIC_ACQUIRE);
+}
+
+static void log_unmap(struct dt_client_log *l)
+{
+	munmap(l->l.base, l->l.g.file_size);
+	free(l);
+}
+
+void dt_client_log_free(struct dt_client_region *r)
+{
+	struct dt_client_log *l = log_of(r), *next;
+
+	if (l)
+		log_unmap(l);
+	for (l = r->retired; l; l = next) {
+		next = l->retired;
+		log_unmap(l);
+	}
+	r->log = NULL;
+	r->retired = NULL;
+	free(r->runs);
+	r->runs = NULL;
+	r->runs_cap = 0;
+}
+
+/* ---- getting a log ---- */
+
+static bool log_wanted(const struct dt_client *c, const struct dt_client_region *r)
+{
+	return c->fast_path && c->hello.version >= DT_PROTO_VERSION_LOG && !r->gone &&
+	       (r->access & DT_ACCESS_WRITE);
+}
+
+/* Map the log of a LOG reply (its fd, which the caller closes), checked against the region. */
+static int log_map(const struct dt_client_region *r, const struct dt_proto_log_rep *rep, int fd,
+		   struct dt_client_log **out)
+{
+	uint64_t npages = (r->size + DT_CLIENT_PAGE - 1) / DT_CLIENT_PAGE;
+	struct dt_dlog_geometry g;
+	struct dt_client_log *l;
+	struct stat st;
+	void *base;
+	int err;
+
+	if (rep->npages != npages || dt_dlog_geometry(npages, &g) || rep->file_size != g.file_size)
+		return -EPROTO;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	/* A shorter file would give SIGBUS on a mark. */
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < g.file_size)
+		return -EPROTO;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	base = mmap(NULL, g.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		err = -errno;
+		free(l);
+		return err;
+	}
+	err = dt_dlog_attach(&l->l, base, g.file_size, npages);
+	if (err) {
+		log_unmap(l);
+		return err;
+	}
+	l->size = r->size;
+	l->flags = rep->flags;
+	l->id = rep->log_id;
+	*out = l;
+	return 0;
+}
+
+/* The log of a LOG reply: its status, else exactly one fd, mapped. */
+static int log_reply(struct dt_client *c, const struct dt_client_region *r,
+		     const struct dt_msg *rep, struct dt_client_log **out)
+{
+	int fd = c->rx_fd, err;
+
+	c->rx_fd = -1;
+	if (rep->status)
+		err = rep->status;
+	else if (fd < 0 || c->rx_nfds != 1)
+		err = -EPROTO;
+	else
+		err = log_map(r, &rep->log_rep, fd, out);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static void drop_rx_fd(struct dt_client *c)
+{
+	if (c->rx_fd >= 0)
+		close(c->rx_fd);
+	c->rx_fd = -1;
+}
+
+int dt_client_log_open(struct dt_client *c, struct dt_client_region *r)
+{
+	struct dt_client_log *l = NULL;
+	struct dt_msg req, rep;
+	int err;
+
+	if (log_of(r) || !log_wanted(c, r))
+		return 0;
+	dt_client_init_req(c, &req, DT_OP_LOG);
+	err = dt_client_xact(c, r, false, &req, -1, &rep);
+	if (!err)
+		err = log_reply(c, r, &rep, &l);
+	drop_rx_fd(c);
+	if (log_of(r)) {
+		/* A reconnect in the exchange got one (restore): keep it. */
+		if (l)
+			log_unmap(l);
+		return 0;
+	}
+	if (err) {
+		c->cnt.log_refused++;	/* the socket path, silently */
+		return 0;
+	}
+	c->cnt.logs++;
+	__atomic_store_n(&r->log, l, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- replacing a log after a reconnect ---- */
+
+/* Every thread of the process through a full barrier (see the top of the file). */
+static void barrier_all(struct dt_client *c)
+{
+	if (!c->membarrier)
+		c->membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+					0, 0) == 0 ? 1 : -1;
+	if (c->membarrier > 0 &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+struct remark {
+	struct dt_client_region *r;
+	struct dt_client_log *to;	/* or NULL: into the batch */
+};
+
+static int remark_run(void *arg, uint64_t first, uint64_t last)
+{
+	struct remark *m = arg;
+	struct dt_client_region *r = m->r;
+	uint64_t end = (last + 1) * DT_CLIENT_PAGE;
+
+	if (m->to) {
+		/* The region may have shrunk: its pages past the end are gone. */
+		if (first >= m->to->l.g.npages)
+			return 0;
+		if (last >= m->to->l.g.npages)
+			last = m->to->l.g.npages - 1;
+		dt_dlog_mark(&m->to->l, first, last);
+	} else if (first * DT_CLIENT_PAGE < r->size &&
+		   dt_rset_add(&r->batch, first * DT_CLIENT_PAGE, end < r->size ? end : r->size)) {
+		r->dirty_err = -ENOMEM;	/* marks lost: the next fsync says so */
+	}
+	r->c->cnt.remarked_pages += last - first + 1;
+	return 0;
+}
+
+int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
+{
+	struct dt_client_log *old = log_of(r), *l = NULL;
+	struct remark m = { .r = r };
+	struct dt_msg req, rep;
+	int err;
+
+	if (log_wanted(c, r)) {
+		dt_client_init_req(c, &req, DT_OP_LOG);
+		req.log_req.region = r->id;
+		err = dt_client_xact_once(c, &req, -1, &rep);
+		if (err == DT_CLIENT_LOST)
+			return err;
+		if (!err)
+			err = log_reply(c, r, &rep, &l);
+		drop_rx_fd(c);
+		if (err)
+			c->cnt.log_refused++;
+		else
+			c->cnt.logs++;
+	}
+	if (!old && !l)
+		return 0;
+	__atomic_store_n(&r->log, l, __ATOMIC_RELEASE);
+	if (!old)
+		return 0;
+	barrier_all(c);
+	m.to = l;
+	if (!r->gone)
+		dt_dlog_for_each(&old->l, 0, old->l.g.npages - 1, true, remark_run, &m, NULL);
+	old->retired = r->retired;
+	r->retired = old;
+	return 0;
+}
+
+/* ---- marking ---- */
+
+int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	struct dt_client_log *l = log_of(r), *now;
+
+	if (!l)
+		return 0;
+	if (!length)
+		return -EINVAL;
+	for (;;) {
+		if (offset >= l->size || length > l->size - offset)
+			return -ERANGE;
+		dt_dlog_mark(&l->l, offset / DT_CLIENT_PAGE,
+			     (offset + length - 1) / DT_CLIENT_PAGE);
+		/* The mark's locked OR is the full barrier; keep the compiler in order too. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		now = log_of(r);
+		if (now == l)
+			return 1;
+		if (!now)
+			return 0;	/* no log any more: the batch, under the lock */
+		l = now;
+	}
+}
+
+/* ---- persisting ---- */
+
+/*
+ * The persists of a log are serialised (dt_dlog_take()).  A spinlock, not a
+ * mutex: its release is a plain store, where a mutex's is a locked
+ * instruction that would wait for the flushes that pmem_drain() only
+ * ordered.  A waiter spins, then yields, then sleeps (a socket FSYNC may
+ * hold it for a round trip, or a reconnection).
+ */
+static void persist_lock(struct dt_client_region *r)
+{
+	struct timespec ts = { 0, 100000 };
+	unsigned tries = 0;
+
+	while (__atomic_exchange_n(&r->persist_lock, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&r->persist_lock, __ATOMIC_RELAXED)) {
+			if (++tries < 100)
+				continue;
+			if (tries < 1000)
+				sched_yield();
+			else
+				nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static void persist_unlock(struct dt_client_region *r)
+{
+	__atomic_store_n(&r->persist_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* A counter written under the persist lock, read anywhere: no locked add. */
+static void count(uint64_t *n)
+{
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k)
+{
+	k->persists_in_process += __atomic_load_n(&r->persists_in_process, __ATOMIC_RELAXED);
+	k->persists_log_socket += __atomic_load_n(&r->persists_log_socket, __ATOMIC_RELAXED);
+}
+
+/* The log says pmem or eADR, and the client's mapping may be flushed (lock-free reads). */
+static bool may_flush_here(const struct dt_client_region *r, const struct dt_client_log *l)
+{
+	if (!l || !(l->flags & (DT_LOG_PMEM | DT_LOG_EADR)) ||
+	    !__atomic_load_n(&r->addr, __ATOMIC_ACQUIRE) || r->map_len < l->size)
+		return false;
+	return (l->flags & DT_LOG_EADR) || __atomic_load_n(&r->map_pmem, __ATOMIC_RELAXED);
+}
+
+bool dt_client_log_in_process(const struct dt_client_region *r)
+{
+	return may_flush_here(r, log_of(r));
+}
+
+/*
+ * The runs a take moved into flush are flushed after the take, all at once:
+ * the take's locked instructions would each wait for the flushes issued
+ * before them, one run at a time.  Kept in the region's @runs (grown under
+ * the persist lock); without memory, a run is flushed as it comes.
+ */
+struct flush {
+	struct dt_client_region *r;
+	const char *base;
+	uint64_t len;
+	bool eadr;			/* the caches are persistent: no flush */
+	size_t n;			/* runs kept in r->runs */
+	uint64_t pages, runs;
+};
+
+static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
+{
+	uint64_t start = first * DT_CLIENT_PAGE, end = (last + 1) * DT_CLIENT_PAGE;
+
+	if (end > f->len)
+		end = f->len;
+	if (!f->eadr)
+		dt_client_flush_hook(f->base + start, end - start);
+}
+
+static bool keep_run(struct flush *f, uint64_t first, uint64_t last)
+{
+	struct dt_client_region *r = f->r;
+	uint64_t *a;
+
+	if (f->n == r->runs_cap) {
+		a = realloc(r->runs, (r->runs_cap ? 2 * r->runs_cap : 64) * 2 * sizeof(*a));
+		if (!a)
+			return false;
+		r->runs = a;
+		r->runs_cap = r->runs_cap ? 2 * r->runs_cap : 64;
+	}
+	r->runs[2 * f->n] = first;
+	r->runs[2 * f->n + 1] = last;
+	f->n++;
+	return true;
+}
+
+static int take_run(void *arg, uint64_t first, uint64_t last)
+{
+	struct flush *f = arg;
+
+	if (!f->eadr && !keep_run(f, first, last))
+		flush_range(f, first, last);
+	f->pages += last - first + 1;
+	f->runs++;
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Flush the marked pages of [first, last] from the client's own mapping (persist lock held). */
+static void persist_here(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
+			 uint64_t last, struct dt_proto_fsync_rep *out)
+{
+	struct flush f = { .r = r, .base = r->addr, .len = r->map_len,
+			   .eadr = l->flags & DT_LOG_EADR };
+	uint64_t t0 = out ? now_ns() : 0;
+
+	dt_dlog_take(&l->l, first, last, take_run, &f);
+	for (size_t i = 0; i < f.n; i++)
+		flush_range(&f, r->runs[2 * i], r->runs[2 * i + 1]);
+	pmem_drain();
+	dt_dlog_release(&l->l, first, last);
+	count(&r->persists_in_process);
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	out->entries = f.pages;
+	out->bytes = f.pages * DT_CLIENT_PAGE;
+	out->ranges = f.runs;
+	out->time_ns = now_ns() - t0;
+}
+
+int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			  struct dt_proto_fsync_rep *out)
+{
+	struct dt_client_log *l = log_of(r);
+
+	/* A refused DIRTY is for the general path to report. */
+	if (!may_flush_here(r, l) || __atomic_load_n(&r->dirty_err, __ATOMIC_RELAXED))
+		return 1;
+	if (!length || offset >= l->size || length > l->size - offset)
+		return 1;
+	persist_lock(r);
+	persist_here(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE, out);
+	persist_unlock(r);
+	return 0;
+}
+
+/* The pages of a byte range (the whole region with WHOLE); false if none is in the log. */
+static bool range_pages(const struct dt_client_log *l, uint64_t offset, uint64_t length,
+			unsigned flags, uint64_t *first, uint64_t *last)
+{
+	uint64_t end;
+
+	if (flags & DT_FSYNC_WHOLE) {
+		*first = 0;
+		*last = l->l.g.npages - 1;
+		return true;
+	}
+	if (!length || offset >= l->size)
+		return false;
+	end = length > l->size - offset ? l->size : offset + length;
+	*first = offset / DT_CLIENT_PAGE;
+	*last = (end - 1) / DT_CLIENT_PAGE;
+	return true;
+}
+
+static int mark_back(void *arg, uint64_t first, uint64_t last)
+{
+	dt_dlog_mark(arg, first, last);
+	return 0;
+}
+
+int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			unsigned flags, struct dt_proto_fsync_rep *out,
+			dt_client_fsync_fn sock_fsync, void *arg)
+{
+	struct dt_client_log *l = log_of(r);
+	uint64_t first, last;
+	bool pages;
+	int err;
+
+	if (!l)
+		return 1;
+	pages = range_pages(l, offset, length, flags, &first, &last);
+	if (!pages)	/* out of the region: the daemon says what is wrong */
+		return sock_fsync(r, offset, length, flags, arg);
+	persist_lock(r);
+	if (!flags && length <= l->size - offset && !r->batch.n && may_flush_here(r, l)) {
+		persist_here(r, l, first, last, out);
+		persist_unlock(r);
+		return 0;
+	}
+	count(&r->persists_log_socket);
+	dt_dlog_take(&l->l, first, last, NULL, NULL);
+	err = sock_fsync(r, offset, length, flags, arg);
+	if (err)	/* not durable: the pages taken are dirty again */
+		dt_dlog_for_each(&l->l, first, last, false, mark_back, &l->l, NULL);
+	dt_dlog_release(&l->l, first, last);
+	persist_unlock(r);
+	return err;
+}

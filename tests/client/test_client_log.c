@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_client_log.c - the fast path of the client (issue 20) end to end
+ * against the real daxtrackd, on file regions with PMEM_IS_PMEM_FORCE=1 in
+ * the daemon's and the client's environment (the daemon says PMEM):
+ *   - marks go to the shared dirty log: no DIRTY message, the pages are in
+ *     the log, and the daemon sees them (QUERY: tag LOGGED);
+ *   - a persist flushes in-process exactly the marked pages of its range
+ *     (the flush hook records them), no message, the log is clean after;
+ *   - the fallbacks: the fast path off (option, environment, the daemon's
+ *     fast_path = off), DEEP, WHOLE, a region not mapped: the daemon flushes
+ *     (its flush log), the log is clean after;
+ *   - a kill -9 and restart of the daemon: the new log holds every page of
+ *     the old one, also those marked while the daemon was away.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <daxtrack/client.h>
+#include <daxtrack/dirtylog.h>
+#include <libpmem.h>
+
+#include "client-private.h"
+#include "daemon_harness.h"
+#include "dt_test.h"
+
+DT_TEST_DEFINE("test_client_log");
+
+#define PAGE 4096ULL
+#define MAX_FLUSHES 256
+
+static struct dtd dtd;
+
+/* What the in-process persists flushed (the flush hook). */
+static struct {
+	const char *base;
+	unsigned n;
+	uint64_t first[MAX_FLUSHES], last[MAX_FLUSHES];
+} rec;
+
+static void record_flush(const void *addr, size_t len)
+{
+	uint64_t off = (uint64_t)((const char *)addr - rec.base);
+
+	if (rec.n < MAX_FLUSHES) {
+		rec.first[rec.n] = off / PAGE;
+		rec.last[rec.n] = (off + len - 1) / PAGE;
+	}
+	rec.n++;
+}
+
+static struct dt_client *connect_flags(unsigned flags)
+{
+	struct dt_client_options o;
+	struct dt_client *c = NULL;
+
+	dt_client_options_init(&o);
+	o.socket = dtd.h.sock;
+	o.flags = flags;
+	o.retries = 200;
+	o.backoff_min_ms = 5;
+	o.backoff_max_ms = 100;
+	CHECK_EQ(dt_client_connect_opts(&o, &c), 0);
+	return c;
+}
+
+/* Attach "db" by an O_RDWR fd (write rights), and map it if asked. */
+static struct dt_client_region *attach_db(struct dt_client *c, bool map)
+{
+	struct dt_client_region *r = NULL;
+	size_t len;
+	void *addr;
+	int fd = open(dtd.db_path, O_RDWR | O_CLOEXEC);
+
+	if (!CHECK(fd >= 0) || !CHECK_EQ(dt_client_attach_fd(c, fd, &r), 0)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	close(fd);
+	if (map && CHECK_EQ(dt_client_map(r, &addr, &len), 0))
+		rec.base = addr;
+	return r;
+}
+
+static int count_run(void *arg, uint64_t first, uint64_t last)
+{
+	*(uint64_t *)arg += last - first + 1;
+	return 0;
+}
+
+/* Pages set (dirty or flush) in the region's current log. */
+static uint64_t log_pages(struct dt_client_region *r, uint64_t first, uint64_t last)
+{
+	uint64_t n = 0;
+
+	if (!CHECK(r->log != NULL))
+		return 0;
+	dt_dlog_for_each(&r->log->l, first, last, true, count_run, &n, NULL);
+	return n;
+}
+
+static bool logged(struct dt_client_region *r, uint64_t page)
+{
+	struct dt_proto_query_rep q;
+
+	if (!CHECK_EQ(dt_client_query(r, page * PAGE, &q), 0))
+		return false;
+	return q.found && (q.entry.tags & DT_PROTO_TAG_LOGGED);
+}
+
+static void test_marks(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c, false) : NULL;
+	struct dt_client_region_info info;
+	struct dt_client_counters k;
+
+	dt_test_ctx("marks go to the log");
+	if (!r)
+		goto out;
+	dt_client_region_info(r, &info);
+	CHECK(info.log);
+	CHECK_EQ(info.log_flags & DT_LOG_PMEM, DT_LOG_PMEM);
+	CHECK(!info.persist_in_process);	/* not mapped */
+	CHECK_EQ(dt_client_dirty(r, 3 * PAGE + 10, 5), 0);
+	CHECK_EQ(dt_client_dirty(r, 10 * PAGE, 3 * PAGE), 0);
+	CHECK_EQ(dt_client_dirty(r, 100 * PAGE - 1, 2), 0);	/* pages 99 and 100 */
+	CHECK_EQ(dt_client_dirty(r, 0, 0), -EINVAL);
+	CHECK_EQ(dt_client_dirty(r, DTD_DB_SIZE, 1), -ERANGE);
+	CHECK_EQ(dt_client_dirty(r, DTD_DB_SIZE - 1, 2), -ERANGE);
+	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 1 + 3 + 2);
+	CHECK_EQ(log_pages(r, 10, 12), 3);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.logs, 1);
+	CHECK_EQ(k.log_refused, 0);
+	CHECK_EQ(k.sent_by_op[DT_OP_LOG], 1);
+	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 0);
+	CHECK_EQ(k.dirty_calls, 0);
+	/* The daemon reads the log before it answers a QUERY. */
+	CHECK(logged(r, 3));
+	CHECK(logged(r, 12));
+	CHECK(logged(r, 99));
+	CHECK(!logged(r, 4));
+out:
+	CHECK_EQ(dt_client_close(c), 0);
+}
+
+static void test_persist_in_process(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c, true) : NULL;
+	struct dt_client_region_info info;
+	struct dt_client_counters k;
+	struct dt_proto_fsync_rep out;
+	unsigned since;
+
+	dt_test_ctx("persist in-process");
+	if (!r)
+		goto out;
+	dt_client_region_info(r, &info);
+	CHECK(info.persist_in_process);
+	since = dtd_flog_lines(&dtd);
+	memset(&rec, 0, sizeof(rec));
+	rec.base = info.addr;
+	dt_client_flush_hook = record_flush;
+	memset((char *)info.addr + 5 * PAGE, 0x5a, 3 * PAGE);
+	CHECK_EQ(dt_client_dirty(r, 5 * PAGE, 3 * PAGE), 0);
+	CHECK_EQ(dt_client_dirty(r, 9 * PAGE + 7, 1), 0);
+	CHECK_EQ(dt_client_dirty(r, 40 * PAGE, 1), 0);	/* outside the fsync below */
+	CHECK_EQ(dt_client_fsync(r, 0, 32 * PAGE, 0, &out), 0);
+	/* Exactly the marked pages of the range: 5-7 and 9. */
+	CHECK_EQ(rec.n, 2);
+	CHECK_EQ(rec.first[0], 5);
+	CHECK_EQ(rec.last[0], 7);
+	CHECK_EQ(rec.first[1], 9);
+	CHECK_EQ(rec.last[1], 9);
+	CHECK_EQ(out.entries, 4);
+	CHECK_EQ(out.bytes, 4 * PAGE);
+	CHECK_EQ(out.ranges, 2);
+	CHECK_EQ(log_pages(r, 0, 31), 0);
+	CHECK_EQ(log_pages(r, 40, 40), 1);
+	/* Nothing left in the range: nothing flushed. */
+	rec.n = 0;
+	CHECK_EQ(dt_client_fsync(r, 0, 32 * PAGE, 0, NULL), 0);
+	CHECK_EQ(rec.n, 0);
+	/* persist(): marks its range and flushes it (pages 2 and 3). */
+	CHECK_EQ(dt_client_persist(r, (char *)info.addr + 2 * PAGE + 100, PAGE), 0);
+	CHECK_EQ(rec.n, 1);
+	CHECK_EQ(rec.first[0], 2);
+	CHECK_EQ(rec.last[0], 3);
+	CHECK_EQ(dt_client_persist_range(r, 40 * PAGE, 1, NULL), 0);
+	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.persists_in_process, 4);
+	CHECK_EQ(k.sent_by_op[DT_OP_FSYNC], 0);
+	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 0);
+	/* The daemon flushed none of it: the client did. */
+	CHECK(!dtd_flushed(&dtd, "db", 5 * PAGE, PAGE, since, NULL));
+	/* And the daemon no longer sees them as logged. */
+	CHECK(!logged(r, 5));
+	dt_client_flush_hook = pmem_flush;
+out:
+	CHECK_EQ(dt_client_close(c), 0);
+}
+
+/* An fsync that goes to the daemon: it flushes the marked pages, the log is clean after. */
+static void fsync_by_daemon(struct dt_client *c, struct dt_client_region *r, unsigned flags)
+{
+	struct dt_client_counters k0, k1;
+	unsigned since = dtd_flog_lines(&dtd);
+
+	rec.n = 0;
+	dt_client_flush_hook = record_flush;
+	dt_client_counters(c, &k0);
+	CHECK_EQ(dt_client_dirty(r, 20 * PAGE, 2 * PAGE), 0);
+	CHECK_EQ(dt_client_dirty(r, 30 * PAGE, 1), 0);
+	if (flags & DT_FSYNC_WHOLE)
+		CHECK_EQ(dt_client_fsync(r, 0, 0, flags, NULL), 0);
+	else
+		CHECK_EQ(dt_client_fsync(r, 16 * PAGE, 16 * PAGE, flags, NULL), 0);
+	dt_client_counters(c, &k1);
+	CHECK_EQ(k1.sent_by_op[DT_OP_FSYNC], k0.sent_by_op[DT_OP_FSYNC] + 1);
+	CHECK_EQ(k1.persists_log_socket, k0.persists_log_socket + 1);
+	CHECK_EQ(k1.persists_in_process, k0.persists_in_process);
+	CHECK_EQ(k1.sent_by_op[DT_OP_DIRTY], 0);
+	CHECK_EQ(rec.n, 0);
+	CHECK(dtd_flushed(&dtd, "db", 20 * PAGE, 2 * PAGE, since, NULL));
+	CHECK(dtd_flushed(&dtd, "db", 30 * PAGE, PAGE, since, NULL));
+	CHECK_EQ(log_pages(r, 16, 31), 0);
+	CHECK(!logged(r, 20));
+	dt_client_flush_hook = pmem_flush;
+}
+
+static void test_fallbacks(void)
+{
+	struct dt_client *c = connect_flags(0), *c2 = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c, true) : NULL;
+	struct dt_client_region *unmapped = c2 ? attach_db(c2, false) : NULL;
+	struct dt_client_region *twice = c ? attach_db(c, false) : NULL;
+	struct dt_client_region_info info;
+	struct dt_client_counters k;
+
+	if (!r || !unmapped || !twice)
+		goto out;
+	dt_test_ctx("fallback: DEEP");
+	fsync_by_daemon(c, r, DT_FSYNC_DEEP);
+	dt_test_ctx("fallback: WHOLE");
+	fsync_by_daemon(c, r, DT_FSYNC_WHOLE);
+	dt_test_ctx("fallback: not mapped");
+	dt_client_region_info(unmapped, &info);
+	CHECK(info.log);
+	CHECK(!info.persist_in_process);
+	fsync_by_daemon(c2, unmapped, 0);
+	/* A second handle of the region on one connection: its LOG is -EEXIST. */
+	dt_test_ctx("fallback: a second handle of the region");
+	dt_client_region_info(twice, &info);
+	CHECK(!info.log);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.logs, 1);
+	CHECK_EQ(k.log_refused, 1);
+	CHECK_EQ(dt_client_dirty(twice, 80 * PAGE, 1), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.dirty_calls, 1);
+out:
+	CHECK_EQ(dt_client_close(c2), 0);
+	CHECK_EQ(dt_client_close(c), 0);
+}
+
+/* A handle without the fast path: DIRTY messages, and the daemon flushes. */
+static void socket_path(struct dt_client *c, uint64_t refused)
+{
+	struct dt_client_region *r = c ? attach_db(c, true) : NULL;
+	struct dt_client_region_info info;
+	struct dt_client_counters k;
+	unsigned since = dtd_flog_lines(&dtd);
+
+	if (!r)
+		return;
+	dt_client_region_info(r, &info);
+	CHECK(!info.log);
+	CHECK(!info.persist_in_process);
+	CHECK_EQ(dt_client_persist(r, (char *)info.addr + 50 * PAGE, PAGE), 0);
+	CHECK(dtd_flushed(&dtd, "db", 50 * PAGE, PAGE, since, NULL));
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.logs, 0);
+	CHECK_EQ(k.log_refused, refused);
+	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 1);
+	CHECK_EQ(k.sent_by_op[DT_OP_FSYNC], 1);
+	CHECK_EQ(k.persists_in_process + k.persists_log_socket, 0);
+}
+
+static void test_fast_path_off(void)
+{
+	struct dt_client *c;
+
+	dt_test_ctx("fast path off: option");
+	c = connect_flags(DT_CLIENT_NO_FAST_PATH);
+	socket_path(c, 0);
+	CHECK_EQ(dt_client_close(c), 0);
+
+	dt_test_ctx("fast path off: environment");
+	setenv(DT_CLIENT_FAST_PATH_ENV, "0", 1);
+	c = connect_flags(0);
+	unsetenv(DT_CLIENT_FAST_PATH_ENV);
+	socket_path(c, 0);
+	CHECK_EQ(dt_client_close(c), 0);
+
+	dt_test_ctx("fast path off: the daemon's (-EOPNOTSUPP)");
+	CHECK_EQ(dtd_stop(&dtd), 0);
+	CHECK_EQ(dtd_config(&dtd, "workers = 2\nfast_path = off\n"), 0);
+	if (!CHECK_EQ(dtd_start(&dtd), 0))
+		return;
+	c = connect_flags(0);
+	socket_path(c, 1);
+	CHECK_EQ(dt_client_close(c), 0);
+	CHECK_EQ(dtd_stop(&dtd), 0);
+	CHECK_EQ(dtd_config(&dtd, NULL), 0);
+	CHECK_EQ(dtd_start(&dtd), 0);
+}
+
+/* kill -9 and restart: a new log, holding every page of the old one. */
+static void test_reconnect(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c, true) : NULL;
+	struct dt_client_region_info before, after;
+	struct dt_client_counters k;
+
+	dt_test_ctx("reconnect re-marks");
+	if (!r)
+		goto out;
+	dt_client_region_info(r, &before);
+	CHECK(before.log);
+	CHECK_EQ(dt_client_dirty(r, 60 * PAGE, 4 * PAGE), 0);
+	dtd_kill9(&dtd);
+	/* Marked while the daemon is away: into the old log. */
+	CHECK_EQ(dt_client_dirty(r, 70 * PAGE, PAGE), 0);
+	if (!CHECK_EQ(dtd_start(&dtd), 0))
+		goto out;
+	CHECK(logged(r, 61));	/* reconnects: re-attach, LOG, re-mark */
+	CHECK(logged(r, 70));
+	dt_client_region_info(r, &after);
+	CHECK(after.log);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.reconnects, 1);
+	CHECK_EQ(k.logs, 2);
+	CHECK_EQ(k.remarked_pages, 5);
+	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 5);
+	CHECK(r->retired != NULL);
+	/* The new log is the one persisted. */
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
+	CHECK(!logged(r, 61));
+out:
+	CHECK_EQ(dt_client_close(c), 0);
+}
+
+int main(void)
+{
+	setenv("PMEM_IS_PMEM_FORCE", "1", 1);	/* the daemon says PMEM, the client believes it */
+	if (!CHECK_EQ(dtd_setup(&dtd), 0) || !CHECK_EQ(dtd_start(&dtd), 0)) {
+		dtd_cleanup(&dtd, true);
+		return dt_test_done();
+	}
+	test_marks();
+	test_persist_in_process();
+	test_fallbacks();
+	test_fast_path_off();
+	test_reconnect();
+	CHECK_EQ(dtd_stop(&dtd), 0);
+	dtd_cleanup(&dtd, dt_test_counts.failed);
+	return dt_test_done();
+}
