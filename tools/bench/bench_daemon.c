@@ -96,7 +96,8 @@ int dmn_client_open(const struct dmn *d, unsigned idx, uint32_t batch, struct dt
 
 	dt_client_options_init(&opt);
 	opt.socket = d->b.h.sock;
-	opt.flags = DT_CLIENT_NO_RECONNECT;
+	/* The socket path: these figures are the daemon's (the fast path: bench_daemon_fast.c). */
+	opt.flags = DT_CLIENT_NO_RECONNECT | DT_CLIENT_NO_FAST_PATH;
 	opt.batch_ranges = batch;
 	ret = dt_client_connect_opts(&opt, cp);
 	if (ret) {
@@ -303,10 +304,7 @@ struct fs_ctx {
 	struct dmn *d;
 	int echo;			/* socket to the echo process */
 	struct bench_rng rng;
-	uint64_t *perm;			/* the region's pages, partly shuffled per sample */
-	uint64_t *pages;		/* this sample's, sorted */
-	uint64_t *run_first, *run_len;
-	uint64_t nruns;
+	struct dmn_sample s;		/* this sample's pages */
 	double *v[NR_V];		/* per sample */
 };
 
@@ -371,47 +369,67 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* @k distinct random pages, sorted, and their runs of adjacent pages. */
-static void pick_pages(struct fs_ctx *x, unsigned k)
+int dmn_sample_alloc(struct dmn_sample *s)
+{
+	s->perm = bench_alloc(REGION_PAGES, sizeof(*s->perm), "pages");
+	s->pages = bench_alloc(4096, sizeof(*s->pages), "pages");
+	s->run_first = bench_alloc(4096, sizeof(*s->run_first), "runs");
+	s->run_len = bench_alloc(4096, sizeof(*s->run_len), "runs");
+	if (!s->perm || !s->pages || !s->run_first || !s->run_len)
+		return -1;
+	for (uint64_t i = 0; i < REGION_PAGES; i++)
+		s->perm[i] = i;
+	return 0;
+}
+
+void dmn_sample_free(struct dmn_sample *s)
+{
+	free(s->perm);
+	free(s->pages);
+	free(s->run_first);
+	free(s->run_len);
+}
+
+void dmn_sample_pick(struct dmn_sample *s, struct bench_rng *rng, unsigned k)
 {
 	for (unsigned i = 0; i < k; i++) {
-		uint64_t j = i + bench_rand_below(&x->rng, REGION_PAGES - i), t = x->perm[i];
+		uint64_t j = i + bench_rand_below(rng, REGION_PAGES - i), t = s->perm[i];
 
-		x->perm[i] = x->perm[j];
-		x->perm[j] = t;
+		s->perm[i] = s->perm[j];
+		s->perm[j] = t;
 	}
-	memcpy(x->pages, x->perm, k * sizeof(*x->pages));
-	qsort(x->pages, k, sizeof(*x->pages), cmp_u64);
-	x->nruns = 0;
+	memcpy(s->pages, s->perm, k * sizeof(*s->pages));
+	qsort(s->pages, k, sizeof(*s->pages), cmp_u64);
+	s->k = k;
+	s->nruns = 0;
 	for (unsigned i = 0; i < k; i++) {
-		uint64_t last = x->nruns - 1;
+		uint64_t last = s->nruns - 1;
 
-		if (x->nruns && x->run_first[last] + x->run_len[last] == x->pages[i]) {
-			x->run_len[last]++;
+		if (s->nruns && s->run_first[last] + s->run_len[last] == s->pages[i]) {
+			s->run_len[last]++;
 			continue;
 		}
-		x->run_first[x->nruns] = x->pages[i];
-		x->run_len[x->nruns++] = 1;
+		s->run_first[s->nruns] = s->pages[i];
+		s->run_len[s->nruns++] = 1;
 	}
 }
 
-/* The application's stores: every cache line of every page. */
-static void dirty_memory(struct fs_ctx *x, unsigned k)
+void dmn_sample_touch(const struct dmn_sample *s, char *mem)
 {
-	for (unsigned i = 0; i < k; i++) {
-		char *p = x->d->mem + x->pages[i] * PAGE;
+	for (unsigned i = 0; i < s->k; i++) {
+		char *p = mem + s->pages[i] * PAGE;
 
 		for (unsigned off = 0; off < PAGE; off += 64)
 			p[off]++;
 	}
 }
 
-static double floor_flush(struct fs_ctx *x)
+double dmn_sample_floor(const struct dmn_sample *s, char *mem)
 {
 	uint64_t t0 = bench_now_ns();
 
-	for (uint64_t r = 0; r < x->nruns; r++)
-		pmem_flush(x->d->mem + x->run_first[r] * PAGE, x->run_len[r] * PAGE);
+	for (uint64_t r = 0; r < s->nruns; r++)
+		pmem_flush(mem + s->run_first[r] * PAGE, s->run_len[r] * PAGE);
 	pmem_drain();
 	return (double)(bench_now_ns() - t0);
 }
@@ -422,7 +440,7 @@ static int mark_pages(struct fs_ctx *x, unsigned k)
 	int ret = 0;
 
 	for (unsigned i = 0; i < k && !ret; i++)
-		ret = dt_client_dirty(x->d->r[0], x->pages[i] * PAGE, PAGE);
+		ret = dt_client_dirty(x->d->r[0], x->s.pages[i] * PAGE, PAGE);
 	if (ret)
 		bench_fail("dt_client_dirty: %s", strerror(-ret));
 	return ret ? -1 : 0;
@@ -461,12 +479,12 @@ static int fs_sample(struct fs_ctx *x, unsigned k, uint64_t i)
 	uint64_t t0;
 	int ret;
 
-	pick_pages(x, k);
+	dmn_sample_pick(&x->s, &x->rng, k);
 	if (rtt_once(x->echo, &x->v[V_RTT][i]))
 		return -1;
-	dirty_memory(x, k);
-	x->v[V_FLUSH][i] = floor_flush(x);
-	dirty_memory(x, k);
+	dmn_sample_touch(&x->s, x->d->mem);
+	x->v[V_FLUSH][i] = dmn_sample_floor(&x->s, x->d->mem);
+	dmn_sample_touch(&x->s, x->d->mem);
 	if (mark_pages(x, k))
 		return -1;
 	ret = dt_client_flush_dirty(x->d->c);
@@ -476,27 +494,30 @@ static int fs_sample(struct fs_ctx *x, unsigned k, uint64_t i)
 	}
 	if (timed_fsync(x, k, bench_now_ns(), &x->v[V_FSYNC][i], &x->v[V_DAEMON][i]))
 		return -1;
-	dirty_memory(x, k);
+	dmn_sample_touch(&x->s, x->d->mem);
 	t0 = bench_now_ns();
 	if (mark_pages(x, k))
 		return -1;
 	return timed_fsync(x, k, t0, &x->v[V_PERSIST][i], NULL);
 }
 
-/* The nearest-rank percentile of sorted @v. */
-static double pct(const double *v, uint64_t n, unsigned permille)
+double dmn_pct(const double *v, uint64_t n, unsigned permille)
 {
 	uint64_t rank = (n * permille + 999) / 1000;
 
 	return v[rank ? rank - 1 : 0];
 }
 
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+void dmn_sort(double *v, uint64_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
 }
 
 /* One repetition of one size: its samples, reduced to the percentiles. */
@@ -508,16 +529,16 @@ static int fs_rep(struct fs_ctx *x, struct fs_size *s, unsigned rep)
 		if (fs_sample(x, s->pages, i))
 			return -1;
 	for (unsigned j = 0; j < NR_V; j++)
-		qsort(x->v[j], n, sizeof(double), cmp_double);
-	s->st[ST_FSYNC50][rep] = pct(x->v[V_FSYNC], n, 500);
-	s->st[ST_FSYNC99][rep] = pct(x->v[V_FSYNC], n, 990);
-	s->st[ST_RTT50][rep] = pct(x->v[V_RTT], n, 500);
-	s->st[ST_RTT99][rep] = pct(x->v[V_RTT], n, 990);
-	s->st[ST_FLUSH50][rep] = pct(x->v[V_FLUSH], n, 500);
-	s->st[ST_FLUSH99][rep] = pct(x->v[V_FLUSH], n, 990);
-	s->st[ST_DAEMON50][rep] = pct(x->v[V_DAEMON], n, 500);
-	s->st[ST_PERSIST50][rep] = pct(x->v[V_PERSIST], n, 500);
-	s->st[ST_PERSIST99][rep] = pct(x->v[V_PERSIST], n, 990);
+		dmn_sort(x->v[j], n);
+	s->st[ST_FSYNC50][rep] = dmn_pct(x->v[V_FSYNC], n, 500);
+	s->st[ST_FSYNC99][rep] = dmn_pct(x->v[V_FSYNC], n, 990);
+	s->st[ST_RTT50][rep] = dmn_pct(x->v[V_RTT], n, 500);
+	s->st[ST_RTT99][rep] = dmn_pct(x->v[V_RTT], n, 990);
+	s->st[ST_FLUSH50][rep] = dmn_pct(x->v[V_FLUSH], n, 500);
+	s->st[ST_FLUSH99][rep] = dmn_pct(x->v[V_FLUSH], n, 990);
+	s->st[ST_DAEMON50][rep] = dmn_pct(x->v[V_DAEMON], n, 500);
+	s->st[ST_PERSIST50][rep] = dmn_pct(x->v[V_PERSIST], n, 500);
+	s->st[ST_PERSIST99][rep] = dmn_pct(x->v[V_PERSIST], n, 990);
 	return 0;
 }
 
@@ -555,14 +576,8 @@ static int fs_alloc(const struct bench_opts *o, struct fs_ctx *x, struct fs_size
 {
 	uint64_t most = 0;
 
-	x->perm = bench_alloc(REGION_PAGES, sizeof(*x->perm), "pages");
-	x->pages = bench_alloc(4096, sizeof(*x->pages), "pages");
-	x->run_first = bench_alloc(4096, sizeof(*x->run_first), "runs");
-	x->run_len = bench_alloc(4096, sizeof(*x->run_len), "runs");
-	if (!x->perm || !x->pages || !x->run_first || !x->run_len)
+	if (dmn_sample_alloc(&x->s))
 		return -1;
-	for (uint64_t i = 0; i < REGION_PAGES; i++)
-		x->perm[i] = i;
 	for (unsigned k = 0; k < NR_FS_SIZES; k++) {
 		most = sizes[k].samples > most ? sizes[k].samples : most;
 		for (unsigned j = 0; j < NR_ST; j++) {
@@ -581,10 +596,7 @@ static int fs_alloc(const struct bench_opts *o, struct fs_ctx *x, struct fs_size
 
 static void fs_free(struct fs_ctx *x, struct fs_size *sizes)
 {
-	free(x->perm);
-	free(x->pages);
-	free(x->run_first);
-	free(x->run_len);
+	dmn_sample_free(&x->s);
 	for (unsigned j = 0; j < NR_V; j++)
 		free(x->v[j]);
 	for (unsigned k = 0; k < NR_FS_SIZES; k++)
@@ -675,7 +687,7 @@ int bench_daemon(const struct bench_opts *o)
 {
 	struct dmn d = { .c = NULL };
 	int (*const parts[])(const struct bench_opts *, struct dmn *) = {
-		part_memory, part_fsync, dmn_part_dirty, dmn_part_requests,
+		part_memory, part_fsync, dmn_part_fast, dmn_part_dirty, dmn_part_requests,
 	};
 	int ret = -1;
 
