@@ -355,6 +355,7 @@ struct flush {
 	bool eadr;			/* the caches are persistent: no flush */
 	size_t n;			/* runs kept in r->runs */
 	uint64_t pages, runs;
+	uint64_t lo, hi;		/* the extent of the runs taken */
 };
 
 static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
@@ -391,6 +392,9 @@ static int take_run(void *arg, uint64_t first, uint64_t last)
 
 	if (!f->eadr && !keep_run(f, first, last))
 		flush_range(f, first, last);
+	if (!f->runs)
+		f->lo = first;
+	f->hi = last;
 	f->pages += last - first + 1;
 	f->runs++;
 	return 0;
@@ -416,7 +420,9 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 	for (size_t i = 0; i < f.n; i++)
 		flush_range(&f, r->runs[2 * i], r->runs[2 * i + 1]);
 	pmem_drain();
-	dt_dlog_release(&l->l, first, last);
+	/* Only this persist's flush bits are set (persists are serialised): their extent. */
+	if (f.runs)
+		dt_dlog_release(&l->l, f.lo, f.hi);
 	count(&r->persists_in_process);
 	if (!out)
 		return;

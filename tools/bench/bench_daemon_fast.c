@@ -62,6 +62,8 @@ static int fast_open(const struct bench_opts *o, struct dmn *d, struct fast *f)
 	size_t len;
 	int fd, ret;
 
+	/* The client, like the daemon, takes the file for pmem (unless told otherwise). */
+	setenv("PMEM_IS_PMEM_FORCE", "1", 0);
 	dt_client_options_init(&opt);
 	opt.socket = d->b.h.sock;
 	opt.flags = DT_CLIENT_NO_RECONNECT;
