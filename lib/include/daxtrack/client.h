@@ -71,11 +71,43 @@
  * dt_client_fsync() or dt_client_persist() returns it once (-EPERM,
  * -ERANGE...), so an fsync never succeeds over marks that were dropped.
  *
+ * The fast path (protocol version 3; off with DT_CLIENT_NO_FAST_PATH or
+ * DAXTRACK_FAST_PATH=0): a region attached with write rights gets its shared
+ * dirty log from the daemon (LOG, daxtrack/dirtylog.h): a file in the
+ * daemon's runtime directory, mapped read-write into the application, one
+ * bit per 4KiB page.  Then:
+ *   - dt_client_dirty() sets the pages' bits: a few atomic instructions, no
+ *     lock, no system call, no message (no batch, no DIRTY, no window: the
+ *     daemon reads the log every few milliseconds and before any request on
+ *     the region, so its answers, fsyncs of other clients included, see the
+ *     marks);
+ *   - dt_client_persist() and dt_client_fsync() of a range flush in-process
+ *     when the daemon said the region is persistent memory (or eADR) and the
+ *     client's own mapping (dt_client_map()) is MAP_SYNC, of a device DAX, or
+ *     on eADR: the marked pages of the range are taken from the log,
+ *     pmem_flush()ed from the client's mapping, one pmem_drain(), and
+ *     cleared; no lock of the handle, no message.  A DEEP or WHOLE fsync, a
+ *     region not mapped or not pmem goes to the daemon (FSYNC), the pages
+ *     held in the log until it answered;
+ *   - when the client dies, the daemon writes back every page still set in
+ *     its logs; after a daemon restart the client gets a new log and marks
+ *     into it every page of the old one.
+ * A refused LOG (the daemon's fast path off, -EOPNOTSUPP) leaves the region
+ * on the socket path described above, silently (dt_client_counters() counts
+ * it).  What the application must not do with the log's memory: nothing
+ * (it is the library's); the log is the client's own write-intent record:
+ * a page it leaves marked is flushed by the daemon later, a page it never
+ * marked is not flushed by anyone.  An application that writes the region
+ * through another mapping marks and persists by offset
+ * (dt_client_dirty(), dt_client_persist_range()) as before.
+ *
  * Threads: a handle is locked inside.  One mutex per struct dt_client guards
  * its socket, every request/reply exchange, its regions and their batches,
  * so a handle (and its regions) may be shared by any number of threads;
  * their calls are serialised (a long fsync delays the other threads' calls
  * on the same handle: for parallel requests, open one handle per thread).
+ * With a dirty log, marks take no lock at all, and in-process persists only
+ * a per-region spinlock that serialises the persists of that region.
  * dt_client_close() and dt_client_detach() must not race with other calls on
  * what they free.  The client does not use RCU: its threads need not
  * register with urcu.  Calls block (on the socket, and sleep while
@@ -501,11 +533,14 @@ int dt_client_fault(struct dt_client_region *r, uint64_t offset, unsigned order,
  * @offset: First byte.
  * @length: Bytes, >= 1.
  *
- * Adds the pages of the range to the region's batch (merging), and sends the
- * batch ahead as one DIRTY message if it reached the threshold (waiting for
- * the oldest reply when DT_CLIENT_DIRTY_WINDOW are in flight).
+ * With a dirty log (the fast path): sets the pages' bits in it, nothing
+ * else.  Otherwise: adds the pages of the range to the region's batch
+ * (merging), and sends the batch ahead as one DIRTY message if it reached
+ * the threshold (waiting for the oldest reply when DT_CLIENT_DIRTY_WINDOW
+ * are in flight).
  *
- * Context: Any thread.  Takes the handle's lock; blocks only when it sends.
+ * Context: Any thread.  With a dirty log: lock-free, never blocks.  Else
+ * takes the handle's lock; blocks only when it sends.
  * Return: 0; -EINVAL for a zero @length; -ERANGE past the region's end;
  * -EPERM without write rights; -ENOMEM; when it sent a batch, the daemon's
  * refusal of one whose reply it read, or a connection error.
@@ -551,9 +586,15 @@ int dt_client_flush_dirty(struct dt_client *c);
  * If the batch overlaps the range, it is sent first, pipelined with the
  * FSYNC (one round trip).  Returns once every page marked dirty in the range
  * (through any connection) before the request is flushed and drained;
- * across a daemon restart as described at the top of this header.
+ * across a daemon restart as described at the top of this header.  With a
+ * dirty log and a mapping that may be flushed in-process (see the top of
+ * this header), and no flag: the pages this handle marked in the range are
+ * flushed from the client's mapping, no message (@out: the pages flushed as
+ * entries and bytes, the runs as ranges, the time taken); pages other
+ * clients marked are theirs to persist.
  *
- * Context: Any thread.  Takes the handle's lock; blocks.
+ * Context: Any thread.  Takes the handle's lock (in-process: only the
+ * region's persist spinlock); blocks.
  * Return: 0; -EPERM without write rights; -ERANGE past the end; -EINVAL for
  * bad flags or a zero length; -EIO for a bad block (after the good pages were
  * flushed: dt_client_fsync_bad() tells the ranges) or a failed flush; a
@@ -595,9 +636,12 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
  * @length: Bytes, >= 1.
  *
  * dt_client_dirty_addr() then dt_client_fsync() of that range: one DIRTY and
- * one FSYNC pipelined, one round trip (plus the batch, if it overlaps).
+ * one FSYNC pipelined, one round trip (plus the batch, if it overlaps); with
+ * the fast path, in-process: mark, pmem_flush() of the range's marked
+ * pages, one pmem_drain(), no message.
  *
- * Context: Any thread.  Takes the handle's lock; blocks.
+ * Context: Any thread.  Takes the handle's lock, but in-process (the
+ * region's persist spinlock only); blocks.
  * Return: As dt_client_dirty_addr() and dt_client_fsync().
  */
 int dt_client_persist(struct dt_client_region *r, const void *addr, size_t length);
