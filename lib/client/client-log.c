@@ -20,11 +20,12 @@
  * Replacing a log (a reconnect: the new daemon makes a new one) races with
  * marks that take no lock.  The reconnect publishes the new log (or NULL),
  * then makes every thread of the process pass a full barrier
- * (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), or a fence where the kernel
- * has none: x86's locked OR of the mark is a full barrier), then copies the
- * old log's pages into the new one.  A mark stores its bits, then reads the
- * log pointer again: either the copy sees its bits, or it sees the new log
- * and marks that too.  The old log may still be in use by a mark that read
+ * (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), registered before the
+ * first log is published), then copies the old log's pages into the new
+ * one.  A mark stores its bits, then reads the log pointer again: either the
+ * copy sees its bits, or it sees the new log and marks that too (Dekker's
+ * store-load pattern, with the barrier on the rare side; where the kernel
+ * has no membarrier, each mark pays a fence instead).  The old log may still be in use by a mark that read
  * the pointer before: it stays mapped (on the region's retired list) until
  * the region is detached.
  */
@@ -85,6 +86,14 @@ void dt_client_log_free(struct dt_client_region *r)
 }
 
 /* ---- getting a log ---- */
+
+/* Before the first log is published: can a reconnect make every thread fence? */
+static void barrier_setup(struct dt_client *c)
+{
+	if (!c->membarrier)
+		c->membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+					0, 0) == 0 ? 1 : -1;
+}
 
 static bool log_wanted(const struct dt_client *c, const struct dt_client_region *r)
 {
@@ -180,6 +189,7 @@ int dt_client_log_open(struct dt_client *c, struct dt_client_region *r)
 		return 0;
 	}
 	c->cnt.logs++;
+	barrier_setup(c);
 	__atomic_store_n(&r->log, l, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -189,13 +199,10 @@ int dt_client_log_open(struct dt_client *c, struct dt_client_region *r)
 /* Every thread of the process through a full barrier (see the top of the file). */
 static void barrier_all(struct dt_client *c)
 {
-	if (!c->membarrier)
-		c->membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-					0, 0) == 0 ? 1 : -1;
 	if (c->membarrier > 0 &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
 		return;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* the marks fence themselves */
 }
 
 struct remark {
@@ -218,7 +225,8 @@ static int remark_run(void *arg, uint64_t first, uint64_t last)
 		dt_dlog_mark(&m->to->l, first, last);
 	} else if (first * DT_CLIENT_PAGE < r->size &&
 		   dt_rset_add(&r->batch, first * DT_CLIENT_PAGE, end < r->size ? end : r->size)) {
-		r->dirty_err = -ENOMEM;	/* marks lost: the next fsync says so */
+		/* Marks lost: the next fsync says so. */
+		__atomic_store_n(&r->dirty_err, -ENOMEM, __ATOMIC_RELAXED);
 	}
 	r->c->cnt.remarked_pages += last - first + 1;
 	return 0;
@@ -247,6 +255,7 @@ int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
 	}
 	if (!old && !l)
 		return 0;
+	barrier_setup(c);
 	__atomic_store_n(&r->log, l, __ATOMIC_RELEASE);
 	if (!old)
 		return 0;
@@ -274,8 +283,11 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 			return -ERANGE;
 		dt_dlog_mark(&l->l, offset / DT_CLIENT_PAGE,
 			     (offset + length - 1) / DT_CLIENT_PAGE);
-		/* The mark's locked OR is the full barrier; keep the compiler in order too. */
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		/* The reconnect's membarrier() is our fence; without it, our own. */
+		if (r->c->membarrier > 0)
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		else
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		now = log_of(r);
 		if (now == l)
 			return 1;
