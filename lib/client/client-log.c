@@ -365,9 +365,11 @@ struct flush {
 	const char *base;
 	uint64_t len;
 	bool eadr;			/* the caches are persistent: no flush */
+	bool whole;			/* flush the whole range, not the runs */
 	size_t n;			/* runs kept in r->runs */
 	uint64_t pages, runs;
-	uint64_t lo, hi;		/* the extent of the runs taken */
+	bool taken;			/* a run was taken: [lo, hi] their extent */
+	uint64_t lo, hi;
 };
 
 static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
@@ -402,10 +404,11 @@ static int take_run(void *arg, uint64_t first, uint64_t last)
 {
 	struct flush *f = arg;
 
-	if (!f->eadr && !keep_run(f, first, last))
+	if (!f->eadr && !f->whole && !keep_run(f, first, last))
 		flush_range(f, first, last);
-	if (!f->runs)
+	if (!f->taken)
 		f->lo = first;
+	f->taken = true;
 	f->hi = last;
 	f->pages += last - first + 1;
 	f->runs++;
@@ -420,20 +423,31 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Flush the marked pages of [first, last] from the client's own mapping (persist lock held). */
+/*
+ * Flush from the client's own mapping (persist lock held) the marked pages
+ * of [first, last], or with @whole (a persist of that range) every page of
+ * it: those marked before are taken and released as for an fsync, the
+ * range's own need no mark, the flush and drain being done before the call
+ * returns (a client dying before has been promised nothing).
+ */
 static void persist_here(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
-			 uint64_t last, struct dt_proto_fsync_rep *out)
+			 uint64_t last, bool whole, struct dt_proto_fsync_rep *out)
 {
 	struct flush f = { .r = r, .base = r->addr, .len = r->map_len,
-			   .eadr = l->flags & DT_LOG_EADR };
+			   .eadr = l->flags & DT_LOG_EADR, .whole = whole };
 	uint64_t t0 = out ? now_ns() : 0;
 
 	dt_dlog_take(&l->l, first, last, take_run, &f);
+	if (whole) {
+		flush_range(&f, first, last);
+		f.pages = last - first + 1;
+		f.runs = 1;
+	}
 	for (size_t i = 0; i < f.n; i++)
 		flush_range(&f, r->runs[2 * i], r->runs[2 * i + 1]);
 	pmem_drain();
 	/* Only this persist's flush bits are set (persists are serialised): their extent. */
-	if (f.runs)
+	if (f.taken)
 		dt_dlog_release(&l->l, f.lo, f.hi);
 	count(&r->persists_in_process);
 	if (!out)
@@ -446,7 +460,7 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 }
 
 int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			  struct dt_proto_fsync_rep *out)
+			  bool whole, struct dt_proto_fsync_rep *out)
 {
 	struct dt_client_log *l = log_of(r);
 
@@ -456,7 +470,8 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 	if (!length || offset >= l->size || length > l->size - offset)
 		return 1;
 	persist_lock(r);
-	persist_here(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE, out);
+	persist_here(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE, whole,
+		     out);
 	persist_unlock(r);
 	return 0;
 }
@@ -502,7 +517,7 @@ int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t le
 		return sock_fsync(r, offset, length, flags, arg);
 	persist_lock(r);
 	if (!flags && length <= l->size - offset && !r->batch.n && may_flush_here(r, l)) {
-		persist_here(r, l, first, last, out);
+		persist_here(r, l, first, last, false, out);
 		persist_unlock(r);
 		return 0;
 	}

@@ -151,6 +151,8 @@ int dt_client_xact_once(struct dt_client *c, struct dt_msg *req, int fd, struct 
  *	length), without dt_client.lock: 0 done, 1 not possible here (no log,
  *	not pmem, not mapped, a remembered DIRTY refusal, a bad range: the
  *	caller takes the lock and the general path).  @out as for fsync.
+ *	@whole: a persist of the range (every page of it flushed, its own
+ *	pages need no mark); else an fsync (the marked pages).
  * dt_client_log_open(): LOG for a region just attached with write rights
  *	(if the fast path is on); a refusal only leaves the region on the
  *	socket path.  Reconnects as any exchange.
@@ -169,7 +171,7 @@ int dt_client_log_open(struct dt_client *c, struct dt_client_region *r);
 int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r);
 int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t length);
 int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			  struct dt_proto_fsync_rep *out);
+			  bool whole, struct dt_proto_fsync_rep *out);
 typedef int (*dt_client_fsync_fn)(struct dt_client_region *r, uint64_t offset, uint64_t length,
 				  unsigned flags, void *arg);
 int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length,

@@ -778,7 +778,7 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
 	int err;
 
 	/* In-process where it may: no lock, no message. */
-	if (!flags && !dt_client_log_persist(r, offset, length, out))
+	if (!flags && !dt_client_log_persist(r, offset, length, false, out))
 		return 0;
 	pthread_mutex_lock(&c->lock);
 	err = fsync_locked(r, offset, length, flags, out, bad, max);
@@ -786,15 +786,14 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
 	return err;
 }
 
-/* Mark then persist in-process, without the lock: 0, 1 (take the general path), or an error. */
+/*
+ * Persist the range in-process, without the lock (flushing it whole: it
+ * needs no mark of its own): 0, or 1 (take the general path, which marks).
+ */
 static int persist_fast(struct dt_client_region *r, uint64_t offset, uint64_t length,
 			struct dt_proto_fsync_rep *out)
 {
-	int err = dt_client_log_mark(r, offset, length);
-
-	if (err <= 0)
-		return err ? err : 1;
-	return dt_client_log_persist(r, offset, length, out);
+	return dt_client_log_persist(r, offset, length, true, out);
 }
 
 int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_t length,
