@@ -637,8 +637,10 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
  *
  * dt_client_dirty_addr() then dt_client_fsync() of that range: one DIRTY and
  * one FSYNC pipelined, one round trip (plus the batch, if it overlaps); with
- * the fast path, in-process: mark, pmem_flush() of the range's marked
- * pages, one pmem_drain(), no message.
+ * the fast path, in-process: pmem_flush() of the whole range from the
+ * client's mapping (the pages marked in it before are taken from the log),
+ * one pmem_drain(), no message, no mark of the range itself (it is durable
+ * when the call returns).
  *
  * Context: Any thread.  Takes the handle's lock, but in-process (the
  * region's persist spinlock only); blocks.
