@@ -255,6 +255,12 @@ static void read_records(struct dt_msg *m)
 	(void)dt_proto_op_name(m->op);
 	(void)dt_proto_status_name(m->status);
 	(void)dt_proto_strerror(m->status);
+	if (m->op == DT_OP_FSYNC && reply && m->fsync_rep.count) {
+		/* A version-2 -EIO lists the bad ranges. */
+		for (i = 0; i < m->fsync_rep.count; i++)
+			dt_proto_fsync_bad_at(&m->fsync_rep, i, &rec_ranges[i]);
+		m->fsync_rep.bad = rec_ranges;
+	}
 	if (m->status)
 		return;
 	if (m->op == DT_OP_DIRTY && !reply) {
@@ -398,6 +404,8 @@ static bool known(const struct dt_msg *m)
 		return false;
 	if (m->op == DT_OP_HELLO)
 		return m->version == DT_PROTO_HELLO_VERSION;
+	if (m->op == DT_OP_LOG && m->version < DT_PROTO_VERSION_LOG)
+		return false;
 	return m->version >= DT_PROTO_VERSION_MIN && m->version <= DT_PROTO_VERSION;
 }
 

@@ -159,6 +159,9 @@ static struct dt_msg sample_request(uint16_t op, uint32_t region)
 	case DT_OP_DUMP:
 		m.dump_req.region = region;
 		break;
+	case DT_OP_LOG:
+		m.log_req.region = region;
+		break;
 	default:
 		break;
 	}
@@ -185,7 +188,8 @@ static struct dt_msg sample_reply(uint16_t op)
 		break;
 	case DT_OP_REGIONS:
 		regs[0] = (struct dt_proto_region){ .id = 1, .flags = DT_REGION_PMD,
-			.size = 4 << 20, .flush = DT_FLUSH_MSYNC, .numa_node = -1 };
+			.size = 4 << 20, .flush = DT_FLUSH_MSYNC, .numa_node = -1,
+			.ns_match = DT_NS_MATCH_NO_NAMESPACES };
 		snprintf(regs[0].name, sizeof(regs[0].name), "fz");
 		snprintf(regs[0].path, sizeof(regs[0].path), "/tmp/fz.region");
 		m.regions_rep.count = 1;
@@ -241,6 +245,10 @@ static struct dt_msg sample_reply(uint16_t op)
 	case DT_OP_DUMP:
 		m.dump_rep = (struct dt_proto_dump_rep){ .offset = 0, .total = 5, .length = 5,
 			.flags = DT_DUMP_DONE, .text = "tree\n" };
+		break;
+	case DT_OP_LOG:
+		m.log_rep = (struct dt_proto_log_rep){ .npages = 1024, .file_size = 5 * 4096,
+			.flags = DT_LOG_PMEM, .log_id = 1 };
 		break;
 	default:
 		break;
