@@ -45,6 +45,7 @@
 #include "client-private.h"
 
 void (*dt_client_flush_hook)(const void *addr, size_t len) = pmem_flush;
+void (*dt_client_drain_hook)(void) = pmem_drain;
 
 void dt_client_log_env(struct dt_client *c)
 {
@@ -445,7 +446,7 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 	}
 	for (size_t i = 0; i < f.n; i++)
 		flush_range(&f, r->runs[2 * i], r->runs[2 * i + 1]);
-	pmem_drain();
+	dt_client_drain_hook();
 	/* Only this persist's flush bits are set (persists are serialised): their extent. */
 	if (f.taken)
 		dt_dlog_release(&l->l, f.lo, f.hi);

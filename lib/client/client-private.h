@@ -182,7 +182,8 @@ bool dt_client_log_in_process(const struct dt_client_region *r);
 void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k);
 void dt_client_log_free(struct dt_client_region *r);
 void dt_client_log_env(struct dt_client *c);
-/* The flush of an in-process persist: pmem_flush(), or a test's recorder. */
+/* The flush and the drain of an in-process persist: libpmem's, or a test's recorders. */
 extern void (*dt_client_flush_hook)(const void *addr, size_t len);
+extern void (*dt_client_drain_hook)(void);
 
 #endif /* DT_CLIENT_PRIVATE_H */

@@ -16,9 +16,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <libpmem.h>
+
 #include <daxtrack/client.h>
 
 #include "chaos_load.h"
+#include "client-private.h"
 #include "dt_test.h"
 #include "chaos_util.h"
 
@@ -56,6 +59,34 @@ void chaos_shared_area(const struct chaos_load_cfg *cfg, uint64_t *start, uint64
 static const char *rname(const struct load *l, unsigned ri)
 {
 	return l->cfg->regions[ri].name;
+}
+
+/* ---- the library's own flushes (the fast path), logged as F and D lines ---- */
+
+static struct load *hooked;	/* one load a process */
+
+static void log_flush(const void *addr, size_t len)
+{
+	const uint8_t *a = addr;
+	struct load *l = hooked;
+
+	pmem_flush(addr, len);
+	for (unsigned ri = 0; ri < l->cfg->nregions; ri++)
+		if (a >= l->map[ri] && a + len <= l->map[ri] + l->cfg->regions[ri].size)
+			fprintf(l->log, "F %s %" PRIu64 " %zu %" PRIu64 "\n", rname(l, ri),
+				(uint64_t)(a - l->map[ri]), len, chaos_now_ns());
+}
+
+/* A drain orders every flush of this thread before it, whatever the region. */
+static void log_drain(void)
+{
+	struct load *l = hooked;
+	uint64_t t;
+
+	pmem_drain();
+	t = chaos_now_ns();
+	for (unsigned ri = 0; ri < l->cfg->nregions; ri++)
+		fprintf(l->log, "D %s %" PRIu64 "\n", rname(l, ri), t);
 }
 
 /* An error of @op: the daemon stayed away (documented), or anything else. */
@@ -318,10 +349,20 @@ static int setup_region(struct load *l, unsigned ri)
 {
 	const struct chaos_region_cfg *rc = &l->cfg->regions[ri];
 	int fd = open(rc->path, O_RDWR | O_CLOEXEC), err;
+	size_t len;
 	void *p;
 
 	if (fd < 0)
 		return -errno;
+	if (l->cfg->library_map) {
+		err = dt_client_attach_fd(l->c, fd, &l->r[ri]);
+		close(fd);
+		if (!err)
+			err = dt_client_map(l->r[ri], &p, &len);
+		if (!err)
+			l->map[ri] = p;
+		return err;
+	}
 	p = mmap(NULL, rc->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		err = -errno;
@@ -356,6 +397,11 @@ static int setup(struct load *l)
 		return -EIO;
 	}
 	setvbuf(l->log, NULL, _IOFBF, 1 << 20);
+	if (l->cfg->library_map) {
+		hooked = l;
+		dt_client_flush_hook = log_flush;
+		dt_client_drain_hook = log_drain;
+	}
 	l->st->fd_base = l->st->fd_max = dt_test_fd_count(0);
 	return 0;
 }
@@ -374,10 +420,11 @@ static void finish(struct load *l)
 	l->st->restarts = cnt.restarts;
 	l->st->resent_ranges = cnt.resent_ranges;
 	l->st->replays = cnt.replays;
-	err = dt_client_close(l->c);
+	l->st->in_process = cnt.persists_in_process;
+	err = dt_client_close(l->c);	/* unmaps the library's mappings */
 	if (err)
 		note_error(l, "close", err);
-	for (unsigned ri = 0; ri < l->cfg->nregions; ri++)
+	for (unsigned ri = 0; ri < l->cfg->nregions && !l->cfg->library_map; ri++)
 		munmap(l->map[ri], l->cfg->regions[ri].size);
 	if (fclose(l->log))
 		note_error(l, "log", -EIO);

@@ -11,6 +11,12 @@
  * only bytes [1024 i, 1024 i + 1024) of each of its pages, so that the
  * clients dirty the same pages), and every other region is cut into one
  * slot per client.
+ *
+ * With @library_map, the client maps each region with dt_client_map()
+ * instead: where the daemon says the region is pmem (PMEM_IS_PMEM_FORCE=1 in
+ * the test), its persists and fsyncs of a range flush in its own process
+ * (the fast path), and it logs those flushes and drains (F and D lines of
+ * chaos_check.h) from the library's flush hooks.
  */
 #ifndef CHAOS_LOAD_H
 #define CHAOS_LOAD_H
@@ -35,6 +41,7 @@ struct chaos_stats {
 	uint64_t restarts;
 	uint64_t resent_ranges;
 	uint64_t replays;
+	uint64_t in_process;		/* persists and fsyncs flushed in the client's process */
 	int fd_base;			/* after the set-up */
 	int fd_max;			/* after any call that reconnected */
 	int done;			/* 1: finished and closed cleanly */
@@ -60,6 +67,7 @@ struct chaos_load_cfg {
 	const char *sock;
 	const char *log_path;
 	uint32_t batch_ranges;
+	bool library_map;
 	unsigned nregions;
 	struct chaos_region_cfg regions[CHAOS_MAX_REGIONS];
 	struct chaos_shared *sh;

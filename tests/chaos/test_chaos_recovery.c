@@ -18,6 +18,13 @@
  *   - every restart logged its recovery flush.
  * The seed is printed; DT_CHAOS_SEED=N replays the same choices (the
  * timing of a run is never exactly the same).
+ *
+ * With DT_CHAOS_FAST=1 (meson test chaos_recovery_fast) the daemon and the
+ * clients run with PMEM_IS_PMEM_FORCE=1, so the regions are pmem to both,
+ * and clients 1 and 3 map the regions with dt_client_map(): their persists
+ * and fsyncs of a range flush in their own process (the fast path), logged
+ * as F and D lines that the checker counts as those clients' flushes.  The
+ * others mark through the shared log too and fsync through the daemon.
  */
 #include <sys/mman.h>
 
@@ -34,6 +41,7 @@ DT_TEST_DEFINE("test_chaos_recovery");
 #define MB		(1ULL << 20)
 
 static struct chaos_shared *sh;
+static bool fast;		/* DT_CHAOS_FAST: clients 1 and 3 flush in-process */
 static pid_t clients[NCLIENTS];
 static struct chaos_load_cfg cfgs[NCLIENTS];
 static char client_logs[NCLIENTS][PATH_MAX];
@@ -107,7 +115,7 @@ static void client_cfg(struct run *run, unsigned i)
 	*c = (struct chaos_load_cfg){
 		.id = i, .nclients = NCLIENTS, .seed = chaos_next(&s), .sock = dh.sock,
 		.log_path = client_logs[i], .batch_ranges = batches[i],
-		.nregions = CHAOS_MAX_REGIONS, .sh = sh,
+		.library_map = fast && (i & 1), .nregions = CHAOS_MAX_REGIONS, .sh = sh,
 	};
 	for (unsigned ri = 0; ri < CHAOS_MAX_REGIONS; ri++) {
 		dh_path(region_paths[ri], ri ? "b.region" : "a.region");
@@ -195,12 +203,13 @@ static void check_clients(void)
 		dt_test_ctx("client %u", i);
 		printf("chaos: client %u: %llu ops, %llu writes, %llu fsyncs acked, %llu failed "
 		       "(%llu errors with the daemon away), %llu reconnects, %llu restarts seen, "
-		       "%llu ranges resent, %llu replays, fds %d..%d\n", i,
+		       "%llu ranges resent, %llu replays, %llu in-process persists, fds %d..%d\n", i,
 		       (unsigned long long)s->ops, (unsigned long long)s->writes,
 		       (unsigned long long)s->acked, (unsigned long long)s->failed,
 		       (unsigned long long)s->lost, (unsigned long long)s->reconnects,
 		       (unsigned long long)s->restarts, (unsigned long long)s->resent_ranges,
-		       (unsigned long long)s->replays, s->fd_base, s->fd_max);
+		       (unsigned long long)s->replays, (unsigned long long)s->in_process, s->fd_base,
+		       s->fd_max);
 		if (!CHECK_EQ(s->other_errors, 0))
 			fprintf(stderr, "     first error: %s: %s\n", s->first_error_op,
 				strerror(-s->first_error));
@@ -208,6 +217,8 @@ static void check_clients(void)
 		CHECK(s->done);
 		CHECK(s->restarts >= 1);
 		CHECK(s->fd_base > 0 && s->fd_max <= s->fd_base);
+		if (fast && (i & 1))
+			CHECK(s->in_process > 0);
 	}
 }
 
@@ -270,6 +281,8 @@ static void check_logs(const struct run *run)
 	CHECK_EQ(w.parse_errors, 0);
 	CHECK_EQ(res.violations, 0);
 	CHECK(res.acked > 0 && res.bytes_checked > 0);
+	if (fast)
+		CHECK(res.client_flushes > 0);
 	/*
 	 * Every start after a kill recovered both regions (killed starts may
 	 * too): whole, or the pages of their write-intent logs (range flushes,
@@ -317,6 +330,9 @@ int main(int argc, char **argv)
 	struct run run = { .seed = chaos_seed(), .t0 = chaos_now_ns() };
 
 	dh_init(argc, argv, 540);
+	fast = getenv("DT_CHAOS_FAST") && !strcmp(getenv("DT_CHAOS_FAST"), "1");
+	if (fast && setenv("PMEM_IS_PMEM_FORCE", "1", 1))
+		return 2;
 	signal(SIGALRM, on_alarm);
 	atexit(kill_clients);
 	printf("chaos: seed %llu (replay with DT_CHAOS_SEED=%llu)\n",
