@@ -8,7 +8,7 @@
 # Usage: .ci/realdax.sh BUILD_DIR
 #
 # BUILD_DIR is a configured meson build directory (never -march=native: the
-# guest runs under TCG, which lacks AVX-512).  The script builds the three
+# guest runs under TCG, which lacks AVX-512).  The script builds the four
 # programs it needs in it (ninja, a no-op when up to date), then runs in the
 # guest, from the repository root:
 #   test_realdax_daemon  daxtrackd + the client library on both regions
@@ -16,6 +16,10 @@
 #   first_touch          figures only: the first-store cost per page of a
 #                        sparse, a fallocated and a written MAP_SYNC file
 #                        (printed as "realdax: first-touch: ...", not counted)
+#   persist_msync        figures only: the fast path's persist of 1/64/4096
+#                        pages against the kernel's msync() of the same pages
+#                        and against the in-process floor, on fsdax and devdax
+#                        ("realdax: persist-msync: ...", not counted)
 # Their full output goes to BUILD_DIR/realdax-logs/; their closing lines
 # are printed, as "realdax: PROG: N passed, N failed", and the last line is
 # "realdax: N passed, N failed" (the sum; a program that dies without its
@@ -65,7 +69,7 @@ if grep -qs -- '-march=native' "$BUILD_ABS/build.ninja"; then
 fi
 
 TARGETS=(daemon/daxtrackd tests/realdax/test_realdax_daemon tests/daemon/test_region_realdax
-	tests/realdax/first_touch)
+	tests/realdax/first_touch tests/realdax/persist_msync)
 if ! ninja -C "$BUILD_ABS" "${TARGETS[@]}" >"$BUILD_ABS/realdax-build.log" 2>&1; then
 	tail -n 30 "$BUILD_ABS/realdax-build.log"
 	fail_summary "building ${TARGETS[*]} in $BUILD failed"
@@ -113,6 +117,9 @@ step test_realdax_daemon "$b/tests/realdax/test_realdax_daemon" "$b/daemon/daxtr
 step test_region_realdax "$b/tests/daemon/test_region_realdax"
 "$b/tests/realdax/first_touch" -t "$4" "$DAX_VM_FSDAX_DIR" >"$out/first_touch.log" 2>&1
 grep "^first-touch:" "$out/first_touch.log"
+"$b/tests/realdax/persist_msync" "$b/daemon/daxtrackd" "$DAX_VM_FSDAX_DIR" "$DAX_VM_DEVDAX" \
+	>"$out/persist_msync.log" 2>&1
+grep "^persist-msync:" "$out/persist_msync.log"
 echo "realdax-guest: done"
 exit $all
 '
@@ -129,6 +136,7 @@ wall=$((SECONDS - t0))
 
 grep -E '^dax-vm: ' "$tmp/err" | sed 's/^/realdax: /'
 grep -E '^first-touch: ' "$tmp/out" | sed 's/^/realdax: /'
+grep -E '^persist-msync: ' "$tmp/out" | sed 's/^/realdax: /'
 
 if ! grep -q '^realdax-guest: start$' "$tmp/out"; then
 	if grep -qv '^dax-vm: ' "$tmp/err"; then
