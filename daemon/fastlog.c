@@ -103,9 +103,13 @@ static int install_sigbus(void)
 	return sigaction(SIGBUS, &sa, NULL) ? -errno : 0;
 }
 
-/* What to read: a scan against the shadow, or every page set (for_each). */
+/*
+ * What to read: a scan against the shadow (which also sets the log's
+ * daemon_flags), or every page set (for_each).
+ */
 struct log_read {
 	bool scan;
+	uint32_t daemon_flags;
 	bool full;
 	uint64_t first, last; /* for_each */
 	dt_dlog_run_fn set, cleared;
@@ -160,6 +164,8 @@ static int log_read(struct srv_log *l, const struct log_read *op)
 		return -EFAULT;
 	}
 	guard_jmp = &jb;
+	if (op->scan)
+		dt_dlog_set_daemon_flags(&l->f.log, op->daemon_flags);
 	if (op->scan)
 		ret = dt_dlog_scan(&l->f.log, &l->shadow, op->full, guarded_set, guarded_cleared,
 				   cb, &l->st);
@@ -374,11 +380,22 @@ static void account(struct dt_server *srv, struct srv_log *l, const struct dt_dl
 	l->bad_logged = true;
 }
 
-/* Scan every log of the region.  Under fr->lock. */
+/*
+ * The daemon's flags of a region's logs: with bad blocks, the clients mark
+ * and persist through the socket, so that the daemon refuses the bad pages
+ * and names them (-EIO), as for a client without a log.
+ */
+static uint32_t region_log_flags(struct dt_region *r)
+{
+	return __atomic_load_n(&r->nbad, __ATOMIC_RELAXED) ? DT_DLOG_F_SOCKET : 0;
+}
+
+/* Scan every log of the region (and update their flags).  Under fr->lock. */
 static void consume_locked(struct dt_server *srv, struct fl_region *fr, struct dt_region *r)
 {
 	struct consume_ctx x = { .fr = fr, .r = r };
-	struct log_read op = { .scan = true, .set = on_set, .cleared = on_cleared, .arg = &x };
+	struct log_read op = { .scan = true, .daemon_flags = region_log_flags(r), .set = on_set,
+			       .cleared = on_cleared, .arg = &x };
 	struct srv_log *l;
 
 	for (l = fr->logs; l; l = l->next) {
@@ -654,6 +671,7 @@ static void fill_header(struct dt_dlog_header *h, const struct dt_server *srv,
 	h->region_id = sr->id;
 	h->owner_pid = (uint32_t)c->cred.pid;
 	h->owner_uid = (uint32_t)c->cred.uid;
+	h->daemon_flags = region_log_flags(sr->r);
 }
 
 /* Create the file and the shadow of a new log.  Return: 0 or a negative errno. */

@@ -279,6 +279,9 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 		return 0;
 	if (!length)
 		return -EINVAL;
+	/* Bad blocks in the region: marks go to the daemon, which may refuse them. */
+	if (dt_dlog_daemon_flags(&l->l) & DT_DLOG_F_SOCKET)
+		return 0;
 	for (;;) {
 		if (offset >= l->size || length > l->size - offset)
 			return -ERANGE;
@@ -345,6 +348,7 @@ void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_c
 static bool may_flush_here(const struct dt_client_region *r, const struct dt_client_log *l)
 {
 	if (!l || !(l->flags & (DT_LOG_PMEM | DT_LOG_EADR)) ||
+	    (dt_dlog_daemon_flags(&l->l) & DT_DLOG_F_SOCKET) ||
 	    !__atomic_load_n(&r->addr, __ATOMIC_ACQUIRE) || r->map_len < l->size)
 		return false;
 	return (l->flags & DT_LOG_EADR) || __atomic_load_n(&r->map_pmem, __ATOMIC_RELAXED);

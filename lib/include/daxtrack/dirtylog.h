@@ -21,8 +21,9 @@
  * flush that covers them and cleared lazily after it.
  *
  * Who writes what:
- *   - The header is written once by the daemon (dt_dlog_format()); nobody
- *     writes it afterwards.  A reader never trusts the header of a mapped
+ *   - The header is written by the daemon (dt_dlog_format()); afterwards
+ *     only its @daemon_flags word changes, written by the daemon alone
+ *     (dt_dlog_set_daemon_flags()).  A reader never trusts the header of a mapped
  *     log for its geometry: it passes the geometry it knows
  *     (dt_dlog_attach()); dt_dlog_check() compares a header with what is
  *     expected, for the recovery of logs left by a previous daemon.
@@ -55,6 +56,11 @@ extern "C" {
 #define DT_DLOG_HEADER_SIZE	4096u
 #define DT_DLOG_NAME_MAX	64
 
+/* struct dt_dlog_header.daemon_flags */
+#define DT_DLOG_F_SOCKET	(1U << 0)	/* persist and mark through the socket: the
+						 * region has bad blocks, which only the daemon
+						 * may answer for (-EIO naming them) */
+
 /* struct dt_dlog_header.kind */
 enum dt_dlog_kind {
 	DT_DLOG_CLIENT = 1,	/* one client connection's log of one region */
@@ -79,6 +85,9 @@ enum dt_dlog_kind {
  * @daemon_pid: The daemon that made the log.
  * @created_ns: CLOCK_REALTIME at creation.
  * @region_name: The region's name, NUL-terminated and NUL-padded.
+ * @daemon_flags: DT_DLOG_F_*, set by the daemon while the log lives; an
+ *	owner reads it before each persist (dt_dlog_daemon_flags()).  A client
+ *	that scribbles over it only changes its own way to the flush.
  *
  * The offsets of the arrays follow from @npages (dt_dlog_geometry()), so
  * they are not stored.  The rest of the header is zero.
@@ -99,6 +108,7 @@ struct dt_dlog_header {
 	uint32_t daemon_pid;
 	uint64_t created_ns;
 	char region_name[DT_DLOG_NAME_MAX];
+	uint32_t daemon_flags;
 };
 
 /**
@@ -184,6 +194,23 @@ int dt_dlog_format(void *base, size_t len, struct dt_dlog_header *h);
  */
 int dt_dlog_check(const void *base, size_t len, const struct dt_dlog_header *expect,
 		  const char **why);
+
+/**
+ * dt_dlog_daemon_flags() - The daemon's flags of a log (an atomic load).
+ * @l: The log.
+ *
+ * Return: DT_DLOG_F_* of the header.
+ */
+uint32_t dt_dlog_daemon_flags(const struct dt_dlog *l);
+
+/**
+ * dt_dlog_set_daemon_flags() - Set the daemon's flags of a log (the daemon).
+ * @l: The log.
+ * @flags: DT_DLOG_F_*.
+ *
+ * An atomic store, seen by the owner's next persist.
+ */
+void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags);
 
 /* ---- the owner ---- */
 
