@@ -735,6 +735,9 @@ out:
 	free(buf);
 }
 
+/* The fast path's client of the bad block check (fast_fsdax()). */
+static struct dt_client *fc;
+
 /*
  * A bad block the kernel really reports: a sector of the fsdax file written
  * to the pmem block device's badblocks file (the emulated NVDIMM has no
@@ -744,25 +747,31 @@ out:
  * -EIO naming the bad range.  The file is kept linked (its blocks stay
  * allocated) so that no later file of the suite lands on the bad sector.
  */
-static void check_badblock(struct dt_client *c)
+static void check_badblock(struct dt_client *c, struct dt_client_region *fr)
 {
 	const uint64_t good = 300 * PG, bad = 301 * PG;
 	struct dt_proto_range got[4] = { 0 };
 	struct dt_proto_region_stats s = { 0 };
 	struct dt_proto_fsync_rep rep = { 0 };
+	struct dt_client_region_info info;
 	struct dt_proto_fault_rep f;
 	char path[PATH_MAX], keep[PATH_MAX + 16];
 	FILE *bb;
 	int i;
 
 	dt_test_ctx("bad block in the fsdax region");
+	/* @fr: a handle with the fast path, in-process until the bad block is known. */
+	if (!CHECK(fr))
+		return;
+	dt_client_region_info(fr, &info);
+	CHECK(info.log && info.persist_in_process);
 	/* A write fault: a read fault makes a ZERO entry, without a sector. */
 	if (!CHECK(d.fsdax_dev && *d.fsdax_dev) ||
-	    !CHECK_EQ(dt_client_fault(fs.r, bad, 0, DT_FAULT_REQ_WRITE, &f), 0) ||
+	    !CHECK_EQ(dt_client_fault(fr, bad, 0, DT_FAULT_REQ_WRITE, &f), 0) ||
 	    !CHECK(f.sector != 0))
 		return;
-	CHECK_EQ(dt_client_fsync(fs.r, bad, PG, 0, NULL), 0);	/* clean again */
-	CHECK_EQ(dt_client_dirty(fs.r, good, PG), 0);
+	CHECK_EQ(dt_client_fsync(fr, bad, PG, 0, NULL), 0);	/* clean again */
+	CHECK_EQ(dt_client_dirty(fr, good, PG), 0);
 	snprintf(keep, sizeof(keep), "%s.badblock", d.fs_path);
 	CHECK_EQ(link(d.fs_path, keep), 0);
 	fmt(path, sizeof(path), "/sys/class/block/%s/badblocks", base_name(d.fsdax_dev));
@@ -776,17 +785,40 @@ static void check_badblock(struct dt_client *c)
 	CHECK_EQ(s.badblocks, 1);
 	CHECK_EQ(s.bad_bytes, PG);
 	CHECK(log_has("badblocks changed: rescanning the namespaces"));
-	CHECK_EQ(dt_client_fault(fs.r, bad + 5, 0, 0, &f), -EIO);
-	CHECK_EQ(dt_client_fault(fs.r, bad + PG, 0, 0, &f), 0);
-	CHECK_EQ(dt_client_fsync_bad(fs.r, good, 2 * PG, 0, &rep, got, 4), -EIO);
+	/* The daemon told the log: marks and persists go through the socket now. */
+	dt_client_region_info(fr, &info);
+	CHECK(!info.persist_in_process);
+	CHECK_EQ(dt_client_fault(fr, bad + 5, 0, 0, &f), -EIO);
+	CHECK_EQ(dt_client_fault(fr, bad + PG, 0, 0, &f), 0);
+	CHECK_EQ(dt_client_fsync_bad(fr, good, 2 * PG, 0, &rep, got, 4), -EIO);
 	CHECK_EQ(rep.entries, 1);	/* the good page, flushed */
 	CHECK_EQ(rep.count, 1);
 	CHECK_EQ(got[0].offset, bad);
 	CHECK_EQ(got[0].length, PG);
-	CHECK_EQ(dt_client_dirty(fs.r, bad, 1), 0);	/* batched: refused when sent */
-	CHECK_EQ(dt_client_flush_dirty(c), -EIO);
+	CHECK_EQ(dt_client_dirty(fr, bad, 1), 0);	/* batched: refused when sent */
+	CHECK_EQ(dt_client_flush_dirty(fc), -EIO);
 	printf("realdax: bad block at sector %llu of %s seen after %d ms\n",
 	       (unsigned long long)f.sector, d.fsdax_dev, i * 50);
+}
+
+/*
+ * The other checks read the daemon's flush log: their client takes the
+ * socket path (DAXTRACK_FAST_PATH=0, set in main()).  This one has the
+ * fast path: the fsdax region attached by name and mapped (MAP_SYNC), its
+ * shared dirty log in hand.  Kept until the end of the run.
+ */
+static struct dt_client_region *fast_fsdax(void)
+{
+	struct dt_client_region *r = NULL;
+	void *addr;
+	size_t len;
+
+	unsetenv("DAXTRACK_FAST_PATH");
+	fc = connect_client();
+	setenv("DAXTRACK_FAST_PATH", "0", 1);
+	if (fc && CHECK_EQ(dt_client_attach(fc, "fsdax", &r), 0))
+		CHECK_EQ(dt_client_map(r, &addr, &len), 0);
+	return r;
 }
 
 static void run(struct dt_client *c)
@@ -807,7 +839,7 @@ static void run(struct dt_client *c)
 	check_deep_fsync(&dx, 40 * PG);
 	check_persist(&fs, 100 * PG + 123, 1);
 	check_persist(&dx, 5 * PMD_SZ + 777, 2);
-	check_badblock(c);
+	check_badblock(c, fast_fsdax());
 }
 
 int main(int argc, char **argv)
@@ -817,6 +849,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* The daemon's flush log is what these checks read: the socket path (but fast_fsdax()). */
+	setenv("DAXTRACK_FAST_PATH", "0", 1);
 	d.devdax = getenv("DAX_VM_DEVDAX");
 	d.fsdax_dev = getenv("DAX_VM_FSDAX_DEV");
 	dt_test_ctx("environment");
@@ -846,6 +880,8 @@ int main(int argc, char **argv)
 	dt_test_ctx("close");
 	if (c)
 		CHECK_EQ(dt_client_close(c), 0);
+	if (fc)
+		CHECK_EQ(dt_client_close(fc), 0);
 	dt_test_ctx("SIGTERM");
 	CHECK_EQ(stop(), 0);
 	CHECK(log_has("stopped"));
