@@ -18,12 +18,25 @@
  *     single pages scattered over the 1 GiB, 2 MiB ranges, every even page
  *     then every odd one; pages/s.
  *
+ * 5c. list_lag.{mark,churn}: how long a mark takes to show in a LIST of
+ *     dirty entries (daxtrackctl list --dirty) of another connection, while
+ *     a second thread of the fast client marks single pages of the first
+ *     half of "a" as fast as it can (mark), or marks 4096 and persists them
+ *     in-process in a loop (churn, so that the daemon's consume always has
+ *     new and cleared bits): a probe page of the second half is marked, then
+ *     LISTed until it shows (the first LIST must: a LIST consumes the logs
+ *     of its region first); p50 and p99 of >= 500 probes, the marker's rate,
+ *     and the daemon's CPU over the probes (utime + stime of /proc/PID/stat,
+ *     in cores).
+ *
  * Every persist is checked to have been in-process (the client's counters)
  * and to have flushed exactly the pages marked.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -365,6 +378,145 @@ static int marking_rates(const struct bench_opts *o, struct fast *f)
 	return ret;
 }
 
+/* ---- 5c. the lag of LIST behind the marks ---- */
+
+#define LAG_HALF	(REGION_PAGES / 2)
+
+struct lag_marker {
+	struct fast *f;
+	bool churn;			/* persist every 4096 marks */
+	int stop;
+	int err;
+	uint64_t marks;
+};
+
+static void *lag_marker_main(void *arg)
+{
+	struct lag_marker *m = arg;
+	uint64_t i = 0;
+	int ret = 0;
+
+	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED) && !ret) {
+		for (unsigned j = 0; j < 4096 && !ret; j++, i++)
+			ret = dt_client_dirty(m->f->r, ((i * 4099) & (LAG_HALF - 1)) * PAGE, PAGE);
+		if (m->churn && !ret)
+			ret = dt_client_fsync(m->f->r, 0, LAG_HALF * PAGE, 0, NULL);
+	}
+	m->err = ret;
+	__atomic_store_n(&m->marks, i, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* utime + stime of process @pid, in seconds. */
+static double cpu_seconds(pid_t pid)
+{
+	unsigned long long ut = 0, st = 0;
+	char path[64], buf[1024], *p;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fp = fopen(path, "r");
+	if (!fp)
+		return 0;
+	p = fgets(buf, sizeof(buf), fp) ? strrchr(buf, ')') : NULL;
+	fclose(fp);
+	/* After ")": state, ppid, ... utime is the 12th field, stime the 13th. */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+			 &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Mark page @q, LIST dirty entries of it until it shows: the time (ns), or 0 on an error. */
+static double lag_probe(struct fast *f, struct dt_client_region *r2, uint64_t q)
+{
+	struct dt_proto_entry e[4];
+	uint64_t t0 = bench_now_ns();
+	uint32_t n = 0;
+
+	if (dt_client_dirty(f->r, q * PAGE, PAGE))
+		return 0;
+	for (unsigned tries = 0; tries < 100000; tries++) {
+		struct dt_client_list l = { .offset = q * PAGE, .length = PAGE,
+					    .flags = DT_LIST_DIRTY };
+
+		if (dt_client_list(r2, &l, e, 4, &n))
+			return 0;
+		if (n && (e[0].tags & DT_PROTO_TAG_LOGGED))
+			return (double)(bench_now_ns() - t0);
+	}
+	return 0;
+}
+
+static int lag_phase(const struct bench_opts *o, struct dmn *d, struct fast *f,
+		     struct dt_client_region *r2, bool churn)
+{
+	uint64_t n = bench_count(o, 1000, 500), t0, t1;
+	struct lag_marker m = { .f = f, .churn = churn };
+	double *v = bench_alloc(n, sizeof(*v), "lag samples"), cpu0, cpu1, p50, p99;
+	const char *name = churn ? "churn" : "mark";
+	char fig[64];
+	pthread_t th;
+	int ret = 0;
+
+	if (!v || pthread_create(&th, NULL, lag_marker_main, &m)) {
+		free(v);
+		return -1;
+	}
+	t0 = bench_now_ns();
+	cpu0 = cpu_seconds(d->b.h.pid);
+	for (uint64_t i = 0; i < n && !ret; i++) {
+		uint64_t q = LAG_HALF + (i * 7919) % LAG_HALF;
+
+		v[i] = lag_probe(f, r2, q);
+		if (!v[i] || dt_client_fsync(f->r, q * PAGE, PAGE, 0, NULL))
+			ret = -1;
+	}
+	cpu1 = cpu_seconds(d->b.h.pid);
+	t1 = bench_now_ns();
+	__atomic_store_n(&m.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	if (ret || m.err) {
+		bench_fail("list lag (%s): a probe or the marker failed (%s)", name,
+			   strerror(m.err ? -m.err : EIO));
+		free(v);
+		return -1;
+	}
+	dmn_sort(v, n);
+	p50 = dmn_pct(v, n, 500);
+	p99 = dmn_pct(v, n, 990);
+	snprintf(fig, sizeof(fig), "list_lag.%s.p50", name);
+	bench_value(o, fig, p50 / 1e3, "us", "%" PRIu64 " probes", n);
+	snprintf(fig, sizeof(fig), "list_lag.%s.p99", name);
+	bench_value(o, fig, p99 / 1e3, "us", "target <= 10 ms");
+	snprintf(fig, sizeof(fig), "list_lag.%s.marks", name);
+	bench_value(o, fig, (double)m.marks * 1e9 / (double)(t1 - t0), "pages/s",
+		    "the marker thread's rate meanwhile%s", churn ? " (persisting every 4096)" : "");
+	snprintf(fig, sizeof(fig), "list_lag.%s.daemon_cpu", name);
+	bench_value(o, fig, (cpu1 - cpu0) * 1e9 / (double)(t1 - t0), "cores",
+		    "target <= 1");
+	free(v);
+	return 0;
+}
+
+static int lag_figures(const struct bench_opts *o, struct dmn *d, struct fast *f)
+{
+	struct dt_client_region *r2;
+	struct dt_client *c2;
+	int ret;
+
+	if (dmn_client_open(d, 0, 0, &c2, &r2))
+		return -1;
+	ret = lag_phase(o, d, f, r2, false);
+	if (!ret)
+		ret = lag_phase(o, d, f, r2, true);
+	dt_client_close(c2);
+	/* Leave "a" clean. */
+	if (!ret && dt_client_fsync(f->r, 0, REGION_BYTES, 0, NULL))
+		ret = -1;
+	return ret;
+}
+
 int dmn_part_fast(const struct bench_opts *o, struct dmn *d)
 {
 	struct fast f = { .rng = { SEED_FAST } };
@@ -379,6 +531,8 @@ int dmn_part_fast(const struct bench_opts *o, struct dmn *d)
 	ret = persist_figures(o, &f);
 	if (!ret)
 		ret = marking_rates(o, &f);
+	if (!ret)
+		ret = lag_figures(o, d, &f);
 	dt_client_close(f.c);
 	return ret;
 }
