@@ -298,7 +298,12 @@ out:
 	CHECK_EQ(dh_wait_no_client_logs(), 0); /* its end written back before the next test */
 }
 
-/* A child process logs pages 400 and 401 in region a, then waits for the parent. */
+/*
+ * A child process logs pages 400 and 401 in region a, then waits for the
+ * parent; told to go, it closes its connection and exits (closing it
+ * itself, so that a memory checker's work at exit does not delay the
+ * hangup, and nothing is left allocated).
+ */
 static void logging_child(uint32_t ra, int ready, int go, unsigned more)
 {
 	struct dh_conn *c = dh_open();
@@ -312,6 +317,7 @@ static void logging_child(uint32_t ra, int ready, int go, unsigned more)
 		dt_dlog_mark(&t.log, 1000 + 2 * i, 1000 + 2 * i);
 	if (write(ready, &b, 1) != 1 || read(go, &b, 1) != 1)
 		_exit(5);
+	dh_close(c);
 	_exit(0);
 }
 
@@ -399,7 +405,7 @@ static void test_death(uint32_t ra, bool kill9, unsigned more)
 	uint64_t t0, t1, last = k.more ? (1000 + 2 * (k.more - 1)) * PG : 400 * PG;
 	int st = 0;
 
-	dt_test_ctx("death (%s, %u pages): written back within 100 ms", kill9 ? "kill -9" : "exit",
+	dt_test_ctx("death (%s, %u pages): written back within 100 ms", kill9 ? "kill -9" : "close",
 		    2 + k.more);
 	dh_flush_clear();
 	if (!child_start(&k, ra))
@@ -409,20 +415,21 @@ static void test_death(uint32_t ra, bool kill9, unsigned more)
 	if (kill9)
 		kill(k.pid, SIGKILL);
 	else
-		CHECK_EQ(write(k.go[1], "x", 1), 1); /* it exits: the kernel closes its socket */
+		CHECK_EQ(write(k.go[1], "x", 1), 1); /* it closes its connection and exits */
 	t1 = wait_flushed("a", last, more ? PG : 2 * PG, 1000);
 	CHECK(t1 > t0);
 	if (t1 > t0) {
 		printf("# death (%s, %u pages): hangup -> last flush event %.3f ms\n",
-		       kill9 ? "kill -9" : "exit", 2 + k.more, (double)(t1 - t0) / 1e6);
+		       kill9 ? "kill -9" : "close", 2 + k.more, (double)(t1 - t0) / 1e6);
 		CHECK_EQ(dh_flush_count("a", 400 * PG, 2 * PG, "range"), 1);
 		/*
 		 * 100 ms for a few pages (about 1 ms here).  Hundreds of scattered pages
 		 * cost one flush each, an msync(2) on this tmpfs region, which a loaded
 		 * machine stretches: a sanity bound only (the figure is printed; the
-		 * bench measures the pmem path against the 100 ms).
+		 * bench measures the pmem path against the 100 ms).  Not scaled: the
+		 * times are the daemon's, which runs outside any memory checker.
 		 */
-		CHECK((double)(t1 - t0) / 1e6 <= (k.more ? 1000 : 100) * dh_scale());
+		CHECK((double)(t1 - t0) / 1e6 <= (k.more ? 1000 : 100));
 	}
 	child_end(&k, &st);
 	CHECK_EQ(dh_wait_no_client_logs(), 0);
