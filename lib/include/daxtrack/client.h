@@ -78,9 +78,8 @@
  * bit per 4KiB page.  Then:
  *   - dt_client_dirty() sets the pages' bits: a few atomic instructions, no
  *     lock, no system call, no message (no batch, no DIRTY, no window: the
- *     daemon reads the log every few milliseconds and before any request on
- *     the region, so its answers, fsyncs of other clients included, see the
- *     marks);
+ *     daemon reads the log every 5 ms and before any request on the region,
+ *     so its answers, fsyncs of other clients included, see the marks);
  *   - dt_client_persist() and dt_client_fsync() of a range flush in-process
  *     when the daemon said the region is persistent memory (or eADR) and the
  *     client's own mapping (dt_client_map()) is MAP_SYNC, of a device DAX, or
@@ -89,6 +88,9 @@
  *     cleared; no lock of the handle, no message.  A DEEP or WHOLE fsync, a
  *     region not mapped or not pmem goes to the daemon (FSYNC), the pages
  *     held in the log until it answered;
+ *   - while the region has bad blocks (the daemon sets DT_DLOG_F_SOCKET in
+ *     the log's header), marks go to the DIRTY batch and persists to FSYNC,
+ *     as without a log, so that bad pages are refused and named (-EIO);
  *   - when the client dies, the daemon writes back every page still set in
  *     its logs; after a daemon restart the client gets a new log and marks
  *     into it every page of the old one.

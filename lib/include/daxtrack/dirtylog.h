@@ -86,7 +86,7 @@ enum dt_dlog_kind {
  * @created_ns: CLOCK_REALTIME at creation.
  * @region_name: The region's name, NUL-terminated and NUL-padded.
  * @daemon_flags: DT_DLOG_F_*, set by the daemon while the log lives; an
- *	owner reads it before each persist (dt_dlog_daemon_flags()).  A client
+ *	owner reads it before each mark and persist (dt_dlog_daemon_flags()).  A client
  *	that scribbles over it only changes its own way to the flush.
  *
  * The offsets of the arrays follow from @npages (dt_dlog_geometry()), so
@@ -208,7 +208,8 @@ uint32_t dt_dlog_daemon_flags(const struct dt_dlog *l);
  * @l: The log.
  * @flags: DT_DLOG_F_*.
  *
- * An atomic store, seen by the owner's next persist.
+ * An atomic store (none if the word holds @flags already), seen by the
+ * owner's next mark or persist.
  */
 void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags);
 
@@ -220,11 +221,11 @@ void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags);
  * @first: First page.
  * @last: Last page (inclusive), < @l->g.npages.
  *
- * Sets the dirty bits with atomic read-modify-writes (one a word, and a
- * single-word mark of a bit already set still writes: it is the barrier
- * that makes the caller's earlier stores visible before a reader may flush
- * them), then the summary bits.  Lock-free, from any thread.  The caller
- * checks the range.
+ * Sets the dirty bits, one atomic operation a word: a release store of all
+ * ones for a word marked whole, else a read-modify-write (which writes even
+ * over bits already set: it is the barrier that makes the caller's earlier
+ * stores visible before a reader may flush them), then the summary bits.
+ * Lock-free, from any thread.  The caller checks the range.
  */
 void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
 
@@ -248,11 +249,12 @@ typedef int (*dt_dlog_run_fn)(void *arg, uint64_t first, uint64_t last);
  *	dirty), in ascending order; may be NULL.
  * @arg: For @run.
  *
- * For each word: the summary bit is cleared, then the dirty bits in range
- * are ORed into flush (summary after), then exchanged out of dirty; a mark
- * racing with it lands in dirty again, never nowhere.  The owner flushes
- * the pages @run names, drains, then calls dt_dlog_release().  Persists of
- * one log are serialised by the owner.
+ * For each word the dirty summary names: its summary bit is cleared if the
+ * word is taken whole, then the dirty bits in range are ORed into flush
+ * (summary after; plain release stores, flush having one writer), then
+ * exchanged out of dirty; a mark racing with it lands in dirty again, never
+ * nowhere.  The owner flushes the pages @run names, drains, then calls
+ * dt_dlog_release().  Persists of one log are serialised by the owner.
  *
  * Return: Pages taken, or @run's error (the pages taken so far stay in
  * flush: dt_dlog_release() of the range, or a recovery, clears them).
