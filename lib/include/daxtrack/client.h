@@ -202,13 +202,15 @@ struct dt_client_options {
  *	O_RDWR).
  * @pending: Ranges in the batch, not yet sent.
  * @log: The region has a shared dirty log (the fast path): dt_client_dirty()
- *	marks it, with no lock and no message.
+ *	marks it, with no lock and no message (but while the region has bad
+ *	blocks: then the batch).
  * @log_flags: DT_LOG_PMEM, DT_LOG_EADR: what the daemon said of the region.
  * @log_id: The daemon's serial of the log (its file name), 0 without one.
  * @persist_in_process: dt_client_persist() and dt_client_fsync() of a range
  *	flush from the client's own mapping (no message): the region has a
- *	log, the daemon said PMEM or EADR, and the mapping is MAP_SYNC, of a
- *	device DAX, or on eADR (or PMEM_IS_PMEM_FORCE=1, libpmem's override).
+ *	log, the daemon said PMEM or EADR and knows no bad block in the region
+ *	(DT_DLOG_F_SOCKET clear), and the mapping is MAP_SYNC, of a device DAX,
+ *	or on eADR (or PMEM_IS_PMEM_FORCE=1, libpmem's override).
  */
 struct dt_client_region_info {
 	uint32_t id;
@@ -246,7 +248,8 @@ struct dt_client_region_info {
  * @persists_in_process: Persists and fsyncs of a range flushed from the
  *	client's own mapping, without a message.
  * @persists_log_socket: Persists and fsyncs of a region with a log that
- *	went to the daemon (FSYNC): DEEP, WHOLE, not mapped, not pmem...
+ *	went to the daemon (FSYNC): DEEP, WHOLE, not mapped, not pmem, bad
+ *	blocks...
  * @remarked_pages: Pages of an old log marked into the new one after a
  *	reconnect (or put into the batch when the new daemon gave no log).
  */
