@@ -185,8 +185,8 @@ int dt_dlog_format(void *base, size_t len, struct dt_dlog_header *h);
  * @base: The mapping of the file.
  * @len: Its size (st_size).
  * @expect: The header expected: every field but owner_pid, owner_uid,
- *	daemon_pid, region_id and created_ns is compared (magic, version,
- *	kind, file_size, npages, region size, dev, ino, boot id, name).
+ *	daemon_pid, region_id, created_ns and daemon_flags is compared (magic,
+ *	version, kind, file_size, npages, region size, dev, ino, boot id, name).
  * @why: Set to a static string naming the first mismatch.
  *
  * Return: 0 if the log may be trusted for @expect's region; -EINVAL (with
