@@ -584,8 +584,7 @@ static int do_punch(struct req *q)
 	/* Another writer's dirty pages of the range are written back before they go. */
 	ret = fastlog_fsync(q->srv, sr, first, last);	/* also those only in clients' logs */
 	if (!ret)
-		ret = dt_mapping_punch_flush(sr->r->mapping, first, last,
-					     dt_region_flush_ops(sr->r), sr->r);
+		ret = dt_region_punch_flush(sr->r, first, last);
 	fastlog_punched(q->srv, sr, first, last);
 	if (!ret && dt_region_take_flush_error(sr->r))
 		ret = -EIO;

@@ -117,15 +117,33 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 
 	if (!rep)
 		rep = &local;
-	/* Shared: the sweep of the write-intent log waits for the drain (region.h). */
+	/*
+	 * Shared: the sweep of the write-intent log waits for the drain; one
+	 * writeback at a time, each answering only after the drains of the
+	 * others that took its pages (region.h).
+	 */
 	pthread_rwlock_rdlock(&r->sweep_lock);
+	pthread_mutex_lock(&r->wb_lock);
 	ret = dt_mapping_writeback(r->mapping, first, last, dt_region_flush_ops(r), r, rep);
+	pthread_mutex_unlock(&r->wb_lock);
 	pthread_rwlock_unlock(&r->sweep_lock);
 	if (ret)
 		return ret;
 	count(&r->counters.flushes, rep->ranges);
 	count(&r->counters.flush_bytes, rep->bytes);
 	return dt_region_take_flush_error(r) ? -EIO : 0;
+}
+
+int dt_region_punch_flush(struct dt_region *r, uint64_t first, uint64_t last)
+{
+	int ret;
+
+	pthread_rwlock_rdlock(&r->sweep_lock);
+	pthread_mutex_lock(&r->wb_lock);
+	ret = dt_mapping_punch_flush(r->mapping, first, last, dt_region_flush_ops(r), r);
+	pthread_mutex_unlock(&r->wb_lock);
+	pthread_rwlock_unlock(&r->sweep_lock);
+	return ret;
 }
 
 int dt_region_flush_all(struct dt_region *r)

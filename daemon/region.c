@@ -537,6 +537,7 @@ int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, ch
 	pthread_rwlock_init(&r->ns_lock, NULL);
 	pthread_rwlock_init(&r->extent_lock, NULL);
 	pthread_rwlock_init(&r->sweep_lock, NULL);
+	pthread_mutex_init(&r->wb_lock, NULL);
 	r->fd = open_path(r, cr, err, errlen);
 	if (r->fd < 0) {
 		ret = r->fd;
@@ -575,6 +576,7 @@ void dt_region_close(struct dt_region *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	pthread_rwlock_destroy(&r->sweep_lock);
+	pthread_mutex_destroy(&r->wb_lock);
 	pthread_rwlock_destroy(&r->extent_lock);
 	pthread_rwlock_destroy(&r->ns_lock);
 	free(r->injected);

@@ -166,6 +166,10 @@ struct intent;
  *		exclusive by the sweep that clears the bits of @intent the tree
  *		has clean (intent.c): so a bit is cleared only for a durable
  *		page.
+ * @wb_lock: Serialises the region's writebacks (dt_region_writeback(),
+ *	     dt_region_punch_flush()) from their tagging to their drain: a
+ *	     writeback that finds an entry clean because another one is
+ *	     flushing it must not answer before that one has drained.
  */
 struct dt_region {
 	char name[DT_CONFIG_NAME_MAX + 1];
@@ -196,6 +200,7 @@ struct dt_region {
 	int flush_error;
 	struct intent *intent;
 	pthread_rwlock_t sweep_lock;
+	pthread_mutex_t wb_lock;
 
 	/* private to region.c, region-flush.c and region-badblocks.c */
 	pthread_rwlock_t ns_lock;
@@ -297,12 +302,26 @@ const struct dt_flush_ops *dt_region_flush_ops(const struct dt_region *r);
  *
  * dt_mapping_writeback() with dt_region_flush_ops().
  *
- * Context: As dt_mapping_writeback(); holds @r->sweep_lock shared.
+ * Context: As dt_mapping_writeback(); holds @r->sweep_lock shared and
+ * @r->wb_lock.
  * Return: As dt_mapping_writeback(); -EIO if a flush failed (see
  * dt_region_take_flush_error()).
  */
 int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 			struct dt_writeback_report *rep);
+
+/**
+ * dt_region_punch_flush() - Remove the entries of a range, writing back the dirty ones first.
+ * @r: The region.
+ * @first: First page.
+ * @last: Last page, inclusive.
+ *
+ * dt_mapping_punch_flush() with dt_region_flush_ops().
+ *
+ * Context: As dt_mapping_punch_flush(); holds the locks of dt_region_writeback().
+ * Return: As dt_mapping_punch_flush().
+ */
+int dt_region_punch_flush(struct dt_region *r, uint64_t first, uint64_t last);
 
 /**
  * dt_region_take_flush_error() - The first flush error since the last call.
