@@ -222,18 +222,6 @@ static struct fl_region *fr_get(struct dt_server *srv, uint32_t id)
 
 #define WORD_BITS 64
 
-/* The bits of word @w that are pages of [@first, @last]. */
-static uint64_t word_mask(uint64_t w, uint64_t first, uint64_t last)
-{
-	uint64_t lo = w * WORD_BITS, m = ~0ULL;
-
-	if (first > lo)
-		m &= ~0ULL << (first - lo);
-	if (last < lo + WORD_BITS - 1)
-		m &= ~0ULL >> (lo + WORD_BITS - 1 - last);
-	return m;
-}
-
 /* Word @w of every shadow of the region ORed.  Under fr->lock. */
 static uint64_t logged_word(const struct fl_region *fr, uint64_t w)
 {
@@ -252,7 +240,7 @@ static uint64_t next_page(const struct fl_region *fr, uint64_t p, uint64_t last,
 	while (p <= last) {
 		uint64_t w = p / WORD_BITS, u = logged_word(fr, w);
 
-		u = (logged ? u : ~u) & word_mask(w, p, last);
+		u = (logged ? u : ~u) & dt_dlog_word_mask(w, p, last);
 		if (u)
 			return w * WORD_BITS + (uint64_t)__builtin_ctzll(u);
 		p = (w + 1) * WORD_BITS;
@@ -510,16 +498,6 @@ int fastlog_fsync(struct dt_server *srv, struct srv_region *sr, uint64_t first, 
 	return ret;
 }
 
-/* Clear pages [@first, @last] of a shadow (its summary bits follow). */
-static void shadow_forget(struct dt_dlog_shadow *s, uint64_t first, uint64_t last)
-{
-	for (uint64_t w = first / WORD_BITS; w <= last / WORD_BITS && w < s->nwords; w++) {
-		s->words[w] &= ~word_mask(w, first, last);
-		if (!s->words[w])
-			s->sum[w / WORD_BITS] &= ~(1ULL << (w % WORD_BITS));
-	}
-}
-
 void fastlog_punched(struct dt_server *srv, struct srv_region *sr, uint64_t first, uint64_t last)
 {
 	struct fl_region *fr;
@@ -532,7 +510,7 @@ void fastlog_punched(struct dt_server *srv, struct srv_region *sr, uint64_t firs
 		return;
 	pthread_mutex_lock(&fr->lock);
 	for (l = fr->logs; l; l = l->next)
-		shadow_forget(&l->shadow, first, last);
+		dt_dlog_shadow_clear(&l->shadow, first, last);
 	pthread_mutex_unlock(&fr->lock);
 }
 
@@ -541,26 +519,9 @@ void fastlog_punched(struct dt_server *srv, struct srv_region *sr, uint64_t firs
 /* Clear LOGGED on the pages @l had (it is off its region's list).  Under fr->lock. */
 static void clear_log_pages(struct srv_log *l, struct dt_region *r)
 {
-	const struct dt_dlog_shadow *s = &l->shadow;
-	uint64_t npages = l->f.log.g.npages, w, first;
 	struct consume_ctx cx = { .fr = l->fr, .r = r };
 
-	for (w = 0; w < s->nwords; w++) {
-		uint64_t bits = s->words[w];
-
-		while (bits) {
-			unsigned lo = (unsigned)__builtin_ctzll(bits);
-			uint64_t x = bits >> lo;
-			unsigned len = ~x ? (unsigned)__builtin_ctzll(~x) : 64 - lo;
-
-			first = w * WORD_BITS + lo;
-			if (first < npages)
-				clear_unlogged(&cx, first,
-					       first + len - 1 < npages ? first + len - 1 :
-									  npages - 1);
-			bits = lo + len >= 64 ? 0 : bits & (~0ULL << (lo + len));
-		}
-	}
+	dt_dlog_shadow_for_each(&l->shadow, on_cleared, &cx);
 	consume_apply(&cx);
 }
 

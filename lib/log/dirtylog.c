@@ -143,19 +143,6 @@ void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags)
 
 /* ---- bits ---- */
 
-/* The bits of word @w that lie in pages [@first, @last]. */
-static uint64_t word_mask(uint64_t w, uint64_t first, uint64_t last)
-{
-	uint64_t lo = w * WORD_BITS, hi = lo + WORD_BITS - 1;
-	uint64_t m = ~0ULL;
-
-	if (first > lo)
-		m &= ~0ULL << (first - lo);
-	if (last < hi)
-		m &= ~0ULL >> (hi - last);
-	return m;
-}
-
 static uint64_t load(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
@@ -196,15 +183,16 @@ void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, w, s;
 
 	if (w0 == w1) {
-		__atomic_fetch_or(&l->dirty[w0], word_mask(w0, first, last), __ATOMIC_RELEASE);
+		__atomic_fetch_or(&l->dirty[w0], dt_dlog_word_mask(w0, first, last),
+				  __ATOMIC_RELEASE);
 		set_bits(&l->dirty_sum[w0 / WORD_BITS], sum_bit(w0));
 		return;
 	}
 	for (w = w0; w <= w1; w++)
-		mark_word(l, w, word_mask(w, first, last));
+		mark_word(l, w, dt_dlog_word_mask(w, first, last));
 	/* The summary words over [w0, w1], after every dirty word. */
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++)
-		set_bits(&l->dirty_sum[s], word_mask(s, w0, w1));
+		set_bits(&l->dirty_sum[s], dt_dlog_word_mask(s, w0, w1));
 }
 
 /*
@@ -298,12 +286,12 @@ int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_r
 	int ret;
 
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
-		uint64_t sm = word_mask(s, w0, w1), bits;
+		uint64_t sm = dt_dlog_word_mask(s, w0, w1), bits;
 
 		bits = load(&l->dirty_sum[s]) & sm;
 		while (bits) {
 			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
-			uint64_t m = word_mask(w, first, last), got;
+			uint64_t m = dt_dlog_word_mask(w, first, last), got;
 
 			bits &= bits - 1;
 			/* Only a word taken whole loses its summary bit. */
@@ -330,13 +318,13 @@ static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, s;
 
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
-		uint64_t bits = load(&sum[s]) & word_mask(s, w0, w1);
+		uint64_t bits = load(&sum[s]) & dt_dlog_word_mask(s, w0, w1);
 
 		while (bits) {
 			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
 
 			bits &= bits - 1;
-			clear(&words[w], word_mask(w, first, last));
+			clear(&words[w], dt_dlog_word_mask(w, first, last));
 			if (!load(&words[w]))
 				clear(&sum[s], sum_bit(w));
 		}
@@ -358,13 +346,13 @@ void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last)
 /* The bits of word @w that are pages of the region. */
 static uint64_t valid_mask(const struct dt_dlog *l, uint64_t w)
 {
-	return word_mask(w, 0, l->g.npages - 1);
+	return dt_dlog_word_mask(w, 0, l->g.npages - 1);
 }
 
 /* The summary bits of summary word @s that name words of the log. */
 static uint64_t valid_sum(const struct dt_dlog *l, uint64_t s)
 {
-	return word_mask(s, 0, l->g.nwords - 1);
+	return dt_dlog_word_mask(s, 0, l->g.nwords - 1);
 }
 
 /* dirty | flush of word @w inside [first, last], counting the bits past the end. */
@@ -420,13 +408,13 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 	w0 = first / WORD_BITS;
 	w1 = last / WORD_BITS;
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
-		uint64_t bits = candidates(l, s, full, st) & word_mask(s, w0, w1);
+		uint64_t bits = candidates(l, s, full, st) & dt_dlog_word_mask(s, w0, w1);
 
 		while (bits) {
 			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits), v;
 
 			bits &= bits - 1;
-			v = read_word(l, w, word_mask(w, first, last), st);
+			v = read_word(l, w, dt_dlog_word_mask(w, first, last), st);
 			if (full)
 				count_missing_sum(l, w, v, st);
 			st->set_pages += (uint64_t)__builtin_popcountll(v);
@@ -480,11 +468,37 @@ static void shadow_range(struct dt_dlog_shadow *s, uint64_t first, uint64_t last
 {
 	uint64_t w;
 
-	for (w = first / WORD_BITS; w <= last / WORD_BITS; w++) {
-		uint64_t m = word_mask(w, first, last);
+	for (w = first / WORD_BITS; w <= last / WORD_BITS && w < s->nwords; w++) {
+		uint64_t m = dt_dlog_word_mask(w, first, last);
 
 		shadow_put(s, w, on ? s->words[w] | m : s->words[w] & ~m);
 	}
+}
+
+void dt_dlog_shadow_clear(struct dt_dlog_shadow *s, uint64_t first, uint64_t last)
+{
+	if (first <= last)
+		shadow_range(s, first, last, false);
+}
+
+int dt_dlog_shadow_for_each(const struct dt_dlog_shadow *s, dt_dlog_run_fn fn, void *arg)
+{
+	struct run r = { .fn = fn, .arg = arg };
+	int ret;
+
+	for (uint64_t sidx = 0; sidx * WORD_BITS < s->nwords; sidx++) {
+		uint64_t bits = s->sum[sidx];
+
+		while (bits) {
+			uint64_t w = sidx * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			ret = run_add(&r, w, s->words[w]);
+			if (ret)
+				return ret;
+		}
+	}
+	return run_flush(&r);
 }
 
 /*

@@ -214,6 +214,18 @@ static void check_scan(struct fixture *f, bool full, bool *set, bool *clr)
 		f->m.seen[p] = now;
 	}
 	CHECK(!both_bad);
+	/* The shadow's own runs are the pages seen. */
+	collect_init(&cs, set, f->m.npages);
+	CHECK_EQ(dt_dlog_shadow_for_each(&f->sh, collect_run, &cs), 0);
+	CHECK(!cs.bad && !memcmp(set, f->m.seen, f->m.npages));
+}
+
+/* Forgetting pages of the shadow: the next scan reports those still set again. */
+static void step_forget(struct fixture *f, uint64_t first, uint64_t last)
+{
+	dt_dlog_shadow_clear(&f->sh, first, last);
+	for (uint64_t p = first; p <= last; p++)
+		f->m.seen[p] = false;
 }
 
 static void test_random(uint64_t npages, unsigned steps, uint64_t seed)
@@ -243,7 +255,10 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed)
 			step_release(&f, first, last);
 			break;
 		case 5:
-			check_for_each(&f, rng_below(&rng, 2), a);
+			if (rng_below(&rng, 2))
+				check_for_each(&f, rng_below(&rng, 2), a);
+			else
+				step_forget(&f, first, last);
 			break;
 		default:
 			check_scan(&f, rng_below(&rng, 2), a, b);

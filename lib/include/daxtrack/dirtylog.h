@@ -112,6 +112,26 @@ struct dt_dlog_header {
 };
 
 /**
+ * dt_dlog_word_mask() - The bits of bitmap word @w that are pages of [@first, @last].
+ * @w: The word (pages 64 @w .. 64 @w + 63).
+ * @first: First page.
+ * @last: Last page (inclusive).
+ *
+ * Return: The mask; 0 bits outside the range, never 0 for a word the range
+ * touches.
+ */
+static inline uint64_t dt_dlog_word_mask(uint64_t w, uint64_t first, uint64_t last)
+{
+	uint64_t lo = w * 64, hi = lo + 63, m = ~0ULL;
+
+	if (first > lo)
+		m &= ~0ULL << (first - lo);
+	if (last < hi)
+		m &= ~0ULL >> (hi - last);
+	return m;
+}
+
+/**
  * struct dt_dlog_geometry - Where the arrays of a log of @npages pages lie.
  * @npages: Pages tracked.
  * @nwords: Words of dirty and of flush: ceil(@npages / 64).
@@ -338,6 +358,26 @@ void dt_dlog_shadow_free(struct dt_dlog_shadow *s);
  * @page: The page; false past the end.
  */
 bool dt_dlog_shadow_test(const struct dt_dlog_shadow *s, uint64_t page);
+
+/**
+ * dt_dlog_shadow_clear() - Forget pages of a shadow.
+ * @s: The shadow.
+ * @first: First page.
+ * @last: Last page (inclusive); clamped to the shadow.
+ *
+ * The next dt_dlog_scan() reports those still set in the log as newly set.
+ */
+void dt_dlog_shadow_clear(struct dt_dlog_shadow *s, uint64_t first, uint64_t last);
+
+/**
+ * dt_dlog_shadow_for_each() - Every run of pages set in a shadow.
+ * @s: The shadow (only pages of the region: a scan never keeps others).
+ * @run: Called for each run, ascending.
+ * @arg: For @run.
+ *
+ * Return: 0 or @run's error.
+ */
+int dt_dlog_shadow_for_each(const struct dt_dlog_shadow *s, dt_dlog_run_fn run, void *arg);
 
 /**
  * dt_dlog_scan() - What changed in a log since the last scan.
