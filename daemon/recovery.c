@@ -32,7 +32,7 @@
 /* What a region's recovery found in the logs directory. */
 struct plan {
 	struct dt_region *r;
-	uint64_t *bits; /* the pages to flush, one bit each */
+	struct dt_dlog_shadow pages; /* the pages to flush */
 	unsigned nlogs; /* logs read (the own log and the client logs) */
 	char why[192]; /* why the whole region, when not from the logs */
 };
@@ -70,8 +70,7 @@ static int plan_set(void *arg, uint64_t first, uint64_t last)
 {
 	struct plan *p = arg;
 
-	for (uint64_t pg = first; pg <= last; pg++)
-		p->bits[pg / 64] |= 1ULL << (pg % 64);
+	dt_dlog_shadow_set(&p->pages, first, last);
 	return 0;
 }
 
@@ -160,10 +159,11 @@ static int plan_client_logs(struct daemon *d, struct plan *p)
 	return ret < 0 ? ret : 0;
 }
 
-/* 0: flush p->bits; otherwise the whole region, p->why says why. */
+/* 0: flush p->pages; otherwise the whole region, p->why says why. */
 static int plan_region(struct daemon *d, struct plan *p)
 {
 	char own[sizeof(((struct logfile *)0)->name)];
+	struct dt_dlog geometry;
 	int ret;
 
 	if (!d->cfg.fast_path) {
@@ -174,10 +174,12 @@ static int plan_region(struct daemon *d, struct plan *p)
 		snprintf(p->why, sizeof(p->why), "no usable runtime directory");
 		return -ENOENT;
 	}
-	p->bits = calloc((p->r->npages + 63) / 64, sizeof(uint64_t));
-	if (!p->bits) {
-		snprintf(p->why, sizeof(p->why), "%s", strerror(ENOMEM));
-		return -ENOMEM;
+	ret = dt_dlog_geometry(p->r->npages, &geometry.g);
+	if (!ret)
+		ret = dt_dlog_shadow_init(&p->pages, &geometry);
+	if (ret) {
+		snprintf(p->why, sizeof(p->why), "%s", strerror(-ret));
+		return ret;
 	}
 	snprintf(own, sizeof(own), "%s%s", p->r->name, DT_LOGFILE_DAEMON);
 	ret = plan_add_log(d, p, own, DT_DLOG_DAEMON);
@@ -188,31 +190,33 @@ static int plan_region(struct daemon *d, struct plan *p)
 	return plan_client_logs(d, p);
 }
 
-/* Flush every run of p->bits, then one drain. */
+/* Flushing the planned pages, run by run. */
+struct plan_flush {
+	struct dt_region *r;
+	const struct dt_flush_ops *ops;
+	uint64_t pages, runs;
+};
+
+static int flush_run(void *arg, uint64_t first, uint64_t last)
+{
+	struct plan_flush *f = arg;
+
+	f->ops->flush(f->r, first * DT_DLOG_PAGE, (last - first + 1) * DT_DLOG_PAGE);
+	f->pages += last - first + 1;
+	f->runs++;
+	return 0;
+}
+
+/* Flush every run of p->pages, then one drain. */
 static uint64_t flush_planned(struct plan *p, uint64_t *runs)
 {
-	const struct dt_flush_ops *ops = dt_region_flush_ops(p->r);
-	uint64_t pg = 0, first, pages = 0, n = p->r->npages;
+	struct plan_flush f = { .r = p->r, .ops = dt_region_flush_ops(p->r) };
 
-	*runs = 0;
-	while (pg < n) {
-		if (!(p->bits[pg / 64] >> (pg % 64))) {
-			pg = (pg / 64 + 1) * 64;
-			continue;
-		}
-		if (!(p->bits[pg / 64] & (1ULL << (pg % 64)))) {
-			pg++;
-			continue;
-		}
-		for (first = pg; pg < n && (p->bits[pg / 64] & (1ULL << (pg % 64))); pg++)
-			;
-		ops->flush(p->r, first * DT_DLOG_PAGE, (pg - first) * DT_DLOG_PAGE);
-		pages += pg - first;
-		(*runs)++;
-	}
-	if (*runs && ops->drain)
-		ops->drain(p->r);
-	return pages;
+	dt_dlog_shadow_for_each(&p->pages, flush_run, &f);
+	if (f.runs && f.ops->drain)
+		f.ops->drain(p->r);
+	*runs = f.runs;
+	return f.pages;
 }
 
 static int recover_whole(struct dt_region *r, const char *why)
@@ -242,11 +246,11 @@ static int recover_region(struct daemon *d, struct dt_region *r)
 
 	notify("EXTEND_TIMEOUT_USEC=%llu", 120000000ULL);
 	if (plan_region(d, &p)) {
-		free(p.bits);
+		dt_dlog_shadow_free(&p.pages);
 		return recover_whole(r, p.why);
 	}
 	pages = flush_planned(&p, &runs);
-	free(p.bits);
+	dt_dlog_shadow_free(&p.pages);
 	err = dt_region_take_flush_error(r);
 	if (err) {
 		dt_log(LOG_ERR, "region \"%s\": recovery flush: %s", r->name, strerror(-err));

@@ -475,6 +475,12 @@ static void shadow_range(struct dt_dlog_shadow *s, uint64_t first, uint64_t last
 	}
 }
 
+void dt_dlog_shadow_set(struct dt_dlog_shadow *s, uint64_t first, uint64_t last)
+{
+	if (first <= last)
+		shadow_range(s, first, last, true);
+}
+
 void dt_dlog_shadow_clear(struct dt_dlog_shadow *s, uint64_t first, uint64_t last)
 {
 	if (first <= last)

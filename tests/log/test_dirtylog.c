@@ -220,12 +220,18 @@ static void check_scan(struct fixture *f, bool full, bool *set, bool *clr)
 	CHECK(!cs.bad && !memcmp(set, f->m.seen, f->m.npages));
 }
 
-/* Forgetting pages of the shadow: the next scan reports those still set again. */
-static void step_forget(struct fixture *f, uint64_t first, uint64_t last)
+/*
+ * Forgetting pages of the shadow (the next scan reports those still set
+ * again), or setting them (it reports those not set as cleared).
+ */
+static void step_shadow(struct fixture *f, uint64_t first, uint64_t last, bool set)
 {
-	dt_dlog_shadow_clear(&f->sh, first, last);
+	if (set)
+		dt_dlog_shadow_set(&f->sh, first, last);
+	else
+		dt_dlog_shadow_clear(&f->sh, first, last);
 	for (uint64_t p = first; p <= last; p++)
-		f->m.seen[p] = false;
+		f->m.seen[p] = set;
 }
 
 static void test_random(uint64_t npages, unsigned steps, uint64_t seed)
@@ -258,7 +264,7 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed)
 			if (rng_below(&rng, 2))
 				check_for_each(&f, rng_below(&rng, 2), a);
 			else
-				step_forget(&f, first, last);
+				step_shadow(&f, first, last, rng_below(&rng, 2));
 			break;
 		default:
 			check_scan(&f, rng_below(&rng, 2), a, b);

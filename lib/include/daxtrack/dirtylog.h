@@ -341,7 +341,8 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
  * @sum: One bit per word of @words that is not zero.
  * @nwords: As the log's.
  *
- * Allocated by dt_dlog_shadow_init(), freed by dt_dlog_shadow_free().
+ * Allocated by dt_dlog_shadow_init() (which reads only @l->g: a set of
+ * pages of a region's geometry serves too), freed by dt_dlog_shadow_free().
  */
 struct dt_dlog_shadow {
 	uint64_t *words;
@@ -358,6 +359,14 @@ void dt_dlog_shadow_free(struct dt_dlog_shadow *s);
  * @page: The page; false past the end.
  */
 bool dt_dlog_shadow_test(const struct dt_dlog_shadow *s, uint64_t page);
+
+/**
+ * dt_dlog_shadow_set() - Set pages of a shadow (a set of pages of its own).
+ * @s: The shadow.
+ * @first: First page.
+ * @last: Last page (inclusive); clamped to the shadow.
+ */
+void dt_dlog_shadow_set(struct dt_dlog_shadow *s, uint64_t first, uint64_t last);
 
 /**
  * dt_dlog_shadow_clear() - Forget pages of a shadow.
