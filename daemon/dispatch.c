@@ -334,65 +334,6 @@ out:
 	return ret;
 }
 
-/* Add the writeback of pages [@first, @last] to @sum; the first error is kept. */
-static int writeback_part(struct dt_region *r, uint64_t first, uint64_t last,
-			  struct dt_writeback_report *sum)
-{
-	struct dt_writeback_report rep = { 0 };
-	int ret = dt_region_writeback(r, first, last, &rep);
-
-	sum->entries += rep.entries;
-	sum->bytes += rep.bytes;
-	sum->ranges += rep.ranges;
-	return ret;
-}
-
-/* Pages [*bf, *bl] of a bad range, widened to the whole entries there (a 2MiB one). */
-static void bad_pages(struct dt_region *r, const struct dt_badblock *b, uint64_t last,
-		      uint64_t *bf, uint64_t *bl)
-{
-	struct dt_mapping_entry me;
-
-	*bf = b->offset / PAGE_SIZE_4K;
-	*bl = (b->offset + b->len - 1) / PAGE_SIZE_4K;
-	if (*bl > last)
-		*bl = last;
-	if (dt_mapping_lookup(r->mapping, *bf, &me))
-		*bf = me.index;
-	if (dt_mapping_lookup(r->mapping, *bl, &me))
-		*bl = me.index + (1ULL << me.order) - 1;
-}
-
-/*
- * Write back pages [@first, @last] but those of the bad ranges, as the kernel
- * does: every good dirty page is flushed, a bad one is not touched (a flush
- * would read poisoned memory).  *@bad tells whether a bad range was met.
- */
-static int writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
-			  struct dt_writeback_report *sum, bool *bad)
-{
-	uint64_t p = first, bf, bl, end = (last + 1) * PAGE_SIZE_4K;
-	struct dt_badblock b;
-	int ret = 0, err;
-
-	while (p <= last && dt_region_next_bad(r, p * PAGE_SIZE_4K, end - p * PAGE_SIZE_4K, &b)) {
-		*bad = true;
-		bad_pages(r, &b, last, &bf, &bl);
-		if (bf > p && (err = writeback_part(r, p, bf - 1, sum)) && !ret)
-			ret = err;
-		p = bl + 1 > p ? bl + 1 : p + 1;
-	}
-	if (p <= last && (err = writeback_part(r, p, last, sum)) && !ret)
-		ret = err;
-	return ret;
-}
-
-int dt_req_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
-			  struct dt_writeback_report *sum, bool *bad)
-{
-	return writeback_good(r, first, last, sum, bad);
-}
-
 /*
  * The bad ranges of pages [@first, @last], clipped to them, into q->bad: at
  * most DT_PROTO_MAX_BAD of them, *@more if there were more.  Return: how many.
@@ -469,7 +410,7 @@ static int fsync_slice(struct req *q, struct srv_fsync_job *j)
 	uint64_t end = slice_end(q->srv, j);
 	int ret;
 
-	ret = writeback_good(j->sr->r, j->next, end, &part, &j->bad);
+	ret = dt_region_writeback_good(j->sr->r, j->next, end, &part, &j->bad);
 	j->rep.entries += part.entries;
 	j->rep.bytes += part.bytes;
 	j->rep.ranges += part.ranges;

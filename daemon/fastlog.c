@@ -569,7 +569,7 @@ static int end_writeback(struct dt_region *r, const struct mark_batch *b, bool w
 	}
 	if (!b->pages)
 		return 0;
-	return dt_req_writeback_good(r, b->min, b->max, rep, &bad);
+	return dt_region_writeback_good(r, b->min, b->max, rep, &bad);
 }
 
 static void log_free(struct dt_server *srv, struct srv_log *l)

@@ -134,6 +134,58 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 	return dt_region_take_flush_error(r) ? -EIO : 0;
 }
 
+/* Add the writeback of pages [@first, @last] to @sum; the first error is kept. */
+static int writeback_part(struct dt_region *r, uint64_t first, uint64_t last,
+			  struct dt_writeback_report *sum)
+{
+	struct dt_writeback_report rep = { 0 };
+	int ret = dt_region_writeback(r, first, last, &rep);
+
+	sum->entries += rep.entries;
+	sum->bytes += rep.bytes;
+	sum->ranges += rep.ranges;
+	return ret;
+}
+
+/* Pages [*bf, *bl] of a bad range, widened to the whole entries there (a 2MiB one). */
+static void bad_pages(struct dt_region *r, const struct dt_badblock *b, uint64_t last,
+		      uint64_t *bf, uint64_t *bl)
+{
+	struct dt_mapping_entry me;
+
+	*bf = b->offset / PAGE_SIZE_4K;
+	*bl = (b->offset + b->len - 1) / PAGE_SIZE_4K;
+	if (*bl > last)
+		*bl = last;
+	if (dt_mapping_lookup(r->mapping, *bf, &me))
+		*bf = me.index;
+	if (dt_mapping_lookup(r->mapping, *bl, &me))
+		*bl = me.index + (1ULL << me.order) - 1;
+}
+
+/*
+ * As the kernel does: every good dirty page is flushed, a bad one is not
+ * touched (a flush would read poisoned memory).
+ */
+int dt_region_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
+			     struct dt_writeback_report *sum, bool *bad)
+{
+	uint64_t p = first, bf, bl, end = (last + 1) * PAGE_SIZE_4K;
+	struct dt_badblock b;
+	int ret = 0, err;
+
+	while (p <= last && dt_region_next_bad(r, p * PAGE_SIZE_4K, end - p * PAGE_SIZE_4K, &b)) {
+		*bad = true;
+		bad_pages(r, &b, last, &bf, &bl);
+		if (bf > p && (err = writeback_part(r, p, bf - 1, sum)) && !ret)
+			ret = err;
+		p = bl + 1 > p ? bl + 1 : p + 1;
+	}
+	if (p <= last && (err = writeback_part(r, p, last, sum)) && !ret)
+		ret = err;
+	return ret;
+}
+
 int dt_region_punch_flush(struct dt_region *r, uint64_t first, uint64_t last)
 {
 	int ret;

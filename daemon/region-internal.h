@@ -2,12 +2,14 @@
 /*
  * daemon/region-internal.h - what the region's files (region.c: open, map,
  * geometry; region-flush.c; region-badblocks.c) share and nothing else sees:
- * the extent table's entry and the counters' increment.
+ * the page size, the extent table's entry and the counters' increment.
  */
 #ifndef DAXTRACKD_REGION_INTERNAL_H
 #define DAXTRACKD_REGION_INTERNAL_H
 
 #include <stdint.h>
+
+#define PAGE_SIZE_4K	4096ULL
 
 /* A physically contiguous stretch of a file (adjacent FIEMAP extents merged). */
 struct dt_extent {

@@ -26,7 +26,6 @@
 #include "region.h"
 #include "region-internal.h"
 
-#define PAGE_SIZE_4K	4096ULL
 #define PMD_SIZE_2M	(2ULL << 20)
 #define FIEMAP_BATCH	256
 #define FILL_CHUNK	(2ULL << 20)

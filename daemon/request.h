@@ -124,19 +124,6 @@ int dt_req_dirty_charge(struct req *q, uint32_t id, const struct dt_page_range *
 void dt_req_dirty_flushed(struct req *q, uint32_t id, uint64_t first, uint64_t last,
 			  uint64_t flushed);
 
-/**
- * dt_req_writeback_good() - Write back the dirty pages of [@first, @last]
- * but those of the bad ranges (an FSYNC's writeback, dispatch.c).
- * @r: The region.
- * @first: First page.
- * @last: Last page (inclusive).
- * @sum: The writeback's report, added to.
- * @bad: Set when a bad range was met.
- * Context: As dt_region_writeback().  Return: 0 or its first error.
- */
-int dt_req_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
-			  struct dt_writeback_report *sum, bool *bad);
-
 /* ---- dispatch-log.c: LOG, the shared dirty log of a region ---- */
 
 int do_log(struct req *q);
