@@ -48,21 +48,6 @@ void apply_limits(struct daemon *d, const struct dt_config *cfg)
 	__atomic_store_n(&d->srv.max_dump, cfg->max_dump, __ATOMIC_RELAXED);
 }
 
-void fmt_size(char *buf, size_t len, uint64_t v)
-{
-	static const char units[] = "KMGT";
-	int u = -1;
-
-	while (v >= 1024 && !(v % 1024) && u < 3) {
-		v /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-	else
-		snprintf(buf, len, "%llu%c", (unsigned long long)v, units[u]);
-}
-
 /* ", namespace namespace0.0 (fsdax pmem0, by block device 259:0)" or why none. */
 void fmt_namespace(char *buf, size_t len, const struct dt_region *r)
 {

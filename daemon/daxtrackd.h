@@ -90,8 +90,6 @@ int load_config(struct daemon *d, struct dt_config *cfg, bool *defaults);
 /* Log level and the server's limits from @cfg. */
 void apply_limits(struct daemon *d, const struct dt_config *cfg);
 
-/* @v in bytes as daxtrackd.conf writes it: "4096", "1M". */
-void fmt_size(char *buf, size_t len, uint64_t v);
 
 /* ", namespace ... (mode dev, by ... device M:m)" or why the region has none. */
 void fmt_namespace(char *buf, size_t len, const struct dt_region *r);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -102,4 +103,19 @@ void dt_log(int prio, const char *fmt, ...)
 	fwrite(line, 1, len, f);
 	fflush(f);
 	errno = saved_errno;
+}
+
+void fmt_size(char *buf, size_t len, uint64_t v)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (v >= 1024 && !(v % 1024) && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)v, units[u]);
 }

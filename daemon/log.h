@@ -10,6 +10,7 @@
 #ifndef DAXTRACKD_LOG_H
 #define DAXTRACKD_LOG_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <syslog.h>
 
@@ -73,5 +74,8 @@ int dt_log_level_parse(const char *name);
  * "unknown".
  */
 const char *dt_log_level_name(int level);
+
+/* @v in bytes as daxtrackd.conf writes it: "4096", "1M". */
+void fmt_size(char *buf, size_t len, uint64_t v);
 
 #endif /* DAXTRACKD_LOG_H */
