@@ -186,4 +186,13 @@ void dt_client_log_env(struct dt_client *c);
 extern void (*dt_client_flush_hook)(const void *addr, size_t len);
 extern void (*dt_client_drain_hook)(void);
 
+/*
+ * dt_client_track_report(): tell the daemon whether region @r's stores are
+ * tracked (@state DT_TRACK_ON), tracking was refused (DT_TRACK_REFUSED, @err
+ * the negative errno) or stopped (DT_TRACK_NONE), with the TRACK message;
+ * kept and sent again after a reconnect.  Called with the handle's lock held.
+ * Return: 0, or a connection error (the state is kept and sent later).
+ */
+int dt_client_track_report(struct dt_client_region *r, uint32_t state, int32_t err);
+
 #endif /* DT_CLIENT_PRIVATE_H */

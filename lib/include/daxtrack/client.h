@@ -668,6 +668,92 @@ int dt_client_persist(struct dt_client_region *r, const void *addr, size_t lengt
 int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_t length,
 			    struct dt_proto_fsync_rep *out);
 
+/* Flags of dt_client_track(). */
+#define DT_CLIENT_TRACK_SYNC	(1u << 0)	/* @addr is a MAP_SYNC (or devdax) mapping */
+
+/* Room for the reason of a refused dt_client_track(), with its NUL. */
+#define DT_CLIENT_TRACK_REASON_MAX	160
+
+/**
+ * dt_client_track() - Track the application's stores to a mapping of the region.
+ * @r: The region handle, attached with write rights.
+ * @addr: The first byte of a shared mapping of the region's file or device,
+ *	page aligned: the library's own (from dt_client_map()), or one the
+ *	application made itself; NULL: the library's own mapping at @offset.
+ * @length: Bytes, a multiple of 4KiB, >= 1.
+ * @offset: The region offset that @addr maps (page aligned).
+ * @flags: DT_CLIENT_TRACK_SYNC if the application's own mapping was made
+ *	with MAP_SYNC or is of a device-DAX device (the library may then flush
+ *	from it); 0 otherwise.  Ignored for the library's own mapping.
+ * @reason: If not NULL, on -EOPNOTSUPP receives why, as one line of text
+ *	(DT_CLIENT_TRACK_REASON_MAX bytes room).
+ *
+ * Registers the range with userfaultfd in write-protect async mode, after
+ * populating it with 4KiB page-table entries (MADV_NOHUGEPAGE,
+ * MADV_POPULATE_WRITE: the kernel cannot track stores to pages not mapped or
+ * mapped by 2MiB entries), and probes once in a child process that a store
+ * to one page of the same mapping is seen.  From then on every
+ * dt_client_persist(), dt_client_persist_range() and dt_client_fsync() whose
+ * range meets a tracked range first collects the pages written in it since
+ * the last collection (PAGEMAP_SCAN, which write-protects them again) and
+ * marks them dirty, as dt_client_dirty() would (in the shared dirty log where
+ * there is one); dt_client_track_collect() does only that.  Explicit marks
+ * keep working beside it.  A tracked mapping of the whole region from offset
+ * 0 made with DT_CLIENT_TRACK_SYNC serves the in-process persist when the
+ * library has no mapping of its own.  The mapping must stay mapped until
+ * dt_client_untrack(), dt_client_detach() or dt_client_close().
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks (populating the
+ * range faults in every page of it; the probe forks).
+ * Return: 0; -EOPNOTSUPP where tracking cannot work here (kernel without
+ * UFFD_FEATURE_WP_ASYNC or PAGEMAP_SCAN, userfaultfd refused, a mapping the
+ * kernel maps with 2MiB entries such as a 2MiB-aligned device DAX, a probe
+ * that failed or hung), with @reason; -EINVAL for a misaligned or empty range
+ * or unknown flags; -EBUSY if part of it is tracked already; -ERANGE past the
+ * region's end; -EPERM without write rights; -ENOMEM.
+ */
+int dt_client_track(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
+		    unsigned flags, char *reason);
+
+/**
+ * dt_client_untrack() - Stop tracking a mapping tracked by dt_client_track().
+ * @r: The region handle.
+ * @addr: The @addr given to dt_client_track() (NULL: the library's own
+ *	mapping, with @offset).
+ * @offset: As given to dt_client_track().
+ *
+ * Collects and marks dirty what was written in it first (nothing written is
+ * forgotten), then unregisters it.  The caller may unmap it afterwards.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: 0; -ENOENT if no tracked mapping starts there; a collection error.
+ */
+int dt_client_untrack(struct dt_client_region *r, void *addr, uint64_t offset);
+
+/**
+ * dt_client_track_collect() - Mark dirty the tracked pages written in a range.
+ * @r: The region handle.
+ * @offset: First byte (region offset).
+ * @length: Bytes, >= 1.
+ *
+ * Context: Any thread.  Takes the handle's lock; blocks.
+ * Return: The number of pages collected (>= 0); the PAGEMAP_SCAN error; a
+ * marking error as dt_client_dirty().
+ */
+long dt_client_track_collect(struct dt_client_region *r, uint64_t offset, uint64_t length);
+
+/**
+ * dt_client_track_addr() - The region a tracked address belongs to.
+ * @c: The connection.
+ * @addr: Any address.
+ * @offset: Set to the region offset of @addr when found.
+ *
+ * Context: Any thread.  Takes the handle's lock.
+ * Return: The region handle whose tracked mapping holds @addr, or NULL.
+ */
+struct dt_client_region *dt_client_track_addr(struct dt_client *c, const void *addr,
+					       uint64_t *offset);
+
 /**
  * dt_client_punch() - Forget the entries of a range (PUNCH).
  * @r: The region handle.

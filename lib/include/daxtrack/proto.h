@@ -130,6 +130,11 @@ enum dt_proto_op {
 	DT_OP_DUMP = 12,
 	DT_OP_LOG = 13,		/* version 3 */
 };
+/* The states of TRACK (opcode 14, being written): how a client tracks its stores to a region. */
+#define DT_TRACK_NONE		0	/* explicit marks only */
+#define DT_TRACK_ON		1	/* tracked by the kernel (userfaultfd write-protect) */
+#define DT_TRACK_REFUSED	2	/* refused: its msyncs persist whole ranges */
+
 #define DT_OP_FIRST		DT_OP_HELLO
 #define DT_OP_LAST		DT_OP_LOG
 /* Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode. */
