@@ -25,9 +25,11 @@
  *   "#txn" = t + 1.  Prints "lmdb_commits: N commits in S s: C commits/s".
  *   -s STAMP: after each commit, STAMP holds the count of committed
  *   transactions (what must be there after a crash).  -d DIFFLOG: after each
- *   commit, one line "C t P..." naming the 4 KiB pages of data.mdb whose
- *   content changed in that commit (a copy of the map is compared), for the
- *   trace checker (lmdb-trace-check.py); slows the commits down.
+ *   commit, one line "C t P..." appended to DIFFLOG (O_APPEND, one write a
+ *   line) naming the 4 KiB pages of data.mdb whose content changed in that
+ *   commit (a copy of the map is compared), for the trace checker
+ *   (lmdb-trace-check.py): given the shim's trace file, the lines land
+ *   between its own in the order of events.  Slows the commits down.
  * verify: opens the environment read-only and checks every record against
  *   what the committed transactions put; with -s, that the count of
  *   committed transactions is the stamp's or one more (killed between the
@@ -209,7 +211,7 @@ static int diff_open(struct diff *d, const char *dir, const char *logpath)
 		return 1;
 	}
 	d->copy = malloc(MAPSIZE);
-	d->log = fopen(logpath, "we");
+	d->log = fopen(logpath, "ae");
 	if (!d->copy || !d->log) {
 		fprintf(stderr, "FAIL lmdb_commits: %s: %s\n", logpath, strerror(errno));
 		return 1;
@@ -231,6 +233,7 @@ static void diff_commit(struct diff *d, uint32_t t)
 		fprintf(d->log, " %u", p);
 	}
 	fputc('\n', d->log);
+	fflush(d->log);
 }
 
 static int put_txn(MDB_env *env, MDB_dbi dbi, uint32_t t)
