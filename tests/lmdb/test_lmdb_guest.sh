@@ -199,7 +199,7 @@ check "shim: $N commits" run_rate shim "${shim_env[@]}" "$PROG" run "$DB" "$N"
 # The checked run: trace and page diff, the daemon killed and started again.
 # The program's page diff goes into the shim's trace file (both append).
 "${shim_env[@]}" DAXTRACK_PRELOAD_TRACE="$W/trace" "$PROG" run -s "$W/stamp" -d "$W/trace" \
-	"$DB" "$CHECKED" &
+	-p 2 "$DB" "$CHECKED" &
 prog_pid=$!
 if wait_stamp "$W/stamp" $((N + CHECKED / 4)) "$prog_pid"; then
 	kill -9 "$daemon_pid"
@@ -225,7 +225,7 @@ if [[ $SHIM -eq 1 ]]; then
 fi
 
 # A run killed itself: LMDB's last commit is there, as its stamp says.
-"${shim_env[@]}" "$PROG" run -s "$W/stamp" "$DB" 100000 &
+"${shim_env[@]}" "$PROG" run -s "$W/stamp" -p 1 "$DB" 100000 &
 prog_pid=$!
 if wait_stamp "$W/stamp" $((N + CHECKED + 50)) "$prog_pid"; then
 	kill -9 "$prog_pid"
