@@ -219,7 +219,10 @@ else
 	fail "the checked run ended (exit $?) before the daemon could be killed"
 fi
 db_checks "$DB" "$W/stamp"
-if [[ $SHIM -eq 1 ]]; then
+if [[ $SHIM -eq 1 && -z ${DAX_VM_FSDAX_DIR:-} ]]; then
+	# Not persistent memory: the daemon flushes (msync), the trace has no F.
+	echo "lmdb: no trace check without real DAX"
+elif [[ $SHIM -eq 1 ]]; then
 	check "trace: every changed page flushed before its msync returned" \
 		python3 "$CHECK" "$W/trace"
 fi
