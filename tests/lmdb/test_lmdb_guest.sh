@@ -14,8 +14,10 @@
 #      second's data.mdb (the daemon must take the existing file as it is:
 #      checked by its checksum);
 #   2. commits/s: N transactions with the kernel's msync on the first, then
-#      N under LD_PRELOAD=libdaxtrack-preload.so on the second, ROUNDS
-#      times in turns; verify, mdb_stat, mdb_dump of the first;
+#      N under LD_PRELOAD=libdaxtrack-preload.so on the second, and N more
+#      with the shim in whole-range mode (DAXTRACK_TRACK=0: each msync
+#      persists its whole range), ROUNDS times in turns; verify, mdb_stat,
+#      mdb_dump of the first;
 #   3. a run with the shim's trace (DAXTRACK_PRELOAD_TRACE) and the
 #      program's page diff, during which the daemon is killed (SIGKILL) and
 #      started again: the run must finish without an error; a run killed
@@ -44,7 +46,7 @@ if [[ ${1:-} == --no-shim ]]; then
 	shift
 fi
 if [[ $# -ne 1 || ! -d $1 ]]; then
-	sed -n '4,40s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '4,42s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 fi
 B=$(cd "$1" && pwd -P)
@@ -61,7 +63,7 @@ CHECK=$SRC/lmdb-trace-check.py
 passed=0
 failed=0
 daemon_pid=
-declare -A rate=([kernel]= [shim]=)
+declare -A rate=([kernel]= [shim]= [whole]=)
 
 pass() { passed=$((passed + 1)); echo "ok $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1"; }
@@ -206,6 +208,8 @@ fi
 for r in $(seq "$ROUNDS"); do
 	check "kernel msync: $N commits (round $r)" run_rate kernel "$PROG" run "$W/kernel" "$N"
 	check "shim: $N commits (round $r)" run_rate shim "${shim_env[@]}" "$PROG" run "$DB" "$N"
+	[[ $SHIM -eq 1 ]] && check "shim, whole-range: $N commits (round $r)" run_rate whole \
+		"${shim_env[@]}" DAXTRACK_TRACK=0 "$PROG" run "$DB" "$N"
 done
 db_checks "$W/kernel" ""
 
@@ -269,8 +273,10 @@ if [[ -n ${rate[kernel]// /} && -n ${rate[shim]// /} ]]; then
 	k=$(median ${rate[kernel]})
 	# shellcheck disable=SC2086
 	s=$(median ${rate[shim]})
+	# shellcheck disable=SC2086
+	[[ $SHIM -eq 1 ]] && w=", whole-range (DAXTRACK_TRACK=0) $(median ${rate[whole]})"
 	echo "lmdb: commits/s (median of $ROUNDS runs of $N): kernel msync $k, $what $s" \
-		"($what/kernel = $(awk -v a="$s" -v b="$k" 'BEGIN { printf "%.2f", a / b }'));" \
-		"runs: kernel${rate[kernel]}, $what${rate[shim]}"
+		"($what/kernel = $(awk -v a="$s" -v b="$k" 'BEGIN { printf "%.2f", a / b }'))${w:-};" \
+		"runs: kernel${rate[kernel]}, $what${rate[shim]}${w:+, whole-range${rate[whole]}}"
 fi
 finish
