@@ -92,7 +92,8 @@ finish()
 base=${DAX_VM_FSDAX_DIR:-}
 if [[ -z $base ]]; then
 	base=$(mktemp -d /dev/shm/test_lmdb_guest.XXXXXX) || exit 1
-	trap 'rm -rf "$base"' EXIT
+	readonly scratch=$base
+	trap 'rm -rf "$scratch"' EXIT
 	echo "lmdb: DAX_VM_FSDAX_DIR is not set: running in $base (no real DAX)"
 fi
 W=$base/lmdb
@@ -167,6 +168,12 @@ start_daemon()
 shim_env=(env DAXTRACK_SOCKET="$SOCK")
 [[ $SHIM -eq 1 ]] && shim_env+=(LD_PRELOAD="$PRELOAD")
 
+# committed DIR: the count of transactions committed in DIR.
+committed()
+{
+	"$PROG" verify "$1" | sed -nE 's/.*verify: ([0-9]+) transactions.*/\1/p'
+}
+
 # wait_stamp FILE COUNT PID: until the stamp says COUNT commits or PID ends.
 wait_stamp()
 {
@@ -215,12 +222,13 @@ db_checks "$W/kernel" ""
 
 # ---- 3. the shim: the daemon killed, the program killed ----
 
+from=$(committed "$DB")
 # The checked run: trace and page diff, the daemon killed and started again.
 # The program's page diff goes into the shim's trace file (both append).
 "${shim_env[@]}" DAXTRACK_PRELOAD_TRACE="$W/trace" "$PROG" run -s "$W/stamp" -d "$W/trace" \
 	-p 2 "$DB" "$CHECKED" &
 prog_pid=$!
-if wait_stamp "$W/stamp" $((ROUNDS * N + CHECKED / 4)) "$prog_pid"; then
+if wait_stamp "$W/stamp" $((from + CHECKED / 4)) "$prog_pid"; then
 	kill -9 "$daemon_pid"
 	wait "$daemon_pid" 2>/dev/null
 	echo "lmdb: daxtrackd killed after $(tr -d ' ' <"$W/stamp") commits"
@@ -246,10 +254,11 @@ elif [[ $SHIM -eq 1 ]]; then
 		python3 "$CHECK" "$W/trace"
 fi
 
+from=$(committed "$DB")
 # A run killed itself: LMDB's last commit is there, as its stamp says.
 "${shim_env[@]}" "$PROG" run -s "$W/stamp" -p 1 "$DB" 100000 &
 prog_pid=$!
-if wait_stamp "$W/stamp" $((ROUNDS * N + CHECKED + 50)) "$prog_pid"; then
+if wait_stamp "$W/stamp" $((from + 50)) "$prog_pid"; then
 	kill -9 "$prog_pid"
 	wait "$prog_pid" 2>/dev/null
 	echo "lmdb: lmdb_commits killed after $(tr -d ' ' <"$W/stamp") commits"
