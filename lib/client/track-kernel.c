@@ -216,6 +216,33 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 	return pages;
 }
 
+long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
+{
+	struct page_region v[16];
+	struct pm_scan_arg a;
+	long pages = 0, n;
+
+	while (start < end) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.start = start;
+		a.end = end;
+		a.vec = (uintptr_t)v;
+		a.vec_len = sizeof(v) / sizeof(v[0]);
+		a.category_mask = PAGE_IS_HUGE;
+		a.return_mask = PAGE_IS_HUGE;
+		n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+		if (n < 0)
+			return -errno;
+		for (long i = 0; i < n; i++)
+			pages += (long)((v[i].end - v[i].start) / TK_PAGE);
+		if (a.walk_end <= start)
+			break;
+		start = a.walk_end;
+	}
+	return pages;
+}
+
 /* Is a page of [start, end) in the categories asked?  1, 0 or -errno. */
 static int any_page(int pagemap, uintptr_t start, uintptr_t end, uint64_t inverted, uint64_t mask,
 		    uint64_t anyof)

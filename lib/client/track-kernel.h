@@ -41,6 +41,8 @@ int dt_tk_unregister(int uffd, uintptr_t start, size_t len);
  */
 long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
 		   dt_tk_run_fn fn, void *arg);
+/* dt_tk_huge_pages(): the pages of [start, end) mapped by 2MiB entries, or -errno. */
+long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end);
 /* The size of one element of dt_tk_collect()'s @vec. */
 size_t dt_tk_vec_size(void);
 

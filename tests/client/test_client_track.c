@@ -21,12 +21,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <daxtrack/client.h>
@@ -36,53 +33,20 @@
 #include "client-private.h"
 #include "daemon_harness.h"
 #include "dt_test.h"
+#include "dt_track_test.h"
 
 DT_TEST_DEFINE("test_client_track");
 
 #define PAGE 4096ULL
-#define MAX_FLUSHES 64
-#define SKIP 77
 #define WATCHDOG_S 120
 
 static struct dtd dtd;
 
-/* What the in-process persists flushed, in pages of the region. */
-static struct {
-	const char *base;
-	unsigned n, drains;
-	uint64_t first[MAX_FLUSHES], last[MAX_FLUSHES];
-} rec;
-
-static void record_flush(const void *addr, size_t len)
-{
-	uint64_t off = (uint64_t)((const char *)addr - rec.base);
-
-	if (rec.n < MAX_FLUSHES) {
-		rec.first[rec.n] = off / PAGE;
-		rec.last[rec.n] = (off + len - 1) / PAGE;
-	}
-	rec.n++;
-}
+static unsigned drains;
 
 static void record_drain(void)
 {
-	rec.drains++;
-}
-
-static void rec_reset(const void *base)
-{
-	memset(&rec, 0, sizeof(rec));
-	rec.base = base;
-}
-
-/* The flushes recorded are exactly these runs of pages: {first, last} pairs. */
-static bool flushed_exactly(const uint64_t *runs, unsigned n)
-{
-	bool ok = CHECK_EQ(rec.n, n);
-
-	for (unsigned i = 0; ok && i < n; i++)
-		ok = CHECK_EQ(rec.first[i], runs[2 * i]) && CHECK_EQ(rec.last[i], runs[2 * i + 1]);
-	return ok;
+	drains++;
 }
 
 static struct dt_client *connect_flags(unsigned flags)
@@ -127,50 +91,9 @@ static void touch(char *base, uint64_t page)
 	base[page * PAGE + 17]++;
 }
 
-/* ---- the watchdog ---- */
-
-/*
- * Run @fn in a child; it exits 0 (passed), 1 (a check failed) or SKIP.  A
- * child still running after WATCHDOG_S is killed: a hung store fails.
- */
-static int watched(const char *name, int (*fn)(void))
-{
-	struct timespec ts = { 0, 10000000 };
-	int status = 0;
-	pid_t pid;
-
-	dt_test_ctx("%s", name);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		int ret = fn();
-
-		printf("  %s: %lu checks passed, %lu failed\n", name, dt_test_counts.passed,
-		       dt_test_counts.failed);
-		fflush(stdout);
-		_exit(ret == SKIP ? SKIP : dt_test_counts.failed ? 1 : 0);
-	}
-	if (!CHECK(pid > 0))
-		return -1;
-	for (unsigned i = 0; i < WATCHDOG_S * 100; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			break;
-		nanosleep(&ts, NULL);
-		if (i + 1 == WATCHDOG_S * 100) {
-			fprintf(stderr, "%s: hung, killed\n", name);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-		}
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP)
-		return SKIP;
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	return 0;
-}
-
 /* ---- the scenarios (each in a child) ---- */
 
-/* Can this kernel track a /dev/shm mapping?  0, or SKIP with the reason printed. */
+/* Can this kernel track a /dev/shm mapping?  0, or DT_TEST_SKIP with the reason printed. */
 static int can_track(void)
 {
 	struct dt_client *c = connect_flags(0);
@@ -187,7 +110,7 @@ static int can_track(void)
 	else
 		CHECK_EQ(err, 0);
 	dt_client_close(c);
-	return err == -EOPNOTSUPP ? SKIP : 0;
+	return err == -EOPNOTSUPP ? DT_TEST_SKIP : 0;
 }
 
 static int count_run(void *arg, uint64_t first, uint64_t last)
@@ -225,40 +148,40 @@ static int whole_region(void)
 	CHECK(info.persist_in_process);
 	CHECK(dt_client_track_addr(c, p + 5 * PAGE + 3, &off) == r);
 	CHECK_EQ(off, 5 * PAGE + 3);
-	dt_client_flush_hook = record_flush;
+	dt_client_flush_hook = dt_rec_flush;
 	dt_client_drain_hook = record_drain;
 
 	dt_test_ctx("whole region: scattered pages");
-	rec_reset(p);
+	dt_rec_reset(p);
 	touch(p, 3);
 	touch(p, 7);
 	touch(p, 8);
 	touch(p, 100);
 	touch(p, 2000);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
-	flushed_exactly((const uint64_t[]){ 3, 3, 7, 8, 100, 100, 2000, 2000 }, 4);
-	CHECK_EQ(rec.drains, 1);
-	rec_reset(p);
+	dt_rec_exactly((const uint64_t[]){ 3, 3, 7, 8, 100, 100, 2000, 2000 }, 4);
+	CHECK_EQ(drains, 1);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
-	CHECK_EQ(rec.n, 0); /* nothing written since */
+	CHECK_EQ(dt_rec.n, 0); /* nothing written since */
 
 	dt_test_ctx("whole region: written again, marks beside");
 	touch(p, 7);
 	touch(p, 9);
 	CHECK_EQ(dt_client_dirty(r, 50 * PAGE, 1), 0);
-	rec_reset(p);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
-	flushed_exactly((const uint64_t[]){ 7, 7, 9, 9, 50, 50 }, 2 + 1);
+	dt_rec_exactly((const uint64_t[]){ 7, 7, 9, 9, 50, 50 }, 2 + 1);
 
 	dt_test_ctx("whole region: a range collects its part only");
 	touch(p, 10);
 	touch(p, 500);
-	rec_reset(p);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, 64 * PAGE, 0, NULL), 0);
-	flushed_exactly((const uint64_t[]){ 10, 10 }, 1);
-	rec_reset(p);
+	dt_rec_exactly((const uint64_t[]){ 10, 10 }, 1);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
-	flushed_exactly((const uint64_t[]){ 500, 500 }, 1);
+	dt_rec_exactly((const uint64_t[]){ 500, 500 }, 1);
 
 	dt_test_ctx("whole region: track_collect");
 	for (uint64_t i = 0; i < 4; i++)
@@ -267,9 +190,9 @@ static int whole_region(void)
 	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 4);
 	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 0);
 	CHECK_EQ(dt_client_track_collect(r, 0, 0), -EINVAL);
-	rec_reset(p);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_persist_range(r, 1003 * PAGE, 1, NULL), 0);
-	flushed_exactly((const uint64_t[]){ 1003, 1003 }, 1);
+	dt_rec_exactly((const uint64_t[]){ 1003, 1003 }, 1);
 
 	dt_test_ctx("whole region: untrack gives the mapping back");
 	touch(p, 1500);
@@ -303,26 +226,26 @@ static int sub_range(void)
 	CHECK_EQ(dt_client_track(r, q, 1 << 20, base * PAGE, 0, NULL), 0);
 	CHECK(dt_client_track_addr(c, q + 6 * PAGE, &off) == r);
 	CHECK_EQ(off, (base + 6) * PAGE);
-	dt_client_flush_hook = record_flush;
+	dt_client_flush_hook = dt_rec_flush;
 	dt_client_drain_hook = record_drain;
 
 	dt_test_ctx("sub-range: persist(addr) in the application's mapping");
 	touch(q, 5);
 	touch(q, 6);
-	rec_reset(p);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_persist(r, q + 5 * PAGE + 10, 100), 0);
-	flushed_exactly((const uint64_t[]){ base + 5, base + 5 }, 1);
-	rec_reset(p);
+	dt_rec_exactly((const uint64_t[]){ base + 5, base + 5 }, 1);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
-	flushed_exactly((const uint64_t[]){ base + 6, base + 6 }, 1);
+	dt_rec_exactly((const uint64_t[]){ base + 6, base + 6 }, 1);
 	CHECK_EQ(dt_client_persist(r, q + (1 << 20), 1), -EINVAL); /* past it */
 
 	dt_test_ctx("sub-range: the library's own mapping beside");
 	CHECK_EQ(dt_client_track(r, NULL, 16 * PAGE, 0, 0, NULL), 0);
 	touch(p, 2);
-	rec_reset(p);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
-	flushed_exactly((const uint64_t[]){ 2, 2 }, 1);
+	dt_rec_exactly((const uint64_t[]){ 2, 2 }, 1);
 	CHECK_EQ(dt_client_untrack(r, NULL, 0), 0);
 
 	dt_test_ctx("sub-range: untrack collects");
@@ -330,9 +253,9 @@ static int sub_range(void)
 	CHECK_EQ(dt_client_untrack(r, q, base * PAGE), 0);
 	CHECK_EQ(log_pages(r, base + 7, base + 7), 1);
 	touch(q, 8); /* not tracked any more */
-	rec_reset(p);
+	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
-	flushed_exactly((const uint64_t[]){ base + 7, base + 7 }, 1);
+	dt_rec_exactly((const uint64_t[]){ base + 7, base + 7 }, 1);
 	CHECK_EQ(dt_client_persist(r, q, 1), -EINVAL); /* not tracked: unknown address */
 	CHECK_EQ(dt_client_close(c), 0);
 	munmap(q, 1 << 20);
@@ -447,15 +370,15 @@ int main(void)
 		dtd_cleanup(&dtd, true);
 		return dt_test_done();
 	}
-	if (watched("can the kernel track", can_track) == SKIP) {
+	if (dt_test_watched("can the kernel track", can_track, WATCHDOG_S) == DT_TEST_SKIP) {
 		CHECK_EQ(dtd_stop(&dtd), 0);
 		dtd_cleanup(&dtd, false);
-		return SKIP;
+		return DT_TEST_SKIP;
 	}
-	watched("whole region", whole_region);
-	watched("sub-range", sub_range);
-	watched("refusals", refusals);
-	watched("socket path", socket_path);
+	dt_test_watched("whole region", whole_region, WATCHDOG_S);
+	dt_test_watched("sub-range", sub_range, WATCHDOG_S);
+	dt_test_watched("refusals", refusals, WATCHDOG_S);
+	dt_test_watched("socket path", socket_path, WATCHDOG_S);
 	CHECK_EQ(dtd_stop(&dtd), 0);
 	dtd_cleanup(&dtd, dt_test_counts.failed);
 	return dt_test_done();
