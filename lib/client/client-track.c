@@ -231,7 +231,8 @@ static void tracks_del(struct dt_client_region *r, struct track_map *m)
 	struct dt_client_tracks *t = r->tracks;
 
 	dt_tk_unregister(t->uffd, m->addr, m->len); /* already unmapped: nothing to undo */
-	if (m->adopted) {
+	/* Still the region's mapping (dt_client_map() may have replaced it). */
+	if (m->adopted && r->adopted && r->addr == (void *)m->addr) {
 		r->adopted = false;
 		r->map_sync = false;
 		r->map_writable = false;

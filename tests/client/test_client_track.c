@@ -210,6 +210,36 @@ static int whole_region(void)
 	return 0;
 }
 
+/* An adopted mapping, then dt_client_map(): the library's own replaces it for good. */
+static int adopted_then_mapped(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c) : NULL;
+	char *p = r ? app_map(0, DTD_DB_SIZE, MAP_SHARED) : NULL;
+	struct dt_client_region_info info;
+	void *own = NULL;
+	size_t len;
+
+	if (!p)
+		return 1;
+	CHECK_EQ(dt_client_track(r, p, DTD_DB_SIZE, 0, DT_CLIENT_TRACK_SYNC, NULL), 0);
+	CHECK_EQ(dt_client_map(r, &own, &len), 0);
+	CHECK(own && own != p);
+	CHECK_EQ(len, DTD_DB_SIZE);
+	dt_client_flush_hook = dt_rec_flush;
+	touch(p, 11);
+	dt_rec_reset(own);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ 11, 11 }, 1);
+	CHECK_EQ(dt_client_untrack(r, p, 0), 0);
+	dt_client_region_info(r, &info);
+	CHECK(info.addr == own); /* the library's own stays */
+	CHECK(info.persist_in_process);
+	CHECK_EQ(dt_client_close(c), 0);
+	munmap(p, DTD_DB_SIZE);
+	return 0;
+}
+
 /* A mapping of a sub-range beside the library's own: persist(addr) in it, untrack. */
 static int sub_range(void)
 {
@@ -376,6 +406,7 @@ int main(void)
 		return DT_TEST_SKIP;
 	}
 	dt_test_watched("whole region", whole_region, WATCHDOG_S);
+	dt_test_watched("adopted, then mapped", adopted_then_mapped, WATCHDOG_S);
 	dt_test_watched("sub-range", sub_range, WATCHDOG_S);
 	dt_test_watched("refusals", refusals, WATCHDOG_S);
 	dt_test_watched("socket path", socket_path, WATCHDOG_S);
