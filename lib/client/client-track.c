@@ -320,7 +320,10 @@ static int arm(struct dt_client_region *r, const struct track_map *m, const char
 	err = dt_tk_pin(t->pagemap, (void *)m->addr, m->len, why);
 	if (err)
 		return err;
-	if (dt_tk_register(t->uffd, m->addr, m->len)) {
+	err = dt_tk_register(t->uffd, m->addr, m->len);
+	if (err == -EBUSY)
+		return err; /* registered already, by another handle's userfaultfd */
+	if (err) {
 		*why = "userfaultfd write-protect refused for this mapping";
 		return -EOPNOTSUPP;
 	}

@@ -319,6 +319,8 @@ static int refusals(void)
 		mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	char *hole = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct dt_client *c2 = connect_flags(0);
+	struct dt_client_region *r2 = c2 ? attach_db(c2) : NULL;
 
 	if (!p || !priv || !CHECK(anon != MAP_FAILED && shanon != MAP_FAILED && hole != MAP_FAILED))
 		return 1;
@@ -337,6 +339,8 @@ static int refusals(void)
 	CHECK_EQ(dt_client_track(r, p, 1 << 20, 0, 0, NULL), 0);
 	refused(r, p + PAGE, PAGE, PAGE, 0, -EBUSY);
 	refused(r, p, 1 << 20, 0, 0, -EBUSY);
+	if (c2 && r2) /* another handle: the kernel says the range is registered already */
+		refused(r2, p, 1 << 20, 0, 0, -EBUSY);
 
 	dt_test_ctx("refusals: not a shared mapping of the file");
 	refused(r, priv, 1 << 20, 0, 0, -EOPNOTSUPP);
@@ -346,6 +350,7 @@ static int refusals(void)
 	/* Nothing was changed: the private mapping still reads and writes. */
 	priv[0]++;
 	anon[0]++;
+	CHECK_EQ(dt_client_close(c2), 0);
 	CHECK_EQ(dt_client_close(c), 0);
 	return 0;
 }

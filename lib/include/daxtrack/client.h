@@ -742,7 +742,8 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
  * @reason; -EINVAL for a misaligned or empty range, unknown flags, a NULL
  * @addr without a mapping of the library's, or a mapping of another file;
  * -EFAULT if part of the range is not mapped; -EBUSY if part of it is
- * tracked already (by this handle); -ERANGE past the region's end (or the
+ * tracked already (by this handle, or registered with userfaultfd by another
+ * handle or by the application); -ERANGE past the region's end (or the
  * library's mapping); -EPERM without write rights; -ENOMEM; the region's
  * ATTACH error after a reconnect.
  */
