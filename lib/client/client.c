@@ -385,6 +385,8 @@ int dt_client_detach(struct dt_client_region *r)
 	/* No flight may outlive its region: reaped, or put back into the batches. */
 	dt_client_reap(c);
 	err = r->gone ? r->gone : dt_client_send_batch(c, r);
+	if (!r->gone)	/* the daemon counts the client tracking no more */
+		dt_client_track_report(r, DT_TRACK_NONE, 0);
 	for (pp = &c->regions; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
 			*pp = r->next;
