@@ -9,6 +9,8 @@
 # (DESTDIR) and checks, each check printing "install: NAME: ok" or
 # "install: NAME: FAILED (reason)":
 #   symbols-LIB   every symbol of LIB's .sym is exported with its version
+#   preload       libdaxtrack-preload.so is installed in libdir and exports
+#                 exactly the interposers of lib/preload/preload.sym
 #   pc-LIB        pkg-config --libs: libdaxtrack brings -lurcu-memb,
 #                 libdaxtrack-client neither liburcu nor libdaxtrack
 #   ext-engine    tests/install/ext_engine.c, built only from the installed
@@ -62,6 +64,21 @@ check_symbols()
 }
 check_symbols libdaxtrack lib/core/libdaxtrack.sym
 check_symbols libdaxtrack-client lib/client/libdaxtrack-client.sym
+
+# The LD_PRELOAD shim: beside the libraries, exporting its interposers and nothing else.
+preload=$libdir/libdaxtrack-preload.so
+if [[ ! -f $preload ]]; then
+	bad preload "not installed in ${libdir#"$dest"}"
+else
+	want=$(sed -n '/^global:/,/^local:/{/^[[:space:]]*[a-z_0-9]*;/s/[[:space:];]//gp}' \
+		lib/preload/preload.sym | sort)
+	got=$(nm -D --defined-only "$preload" | awk '{print $3}' | sort)
+	if [[ $want == "$got" ]]; then
+		ok preload "$(wc -w <<<"$got") symbols: $(tr '\n' ' ' <<<"$got")"
+	else
+		bad preload "exports $(tr '\n' ' ' <<<"$got"), not $(tr '\n' ' ' <<<"$want")"
+	fi
+fi
 
 # pkg-config as a user: only the installed files, paths under DESTDIR.
 export PKG_CONFIG_SYSROOT_DIR=$dest

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * preload.c - the interposers of libdaxtrack-preload.so: mmap(), mmap64(),
+ * munmap(), msync(), fsync(), fdatasync() and close().
+ *
+ * A shared writable mapping of a daemon region's file or device is attached
+ * by its fd, mapped by the shim (preload-place.c) and tracked
+ * (dt_client_track()) or, where tracking is refused, kept in whole-range
+ * mode; an msync() of it persists what was written in the range (tracked)
+ * or the whole range; fsync() and fdatasync() of the file do that for every
+ * mapping of it, then call the kernel's; munmap() stops the tracking and
+ * detaches the region with its last mapping.  Anything else (and anything
+ * that fails) goes to the real function untouched, errno preserved.
+ */
+/* The interposers define both mmap and mmap64: no redirection of one to the other. */
+#undef _FILE_OFFSET_BITS
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+static size_t page_up(size_t len)
+{
+	return (len + DTP_PAGE - 1) & ~(DTP_PAGE - 1);
+}
+
+/* Why a mapping of @len trackable bytes goes to whole-range mode without asking, or NULL. */
+static const char *no_track_reason(size_t len)
+{
+	if (!len)
+		return "shorter than a page";
+	if (!dtp_track_wanted())
+		return "DAXTRACK_TRACK=0";
+	if (!dt_client_track)
+		return "no tracking in this build";
+	return NULL;
+}
+
+static void track(struct dtp_map *m)
+{
+	char reason[DT_CLIENT_TRACK_REASON_MAX] = "";
+	size_t len = m->len & ~(DTP_PAGE - 1);
+	const char *why = no_track_reason(len);
+	int err;
+
+	if (why) {
+		dtp_debug("region \"%s\": %#lx+%zu at %llu: whole-range mode (%s)", m->reg->name,
+			  (unsigned long)m->addr, m->len, (unsigned long long)m->off, why);
+		return;
+	}
+	err = dt_client_track(m->reg->r, (void *)m->addr, len, m->off,
+			      m->sync ? DT_CLIENT_TRACK_SYNC : 0, reason);
+	m->tracked = !err;
+	if (err)
+		dtp_debug("region \"%s\": %#lx+%zu at %llu: whole-range mode (track: %s%s%s)",
+			  m->reg->name, (unsigned long)m->addr, len, (unsigned long long)m->off,
+			  strerror(-err), *reason ? ": " : "", reason);
+	else
+		dtp_debug("region \"%s\": %#lx+%zu at %llu: tracked%s", m->reg->name,
+			  (unsigned long)m->addr, len, (unsigned long long)m->off,
+			  m->sync ? " (sync)" : "");
+}
+
+/* The application's mapping of region @reg, under the lock. */
+static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot, int flags, int fd,
+			off_t off)
+{
+	struct dtp_map m = { .reg = reg, .off = off };
+	void *p;
+
+	if (dtp_region_attach(reg, fd))
+		return dtp_real.mmap(addr, len, prot, flags, fd, off);
+	dtp_trace_init();
+	reg->maps++; /* held while mapping: a failure detaches again */
+	p = dtp_place(addr, len, prot, flags, fd, off, &m.sync);
+	if (p == MAP_FAILED) {
+		dtp_debug("region \"%s\": mmap: %s", reg->name, strerror(errno));
+		goto put;
+	}
+	m.addr = (uintptr_t)p;
+	m.len = page_up(len) < reg->size - off ? page_up(len) : reg->size - off;
+	m.sync = m.sync || reg->chr;
+	track(&m);
+	if (dtp_maps_add(&m)) {
+		dtp_debug("region \"%s\": no room in the table: left to the kernel", reg->name);
+		if (m.tracked)
+			dt_client_untrack(reg->r, p, m.off);
+		goto put;
+	}
+	return p;
+put:
+	dtp_region_put(reg);
+	return p;
+}
+
+static bool candidate(size_t len, int prot, int flags, int fd, off_t off)
+{
+	int type = flags & MAP_TYPE;
+
+	return fd >= 0 && len && (prot & PROT_WRITE) && !(flags & MAP_ANONYMOUS) &&
+	       (type == MAP_SHARED || type == MAP_SHARED_VALIDATE) && off >= 0 &&
+	       !(off & (DTP_PAGE - 1));
+}
+
+static void forget(void *addr, size_t len)
+{
+	dtp_enter();
+	dtp_lock();
+	dtp_maps_forget((uintptr_t)addr, len);
+	dtp_unlock();
+	dtp_leave();
+}
+
+static void *shim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct dtp_region *reg;
+	struct stat st;
+	int saved = errno;
+	void *p;
+
+	if (!dtp_active())
+		return dtp_real.mmap(addr, len, prot, flags, fd, off);
+	if ((flags & MAP_FIXED) && !dtp_maps_empty())
+		forget(addr, len); /* the new mapping replaces what was there */
+	if (!candidate(len, prot, flags, fd, off) || fstat(fd, &st) || !dtp_stat_candidate(&st)) {
+		errno = saved;
+		return dtp_real.mmap(addr, len, prot, flags, fd, off);
+	}
+	dtp_enter();
+	dtp_lock();
+	reg = dtp_region_find(&st, true);
+	if (reg && (uint64_t)off < reg->size) {
+		errno = saved;
+		p = map_region(reg, addr, len, prot, flags, fd, off);
+	} else {
+		dtp_debug("mmap of fd %d: not a region of the daemon: untouched", fd);
+		errno = saved;
+		p = dtp_real.mmap(addr, len, prot, flags, fd, off);
+	}
+	dtp_unlock();
+	dtp_leave();
+	return p;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return shim_mmap(addr, len, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	return shim_mmap(addr, len, prot, flags, fd, off);
+}
+
+int munmap(void *addr, size_t len)
+{
+	int saved = errno;
+
+	if (dtp_active() && !dtp_maps_empty() && !((uintptr_t)addr & (DTP_PAGE - 1)) && len) {
+		forget(addr, len);
+		errno = saved;
+	}
+	return dtp_real.munmap(addr, len);
+}
+
+int dtp_persist(struct dtp_map *m, uint64_t off, uint64_t len)
+{
+	int err;
+
+	dtp_trace_msync_begin(off, len);
+	if (m->tracked)
+		err = dt_client_fsync(m->reg->r, off, len, 0, NULL);
+	else
+		err = dt_client_persist_range(m->reg->r, off, len, NULL);
+	dtp_trace_msync_end(err);
+	dtp_debug("region \"%s\": persist %llu+%llu (%s): %s", m->reg->name,
+		  (unsigned long long)off, (unsigned long long)len,
+		  m->tracked ? "tracked" : "whole range", err ? strerror(-err) : "ok");
+	return err;
+}
+
+/*
+ * Persist the mappings of [addr, addr + len) under the lock; *@kernel is set
+ * when the kernel's msync() must run too (a part not in the table, a mapping
+ * without MAP_SYNC, a persist that failed on a file).  Return: 0, or -EIO
+ * when a persist failed on a device DAX (the kernel cannot help there).
+ */
+static int msync_maps(uintptr_t addr, size_t len, bool *kernel)
+{
+	size_t covered = 0;
+	struct dtp_map *m;
+	unsigned i = 0;
+	int ret = 0;
+
+	len = page_up(len);
+	while ((m = dtp_maps_next(addr, len, &i))) {
+		uintptr_t start = addr > m->addr ? addr : m->addr;
+		uintptr_t end = addr + len < m->addr + m->len ? addr + len : m->addr + m->len;
+		int err = dtp_persist(m, m->off + (start - m->addr), end - start);
+
+		covered += end - start;
+		if (err && m->reg->chr)
+			ret = -EIO;
+		if (err || !m->sync)
+			*kernel = true;
+	}
+	if (covered < len)
+		*kernel = true;
+	return ret;
+}
+
+int msync(void *addr, size_t len, int flags)
+{
+	bool kernel = false;
+	int saved = errno, err;
+
+	/* MS_ASYNC, bad flags or a bad address: the kernel's call, its answer. */
+	if (!dtp_active() || (flags & ~MS_INVALIDATE) != MS_SYNC ||
+	    ((uintptr_t)addr & (DTP_PAGE - 1)) || dtp_maps_empty())
+		return dtp_real.msync(addr, len, flags);
+	kernel = flags & MS_INVALIDATE;
+	dtp_enter();
+	dtp_lock();
+	err = msync_maps((uintptr_t)addr, len, &kernel);
+	dtp_unlock();
+	dtp_leave();
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	errno = saved;
+	return kernel ? dtp_real.msync(addr, len, flags) : 0;
+}
+
+/* Persist every mapping of the file of @fd. */
+static void persist_fd(int fd)
+{
+	struct dtp_region *reg;
+	struct dtp_map *m;
+	struct stat st;
+	unsigned i = 0;
+
+	if (fstat(fd, &st))
+		return;
+	dtp_enter();
+	dtp_lock();
+	reg = dtp_region_find(&st, false);
+	while (reg && reg->r && (m = dtp_maps_next_of(reg, &i)))
+		dtp_persist(m, m->off, m->len);
+	dtp_unlock();
+	dtp_leave();
+}
+
+/* fsync() and fdatasync(): the mappings of the file, then the kernel's call (metadata). */
+static int sync_fd(int fd, bool data_only)
+{
+	int saved = errno;
+
+	if (dtp_active() && !dtp_maps_empty()) {
+		persist_fd(fd);
+		errno = saved;
+	}
+	return data_only ? dtp_real.fdatasync(fd) : dtp_real.fsync(fd);
+}
+
+int fsync(int fd)
+{
+	return sync_fd(fd, false);
+}
+
+int fdatasync(int fd)
+{
+	return sync_fd(fd, true);
+}
+
+/* The library keeps its own dup of the fd: the region stays attached while mapped. */
+int close(int fd)
+{
+	struct dtp_region *reg = NULL;
+	int saved = errno;
+	struct stat st;
+
+	if (dtp_active() && dtp_debug_on() && !dtp_maps_empty() && !fstat(fd, &st)) {
+		dtp_enter();
+		dtp_lock();
+		reg = dtp_region_find(&st, false);
+		if (reg && reg->maps)
+			dtp_debug("close of fd %d: region \"%s\" stays attached while mapped", fd,
+				  reg->name);
+		dtp_unlock();
+		dtp_leave();
+		errno = saved;
+	}
+	return dtp_real.close(fd);
+}
+
+__attribute__((constructor)) static void dtp_fork_handlers(void)
+{
+	pthread_atfork(NULL, NULL, dtp_regions_after_fork);
+}

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * preload_victim.c - a plain program that knows nothing of daxtrack: it maps
+ * a file shared, stores to it and msync()s, as a database would.
+ * test_preload runs it under LD_PRELOAD=libdaxtrack-preload.so and reads
+ * the shim's trace and debug lines.  Its own checks are the program's
+ * results: every call succeeds or fails exactly as without the shim.
+ *
+ * Usage: preload_victim MODE FILE [FILE2]
+ *   scatter     map FILE whole, store to a few scattered pages, msync all
+ *   range       map FILE whole, store to pages 8 and 12, msync pages 8..15
+ *   private     map FILE MAP_PRIVATE, store, msync
+ *   closefirst  map FILE, close the fd, store, msync, munmap
+ *   fsync       map FILE, store, fsync then fdatasync the fd
+ *   twice       map FILE twice, unmap one, then the other
+ *   errno       failing calls fail with the kernel's errno; successful
+ *               ones leave errno alone
+ * Stores write the byte (page number & 0xff) ^ 0x5a; "check" (MODE) reads
+ * FILE back and verifies the scattered pages hold it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PAGE 4096UL
+
+static const unsigned scattered[] = { 1, 7, 100, 1000, 2047 };
+#define NSCATTERED (sizeof(scattered) / sizeof(scattered[0]))
+
+static int failures;
+
+static void expect(int ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "victim: FAIL: %s (errno %d %s)\n", what, errno, strerror(errno));
+		failures++;
+	}
+}
+
+static unsigned char byte_of(unsigned page)
+{
+	return (page & 0xff) ^ 0x5a;
+}
+
+static void store(unsigned char *base, unsigned page)
+{
+	memset(base + page * PAGE + 128, byte_of(page), 64);
+}
+
+static unsigned char *map_file(const char *path, int flags, int *fdp, size_t *len)
+{
+	struct stat st;
+	void *p;
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		expect(0, "open");
+		exit(2);
+	}
+	*len = st.st_size;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p == MAP_FAILED) {
+		expect(0, "mmap");
+		exit(2);
+	}
+	*fdp = fd;
+	return p;
+}
+
+static void mode_scatter(const char *path, int flags)
+{
+	unsigned char *base;
+	size_t len;
+	int fd;
+
+	base = map_file(path, flags, &fd, &len);
+	for (unsigned i = 0; i < NSCATTERED; i++)
+		if (scattered[i] * PAGE < len)
+			store(base, scattered[i]);
+	expect(!msync(base, len, MS_SYNC), "msync");
+	fprintf(stderr, "victim: msync done\n");
+	expect(!munmap(base, len), "munmap");
+	fprintf(stderr, "victim: munmap done\n");
+	expect(!close(fd), "close");
+}
+
+static void mode_range(const char *path)
+{
+	unsigned char *base;
+	size_t len;
+	int fd;
+
+	base = map_file(path, MAP_SHARED, &fd, &len);
+	store(base, 8);
+	store(base, 12);
+	expect(!msync(base + 8 * PAGE, 8 * PAGE, MS_SYNC), "msync of pages 8..15");
+	expect(!munmap(base, len), "munmap");
+	expect(!close(fd), "close");
+}
+
+static void mode_closefirst(const char *path)
+{
+	unsigned char *base;
+	size_t len;
+	int fd;
+
+	base = map_file(path, MAP_SHARED, &fd, &len);
+	expect(!close(fd), "close");
+	fprintf(stderr, "victim: closed\n");
+	store(base, 3);
+	expect(!msync(base, len, MS_SYNC), "msync after close");
+	expect(!munmap(base, len), "munmap");
+}
+
+static void mode_fsync(const char *path)
+{
+	unsigned char *base;
+	size_t len;
+	int fd;
+
+	base = map_file(path, MAP_SHARED, &fd, &len);
+	store(base, 5);
+	expect(!fsync(fd), "fsync");
+	fprintf(stderr, "victim: fsync done\n");
+	store(base, 6);
+	expect(!fdatasync(fd), "fdatasync");
+	fprintf(stderr, "victim: fdatasync done\n");
+	expect(!munmap(base, len), "munmap");
+	expect(!close(fd), "close");
+}
+
+static void mode_twice(const char *path)
+{
+	unsigned char *a, *b;
+	size_t len;
+	int fd, fd2;
+
+	a = map_file(path, MAP_SHARED, &fd, &len);
+	b = map_file(path, MAP_SHARED, &fd2, &len);
+	store(b, 9);
+	expect(!munmap(a, len), "munmap of the first");
+	fprintf(stderr, "victim: first unmapped\n");
+	expect(!msync(b, len, MS_SYNC), "msync of the second");
+	expect(!munmap(b, len), "munmap of the second");
+	fprintf(stderr, "victim: second unmapped\n");
+	close(fd);
+	close(fd2);
+}
+
+static void mode_errno(const char *path)
+{
+	unsigned char *base;
+	size_t len;
+	int fd;
+
+	base = map_file(path, MAP_SHARED, &fd, &len);
+	errno = 0;
+	expect(msync(base + 1, PAGE, MS_SYNC) == -1 && errno == EINVAL, "msync misaligned: EINVAL");
+	errno = 0;
+	expect(msync(base, PAGE, MS_SYNC | MS_ASYNC) == -1 && errno == EINVAL,
+	       "msync MS_SYNC|MS_ASYNC: EINVAL");
+	errno = 0;
+	expect(munmap(base + 1, PAGE) == -1 && errno == EINVAL, "munmap misaligned: EINVAL");
+	errno = 0;
+	expect(fsync(-1) == -1 && errno == EBADF, "fsync(-1): EBADF");
+	errno = 0;
+	expect(fdatasync(12345) == -1 && errno == EBADF, "fdatasync(12345): EBADF");
+	errno = 0;
+	expect(close(12345) == -1 && errno == EBADF, "close(12345): EBADF");
+	errno = 0;
+	expect(mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, 12345, 0) == MAP_FAILED &&
+		       errno == EBADF,
+	       "mmap of a bad fd: EBADF");
+	errno = 0;
+	expect(mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 1) == MAP_FAILED &&
+		       errno == EINVAL,
+	       "mmap at a misaligned offset: EINVAL");
+	store(base, 2);
+	errno = 4242;
+	expect(!msync(base, len, MS_SYNC) && errno == 4242, "msync success leaves errno");
+	errno = 4243;
+	expect(!fsync(fd) && errno == 4243, "fsync success leaves errno");
+	errno = 4244;
+	expect(!munmap(base, len) && errno == 4244, "munmap success leaves errno");
+	errno = 4245;
+	expect(!close(fd) && errno == 4245, "close success leaves errno");
+}
+
+static void mode_check(const char *path)
+{
+	unsigned char buf[64];
+	int fd = open(path, O_RDONLY);
+
+	for (unsigned i = 0; i < NSCATTERED; i++) {
+		if (pread(fd, buf, sizeof(buf), scattered[i] * PAGE + 128) != sizeof(buf))
+			continue;
+		for (unsigned j = 0; j < sizeof(buf); j++)
+			expect(buf[j] == byte_of(scattered[i]), "check: the stored byte");
+	}
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: preload_victim MODE FILE\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "scatter"))
+		mode_scatter(argv[2], MAP_SHARED);
+	else if (!strcmp(argv[1], "private"))
+		mode_scatter(argv[2], MAP_PRIVATE);
+	else if (!strcmp(argv[1], "range"))
+		mode_range(argv[2]);
+	else if (!strcmp(argv[1], "closefirst"))
+		mode_closefirst(argv[2]);
+	else if (!strcmp(argv[1], "fsync"))
+		mode_fsync(argv[2]);
+	else if (!strcmp(argv[1], "twice"))
+		mode_twice(argv[2]);
+	else if (!strcmp(argv[1], "errno"))
+		mode_errno(argv[2]);
+	else if (!strcmp(argv[1], "check"))
+		mode_check(argv[2]);
+	else
+		return 2;
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_preload.c - libdaxtrack-preload.so end to end: preload_victim (a
+ * program that knows nothing of daxtrack) runs under LD_PRELOAD against the
+ * real daxtrackd on a private socket, with an 8 MiB file region "db" in
+ * /dev/shm (the host kernel tracks stores to shmem) and PMEM_IS_PMEM_FORCE=1
+ * (the daemon says PMEM: persists flush in-process, the trace records
+ * them).  From the trace (DAXTRACK_PRELOAD_TRACE), the debug lines
+ * (DAXTRACK_PRELOAD_DEBUG) and the daemon:
+ *   - msync of scattered stores: the written pages (tracked) or the whole
+ *     range (whole-range mode: DAXTRACK_TRACK=0, or no tracking) flushed,
+ *     then a drain, before "M end 0"; the daemon has nothing dirty after;
+ *   - msync of a sub-range persists that range only;
+ *   - fsync and fdatasync persist the mappings of the file;
+ *   - a file that is no region, and MAP_PRIVATE: untouched, nothing
+ *     attached; close before munmap: still attached, msync works;
+ *   - munmap detaches with the last mapping only;
+ *   - failing calls keep the kernel's errno, successful ones leave errno;
+ *   - not in-process (PMEM_IS_PMEM_FORCE=0 in the program): the daemon
+ *     flushes (its flush log);
+ *   - the data reads back without the shim.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <daxtrack/client.h>
+
+#include "dt_test.h"
+#include "harness.h"
+
+DT_TEST_DEFINE("test_preload");
+
+#define PAGE 4096ULL
+#define DB_SIZE (8ULL << 20)
+#define DB_PAGES (DB_SIZE / PAGE)
+
+static struct dth h;
+static char db_path[PATH_MAX], plain_path[PATH_MAX], trace_path[PATH_MAX], debug_path[PATH_MAX];
+static const char *shim, *victim;
+static bool tracked_mode;
+
+static const unsigned scattered[] = { 1, 7, 100, 1000, 2047 };
+
+/* One persist of the trace: M begin ... M end. */
+struct block {
+	uint64_t off, len;
+	int rc;
+	bool ended, drained;
+	unsigned flushes;
+	bool flushed[DB_PAGES];
+};
+
+#define MAX_BLOCKS 8
+
+struct trace {
+	unsigned nr;
+	unsigned stray; /* F or D outside a block */
+	struct block b[MAX_BLOCKS];
+};
+
+static struct trace tr;
+
+static void parse_trace(struct trace *t)
+{
+	unsigned long long off, len;
+	struct block *b = NULL;
+	char line[256];
+	FILE *f;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	f = fopen(trace_path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "M begin %llu %llu", &off, &len) == 2 && t->nr < MAX_BLOCKS) {
+			b = &t->b[t->nr++];
+			b->off = off;
+			b->len = len;
+		} else if (sscanf(line, "M end %d", &rc) == 1 && b) {
+			b->rc = rc;
+			b->ended = true;
+			b = NULL;
+		} else if (sscanf(line, "F %llu %llu", &off, &len) == 2 && b) {
+			for (uint64_t p = off / PAGE; p < (off + len + PAGE - 1) / PAGE; p++)
+				if (p < DB_PAGES)
+					b->flushed[p] = true;
+			b->flushes++;
+			b->drained = false;
+		} else if (!strcmp(line, "D\n") && b) {
+			b->drained = true;
+		} else {
+			t->stray++;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Whether block @b flushed exactly the pages in @pages (or every page of [first, end)). */
+static bool flushed_exactly(const struct block *b, const unsigned *pages, unsigned n)
+{
+	for (uint64_t p = 0; p < DB_PAGES; p++) {
+		bool want = false;
+
+		for (unsigned i = 0; i < n; i++)
+			want = want || pages[i] == p;
+		if (b->flushed[p] != want)
+			return false;
+	}
+	return true;
+}
+
+static bool flushed_range(const struct block *b, uint64_t first, uint64_t end)
+{
+	for (uint64_t p = first; p < end; p++)
+		if (!b->flushed[p])
+			return false;
+	return true;
+}
+
+static bool block_ok(const struct block *b, uint64_t off, uint64_t len)
+{
+	return CHECK_EQ(b->off, off) && CHECK_EQ(b->len, len) && CHECK(b->ended) &&
+	       CHECK_EQ(b->rc, 0) && CHECK(b->flushes > 0) && CHECK(b->drained);
+}
+
+/* The debug output holds @what (after the line holding @after, if given). */
+static bool debug_has(const char *what, const char *after)
+{
+	char line[1024];
+	bool found = false, seen = !after;
+	FILE *f = fopen(debug_path, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		seen = seen || strstr(line, after);
+		found = seen && strstr(line, what);
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The number of the first debug line holding @what (from 1), or 0; *@count of them. */
+static unsigned debug_line(const char *what, unsigned *count)
+{
+	unsigned n = 0, first = 0;
+	char line[1024];
+	FILE *f = fopen(debug_path, "r");
+
+	*count = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		n++;
+		if (!strstr(line, what))
+			continue;
+		first = first ? first : n;
+		(*count)++;
+	}
+	if (f)
+		fclose(f);
+	return first;
+}
+
+static void show_debug(void)
+{
+	char line[1024];
+	FILE *f = fopen(debug_path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		fprintf(stderr, "  | %s", line);
+	if (f)
+		fclose(f);
+}
+
+/* Run the victim: @mode on @file under the shim (if @preload), with @env ("K=V", or NULL). */
+static int run_victim(const char *mode, const char *file, bool preload, const char *env)
+{
+	time_t start = time(NULL);
+	int status;
+	pid_t pid;
+
+	unlink(trace_path);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(debug_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, STDERR_FILENO);
+		setenv("DAXTRACK_SOCKET", h.sock, 1);
+		setenv("DAXTRACK_PRELOAD_DEBUG", "1", 1);
+		setenv("DAXTRACK_PRELOAD_TRACE", trace_path, 1);
+		if (preload)
+			setenv("LD_PRELOAD", shim, 1);
+		if (env)
+			putenv((char *)env);
+		execl(victim, victim, mode, file, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (time(NULL) - start > 60) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fprintf(stderr, "victim %s hung: killed\n", mode);
+			return -1;
+		}
+		usleep(10000);
+	}
+	parse_trace(&tr);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "victim %s %s failed (status %#x):\n", mode, file, status);
+		show_debug();
+		return -1;
+	}
+	return 0;
+}
+
+/* The daemon's dirty entries in region "db" (a client of its own). */
+static long dirty_entries(void)
+{
+	struct dt_client_list l = { .flags = DT_LIST_DIRTY | DT_LIST_WHOLE };
+	struct dt_proto_entry e[64];
+	struct dt_client_region *r;
+	struct dt_client *c;
+	long n = 0;
+	uint32_t count;
+
+	if (dt_client_connect(h.sock, &c))
+		return -1;
+	if (dt_client_attach(c, "db", &r)) {
+		dt_client_close(c);
+		return -1;
+	}
+	while (!l.done && !dt_client_list(r, &l, e, 64, &count))
+		n += count;
+	dt_client_close(c);
+	return n;
+}
+
+static void test_scatter(void)
+{
+	dt_test_ctx("scatter");
+	if (!CHECK_EQ(run_victim("scatter", db_path, true, NULL), 0))
+		return;
+	tracked_mode = debug_has(": tracked", NULL);
+	fprintf(stderr, "test_preload: %s mode\n", tracked_mode ? "tracked" : "whole-range");
+	CHECK(debug_has("attached by fd", NULL));
+	if (!CHECK_EQ(tr.nr, 1) || !block_ok(&tr.b[0], 0, DB_SIZE))
+		return show_debug();
+	CHECK_EQ(tr.stray, 0);
+	if (tracked_mode)
+		CHECK(flushed_exactly(&tr.b[0], scattered, 5));
+	else
+		CHECK(flushed_range(&tr.b[0], 0, DB_PAGES));
+	CHECK(debug_has("detached (no mapping left)", "victim: msync done"));
+	CHECK_EQ(dirty_entries(), 0);
+}
+
+static void test_whole_range_env(void)
+{
+	dt_test_ctx("DAXTRACK_TRACK=0");
+	if (!CHECK_EQ(run_victim("scatter", db_path, true, "DAXTRACK_TRACK=0"), 0))
+		return;
+	CHECK(debug_has("whole-range mode (DAXTRACK_TRACK=0)", NULL));
+	if (CHECK_EQ(tr.nr, 1) && block_ok(&tr.b[0], 0, DB_SIZE))
+		CHECK(flushed_range(&tr.b[0], 0, DB_PAGES));
+	CHECK_EQ(dirty_entries(), 0);
+}
+
+static void test_range(void)
+{
+	static const unsigned written[] = { 8, 12 };
+
+	dt_test_ctx("msync of a sub-range");
+	if (!CHECK_EQ(run_victim("range", db_path, true, NULL), 0))
+		return;
+	if (!CHECK_EQ(tr.nr, 1) || !block_ok(&tr.b[0], 8 * PAGE, 8 * PAGE))
+		return;
+	if (tracked_mode)
+		CHECK(flushed_exactly(&tr.b[0], written, 2));
+	else
+		CHECK(flushed_range(&tr.b[0], 8, 16) && !tr.b[0].flushed[7] &&
+		      !tr.b[0].flushed[16]);
+}
+
+static void test_fsync(void)
+{
+	static const unsigned five = 5, six = 6;
+
+	dt_test_ctx("fsync, fdatasync");
+	if (!CHECK_EQ(run_victim("fsync", db_path, true, NULL), 0))
+		return;
+	if (!CHECK_EQ(tr.nr, 2) || !block_ok(&tr.b[0], 0, DB_SIZE) ||
+	    !block_ok(&tr.b[1], 0, DB_SIZE))
+		return;
+	if (tracked_mode) {
+		CHECK(flushed_exactly(&tr.b[0], &five, 1));
+		CHECK(flushed_exactly(&tr.b[1], &six, 1));
+	} else {
+		CHECK(flushed_range(&tr.b[0], 0, DB_PAGES));
+		CHECK(flushed_range(&tr.b[1], 0, DB_PAGES));
+	}
+}
+
+static void test_untouched(void)
+{
+	dt_test_ctx("a file that is no region");
+	if (CHECK_EQ(run_victim("scatter", plain_path, true, NULL), 0)) {
+		CHECK(debug_has("not a region of the daemon: untouched", NULL));
+		CHECK(!debug_has("attached", NULL));
+		CHECK_EQ(tr.nr, 0);
+	}
+	dt_test_ctx("MAP_PRIVATE");
+	if (CHECK_EQ(run_victim("private", db_path, true, NULL), 0)) {
+		CHECK(!debug_has("attached", NULL));
+		CHECK(!debug_has("region", NULL));
+		CHECK_EQ(tr.nr, 0);
+	}
+	dt_test_ctx("DAXTRACK_PRELOAD=0");
+	if (CHECK_EQ(run_victim("scatter", db_path, true, "DAXTRACK_PRELOAD=0"), 0)) {
+		CHECK(!debug_has("daxtrack-preload", NULL));
+		CHECK_EQ(tr.nr, 0);
+	}
+}
+
+static void test_close_and_unmap(void)
+{
+	dt_test_ctx("close before munmap");
+	if (CHECK_EQ(run_victim("closefirst", db_path, true, NULL), 0)) {
+		CHECK(debug_has("stays attached while mapped", NULL));
+		if (CHECK_EQ(tr.nr, 1) && block_ok(&tr.b[0], 0, DB_SIZE))
+			CHECK(tr.b[0].flushed[3]);
+		CHECK(debug_has("detached", "victim: closed"));
+	}
+	dt_test_ctx("two mappings: the last munmap detaches");
+	if (CHECK_EQ(run_victim("twice", db_path, true, NULL), 0)) {
+		unsigned detached, n, first, second, dummy;
+
+		detached = debug_line("detached (no mapping left)", &n);
+		first = debug_line("victim: first unmapped", &dummy);
+		second = debug_line("victim: second unmapped", &dummy);
+		CHECK_EQ(n, 1);
+		CHECK(first && detached > first && detached < second);
+		if (CHECK_EQ(tr.nr, 1) && block_ok(&tr.b[0], 0, DB_SIZE))
+			CHECK(tr.b[0].flushed[9]);
+	}
+}
+
+static void test_errno(void)
+{
+	dt_test_ctx("errno");
+	CHECK_EQ(run_victim("errno", db_path, true, NULL), 0);
+	dt_test_ctx("errno without the shim");
+	CHECK_EQ(run_victim("errno", db_path, false, NULL), 0);
+}
+
+static bool daemon_flushed(uint64_t page, unsigned since)
+{
+	unsigned long long off, len;
+	char name[80], kind[16], line[256];
+	unsigned lineno = 0;
+	bool found = false;
+	FILE *f = fopen(h.flush_log, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (lineno++ < since ||
+		    sscanf(line, "%79s %llu %llu %15s", name, &off, &len, kind) != 4 ||
+		    strcmp(name, "db"))
+			continue;
+		found = found || (page * PAGE >= off && page * PAGE < off + len);
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static unsigned flush_log_lines(void)
+{
+	unsigned n = 0;
+	FILE *f = fopen(h.flush_log, "r");
+	int ch;
+
+	while (f && (ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void test_daemon_flushes(void)
+{
+	unsigned since = flush_log_lines();
+
+	dt_test_ctx("not in-process: the daemon flushes");
+	if (!CHECK_EQ(run_victim("scatter", db_path, true, "PMEM_IS_PMEM_FORCE=0"), 0))
+		return;
+	if (CHECK_EQ(tr.nr, 1)) {
+		CHECK_EQ(tr.b[0].rc, 0);
+		CHECK_EQ(tr.b[0].flushes, 0);
+	}
+	for (unsigned i = 0; i < 5; i++)
+		CHECK(daemon_flushed(scattered[i], since));
+	CHECK_EQ(dirty_entries(), 0);
+}
+
+static void test_data(void)
+{
+	dt_test_ctx("the data, read back without the shim");
+	CHECK_EQ(run_victim("check", db_path, false, NULL), 0);
+}
+
+static int make_plain(void)
+{
+	int fd = open(plain_path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	int err = fd < 0 || ftruncate(fd, DB_SIZE) ? -errno : 0;
+
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+int main(void)
+{
+	static const struct dth_region regions[] = { { .name = "db", .size = "8M" } };
+	const struct dth_options o = { .tag = "preload", .tmp_base = "/dev/shm" };
+
+	shim = getenv("DT_PRELOAD_SO");
+	victim = getenv("DT_PRELOAD_VICTIM");
+	if (!shim || !victim) {
+		fprintf(stderr, "test_preload: DT_PRELOAD_SO and DT_PRELOAD_VICTIM must be set\n");
+		return 2;
+	}
+	setenv("PMEM_IS_PMEM_FORCE", "1", 1); /* the daemon says PMEM, the program believes it */
+	if (!CHECK_EQ(dth_init(&h, &o), 0))
+		return dt_test_done();
+	dth_path(&h, db_path, "db.region");
+	dth_path(&h, plain_path, "plain.file");
+	dth_path(&h, trace_path, "trace");
+	dth_path(&h, debug_path, "debug");
+	if (!CHECK_EQ(dth_config(&h, "workers = 2\n", regions, 1, NULL), 0) ||
+	    !CHECK_EQ(dth_start(&h, NULL), 0) || !CHECK_EQ(make_plain(), 0)) {
+		dth_show_log(&h, stderr);
+		dth_cleanup(&h);
+		return dt_test_done();
+	}
+	test_scatter();
+	test_whole_range_env();
+	test_range();
+	test_fsync();
+	test_untouched();
+	test_close_and_unmap();
+	test_errno();
+	test_daemon_flushes();
+	test_data();
+	CHECK_EQ(dth_stop(&h, SIGTERM), 0);
+	if (dt_test_counts.failed)
+		dth_show_log(&h, stderr);
+	dth_cleanup(&h);
+	return dt_test_done();
+}
