@@ -234,6 +234,13 @@ if wait_stamp "$W/stamp" $((from + CHECKED / 4)) "$prog_pid"; then
 	echo "lmdb: daxtrackd killed after $(tr -d ' ' <"$W/stamp") commits"
 	sleep 0.3
 	check "daxtrackd starts again" start_daemon
+	# Figures only: does the new daemon see the shim's client come back?
+	seen=
+	while [[ -z $seen ]] && kill -0 "$prog_pid" 2>/dev/null; do
+		seen=$("$CTL" -s "$SOCK" status 2>/dev/null | grep -E '^tracking: [1-9]')
+		[[ -n $seen ]] || sleep 0.2
+	done
+	echo "lmdb: after the restart, while the run lasted: ${seen:-no tracking client seen}"
 	wait "$prog_pid"
 	rc=$?
 	if [[ $rc -eq 0 ]]; then
