@@ -359,8 +359,10 @@ static void test_threads_and_fork(void)
 
 	dt_test_ctx("threads");
 	if (CHECK_EQ(run_victim("threads", db_path, true, NULL), 0) && CHECK_EQ(tr.nr, 80)) {
+		/* Tracked, another thread's msync may have flushed this one's page already. */
 		for (unsigned i = 0; i < tr.nr; i++)
-			all = all && tr.b[i].ended && !tr.b[i].rc && tr.b[i].drained;
+			all = all && tr.b[i].ended && !tr.b[i].rc &&
+			      (tr.b[i].drained || (tracked_mode && !tr.b[i].flushes));
 		CHECK(all);
 	}
 	dt_test_ctx("fork");
