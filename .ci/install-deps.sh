@@ -24,6 +24,8 @@ PACKAGES=(
 	valgrind		# memcheck run of the unit suite
 	python3			# test result parsing (meson needs it too)
 	scdoc			# man pages
+	liblmdb-dev		# tests/lmdb: an unmodified LMDB program (optional in meson)
+	lmdb-utils		# mdb_stat, mdb_dump: LMDB's own check of that test's database
 )
 
 missing=()

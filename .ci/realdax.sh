@@ -3,14 +3,15 @@
 #
 # realdax.sh - the real-DAX suite: daxtrack on a real fsdax ext4 -o dax file
 # and a real devdax device, in the QEMU guest of ../shared/dax-vm/run (two
-# emulated NVDIMMs), in ONE boot.
+# emulated NVDIMMs), in TWO boots: the stock kernel (6.1), then the
+# backports kernel (6.12, --kernel backports) for transparent tracking.
 #
 # Usage: .ci/realdax.sh BUILD_DIR
 #
 # BUILD_DIR is a configured meson build directory (never -march=native: the
-# guest runs under TCG, which lacks AVX-512).  The script builds the four
-# programs it needs in it (ninja, a no-op when up to date), then runs in the
-# guest, from the repository root:
+# guest runs under TCG, which lacks AVX-512).  The script builds the programs
+# it needs in it (ninja, a no-op when up to date), then runs in the guest,
+# from the repository root.  The stock boot:
 #   test_realdax_daemon  daxtrackd + the client library on both regions
 #   test_region_realdax  the daemon's region layer on both (tests/daemon)
 #   first_touch          figures only: the first-store cost per page of a
@@ -20,6 +21,18 @@
 #                        pages against the kernel's msync() of the same pages
 #                        and against the in-process floor, on fsdax and devdax
 #                        ("realdax: persist-msync: ...", not counted)
+# The backports boot (each program counts as one test, pass or fail):
+#   test_lmdb_guest      an unmodified LMDB program under the LD_PRELOAD shim
+#                        and with the kernel's msync, the daemon killed in the
+#                        middle, LMDB's own tools and the shim's trace checking
+#                        (tests/lmdb/test_lmdb_guest.sh; --no-shim while the
+#                        tree has no lib/preload); its figures are printed as
+#                        "realdax: lmdb: ..." and "realdax: lmdb-trace-check: ..."
+#   test_track_realdax   dt_client_track() on fsdax and devdax (when the tree
+#                        has tests/realdax/test_track_realdax.c)
+#   test_bench_track     `dt-bench track` on the fsdax file (when dt-bench has
+#                        a track subcommand); its figures printed as
+#                        "realdax: bench-track: ..."
 # Their full output goes to BUILD_DIR/realdax-logs/; their closing lines
 # are printed, as "realdax: PROG: N passed, N failed", and the last line is
 # "realdax: N passed, N failed" (the sum; a program that dies without its
@@ -27,23 +40,26 @@
 #
 # The VM not starting (../shared/dax-vm missing, `run` exiting 125, or the
 # timeout before the guest ran anything) is a failure, said plainly:
-# "realdax: the VM could not start (exit N): ...".  Exit status: 0 only if
-# every check passed; 1 otherwise; 2 for a usage error.
+# "realdax: the VM could not start (exit N): ..." (for the stock boot the
+# script stops there).  Exit status: 0 only if every check passed; 1
+# otherwise; 2 for a usage error.
 #
-# Environment: DT_REALDAX_TIMEOUT (seconds for boot + tests, default 420),
-# DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default 15),
-# DT_DAX_VM_RUN (the run script, default ../shared/dax-vm/run).
+# Environment: DT_REALDAX_TIMEOUT (seconds for boot + tests of the stock
+# boot, default 420), DT_REALDAX_BP_TIMEOUT (the backports boot, default
+# 300), DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default
+# 15), DT_DAX_VM_RUN (the run script, default ../shared/dax-vm/run).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
 VM_RUN=${DT_DAX_VM_RUN:-../shared/dax-vm/run}
 TIMEOUT=${DT_REALDAX_TIMEOUT:-420}
+BP_TIMEOUT=${DT_REALDAX_BP_TIMEOUT:-300}
 FIRST_TOUCH_SECS=${DT_FIRST_TOUCH_SECS:-15}
 
 usage()
 {
-	sed -n '4,31s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '4,50s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 # fail_summary REASON: one plain line, the summary, exit 1.
@@ -69,15 +85,34 @@ if grep -qs -- '-march=native' "$BUILD_ABS/build.ninja"; then
 fi
 
 TARGETS=(daemon/daxtrackd tests/realdax/test_realdax_daemon tests/daemon/test_region_realdax
-	tests/realdax/first_touch tests/realdax/persist_msync)
-if ! ninja -C "$BUILD_ABS" "${TARGETS[@]}" >"$BUILD_ABS/realdax-build.log" 2>&1; then
-	tail -n 30 "$BUILD_ABS/realdax-build.log"
-	fail_summary "building ${TARGETS[*]} in $BUILD failed"
+	tests/realdax/first_touch tests/realdax/persist_msync tests/lmdb/lmdb_commits
+	tools/daxtrackctl/daxtrackctl)
+# The tracking programs of the backports boot that this tree has.
+SHIM_OPT=--no-shim
+if [[ -f lib/preload/meson.build ]]; then
+	SHIM_OPT=
+	TARGETS+=(lib/preload/libdaxtrack-preload.so)
 fi
+TRACK_TEST=0
+if [[ -f tests/realdax/test_track_realdax.c ]]; then
+	TRACK_TEST=1
+	TARGETS+=(tests/realdax/test_track_realdax)
+fi
+if ! ninja -C "$BUILD_ABS" -t query tests/lmdb/lmdb_commits >/dev/null 2>&1; then
+	fail_summary "$BUILD has no tests/lmdb/lmdb_commits: LMDB was not found when it was set up\
+ (.ci/install-deps.sh installs liblmdb-dev; then meson setup --reconfigure)"
+fi
+if ! ninja -C "$BUILD_ABS" "${TARGETS[@]}" tools/dt-bench >"$BUILD_ABS/realdax-build.log" 2>&1
+then
+	tail -n 30 "$BUILD_ABS/realdax-build.log"
+	fail_summary "building ${TARGETS[*]} tools/dt-bench in $BUILD failed"
+fi
+BENCH_TRACK=0
+"$BUILD_ABS/tools/dt-bench" --help 2>&1 | grep -qE '^  track ' && BENCH_TRACK=1
 
 # The guest sees the current directory read-write at the same path; a build
 # directory elsewhere is shared too.
-VM_ARGS=(--timeout "$TIMEOUT")
+VM_ARGS=()
 case $BUILD_ABS/ in
 "$REPO"/*) ;;
 *) VM_ARGS+=(--rw "$BUILD_ABS") ;;
@@ -91,11 +126,11 @@ if [[ ! -f $VM_RUN ]]; then
 	fail_summary "the VM could not start (exit 127): $VM_RUN is missing"
 fi
 
-# Runs in the guest: sh -c GUEST realdax-guest REPO BUILD OUT.  Each step's
-# output goes to OUT/STEP.log; printed: its rc and time, its FAIL lines and
-# its closing line.  Exit 0 only if both steps exited 0.
+# Both guests start with this: sh -c STEP... realdax-guest REPO BUILD OUT ...
+# Each step's output goes to OUT/STEP.log; printed: its rc and time, its FAIL
+# lines and its closing line.  Exit 0 only if every step exited 0.
 # shellcheck disable=SC2016
-GUEST='
+STEP='
 cd "$1" || exit 3
 b=$2
 out=$3
@@ -113,6 +148,11 @@ step() {
 	grep -E "^FAIL |^$name: [0-9]+ passed, [0-9]+ failed\$" "$out/$name.log"
 	[ "$rc" -eq 0 ] || all=1
 }
+'
+
+# The stock boot: sh -c GUEST realdax-guest REPO BUILD OUT FIRST_TOUCH_SECS.
+# shellcheck disable=SC2016
+GUEST=$STEP'
 step test_realdax_daemon "$b/tests/realdax/test_realdax_daemon" "$b/daemon/daxtrackd"
 step test_region_realdax "$b/tests/daemon/test_region_realdax"
 "$b/tests/realdax/first_touch" -t "$4" "$DAX_VM_FSDAX_DIR" >"$out/first_touch.log" 2>&1
@@ -124,47 +164,83 @@ echo "realdax-guest: done"
 exit $all
 '
 
+# The backports boot: sh -c GUEST_BP realdax-guest REPO BUILD OUT SHIM_OPT
+# TRACK_TEST BENCH_TRACK.
+# shellcheck disable=SC2016
+GUEST_BP=$STEP'
+step test_lmdb_guest bash tests/lmdb/test_lmdb_guest.sh $4 "$b"
+grep -E "^lmdb(-trace-check)?: " "$out/test_lmdb_guest.log"
+if [ "$5" = 1 ]; then
+	step test_track_realdax "$b/tests/realdax/test_track_realdax"
+fi
+if [ "$6" = 1 ]; then
+	step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
+	sed -n "s/^/bench-track: /p" "$out/test_bench_track.log"
+fi
+echo "realdax-guest: done"
+exit $all
+'
+
 tmp=$(mktemp -d) || fail_summary "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
 
-t0=$SECONDS
-bash "$VM_RUN" "${VM_ARGS[@]}" -- sh -c "$GUEST" realdax-guest "$REPO" "$BUILD_ABS" "$OUT" \
-	"$FIRST_TOUCH_SECS" \
-	>"$tmp/out" 2>"$tmp/err" </dev/null
-vm_rc=$?
-wall=$((SECONDS - t0))
+# boot NAME KERNEL TIMEOUT GUEST ARG...: one VM run; its stdout in
+# $tmp/NAME.out, its stderr in $tmp/NAME.err; sets vm_rc and wall.
+boot()
+{
+	local name=$1 kernel=$2 timeout=$3 guest=$4 t0=$SECONDS
 
-grep -E '^dax-vm: ' "$tmp/err" | sed 's/^/realdax: /'
-grep -E '^first-touch: ' "$tmp/out" | sed 's/^/realdax: /'
-grep -E '^persist-msync: ' "$tmp/out" | sed 's/^/realdax: /'
+	shift 4
+	bash "$VM_RUN" "${VM_ARGS[@]}" --kernel "$kernel" --timeout "$timeout" -- \
+		sh -c "$guest" realdax-guest "$REPO" "$BUILD_ABS" "$OUT" "$@" \
+		>"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null
+	vm_rc=$?
+	wall=$((SECONDS - t0))
+	grep -E '^dax-vm: ' "$tmp/$name.err" | sed 's/^/realdax: /'
+}
 
-if ! grep -q '^realdax-guest: start$' "$tmp/out"; then
-	if grep -qv '^dax-vm: ' "$tmp/err"; then
+# not_started NAME TIMEOUT: if the guest never ran the suite, print why (and
+# return 0).
+not_started()
+{
+	local why
+
+	grep -q '^realdax-guest: start$' "$tmp/$1.out" && return 1
+	if grep -qv '^dax-vm: ' "$tmp/$1.err"; then
 		echo "realdax: ---- the VM's stderr (last 25 lines) ----"
-		grep -v '^dax-vm: ' "$tmp/err" | tail -n 25
+		grep -v '^dax-vm: ' "$tmp/$1.err" | tail -n 25
 	fi
 	case $vm_rc in
-	124) why="no command ran within the ${TIMEOUT}s timeout" ;;
+	124) why="no command ran within the ${2}s timeout" ;;
 	125) why="the VM could not be set up (see its console above)" ;;
 	*) why="the guest never ran the suite" ;;
 	esac
-	fail_summary "the VM could not start (exit $vm_rc): $why"
-fi
+	echo "realdax: the VM could not start (exit $vm_rc): $why"
+	return 0
+}
 
-passed=0
-failed=0
-for prog in test_realdax_daemon test_region_realdax; do
-	line=$(grep -E "^realdax-step $prog rc=" "$tmp/out")
-	closing=$(grep -E "^$prog: [0-9]+ passed, [0-9]+ failed$" "$tmp/out" | tail -n 1)
+# count NAME PROG ONE: add PROG's result in boot NAME to passed and failed:
+# its closing line's counts, or with ONE=1 one test (passed if it exited 0).
+count()
+{
+	local name=$1 prog=$2 one=$3 line closing rc secs p f
+
+	line=$(grep -E "^realdax-step $prog rc=" "$tmp/$name.out")
+	closing=$(grep -E "^$prog: [0-9]+ passed, [0-9]+ failed$" "$tmp/$name.out" | tail -n 1)
 	if [[ -z $line ]]; then
 		echo "realdax: $prog: did not run or did not finish"
 		failed=$((failed + 1))
-		continue
+		return
 	fi
 	rc=${line#*rc=}
 	rc=${rc%% *}
 	secs=${line##*time=}
-	if [[ -n $closing ]]; then
+	if [[ $one -eq 1 ]]; then
+		p=$((rc == 0))
+		echo "realdax: $prog: $p passed, $((1 - p)) failed (exit $rc, $secs${closing:+; $closing})"
+		passed=$((passed + p))
+		failed=$((failed + 1 - p))
+	elif [[ -n $closing ]]; then
 		read -r p f < <(sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/' \
 			<<<"$closing")
 		passed=$((passed + p))
@@ -179,22 +255,53 @@ for prog in test_realdax_daemon test_region_realdax; do
 	fi
 	if [[ $rc -ne 0 ]]; then
 		echo "realdax: ---- $prog output ($OUT/$prog.log) ----"
-		cat "$OUT/$prog.log" 2>/dev/null || grep -E '^FAIL ' "$tmp/out"
+		cat "$OUT/$prog.log" 2>/dev/null || grep -E '^FAIL ' "$tmp/$name.out"
 	fi
-done
+}
 
-if ! grep -q '^realdax-guest: done$' "$tmp/out"; then
-	echo "realdax: the run in the VM did not finish (exit $vm_rc; timeout ${TIMEOUT}s)"
-	grep -v '^dax-vm: ' "$tmp/err" | tail -n 25
-	failed=$((failed + 1))
-elif [[ $vm_rc -ne 0 && $failed -eq 0 ]]; then
-	echo "realdax: the VM exited $vm_rc with every check passed"
-	failed=$((failed + 1))
+# finished NAME TIMEOUT: the guest's run ended, and its exit agrees.
+finished()
+{
+	if ! grep -q '^realdax-guest: done$' "$tmp/$1.out"; then
+		echo "realdax: the run in the VM did not finish (exit $vm_rc; timeout ${2}s)"
+		grep -v '^dax-vm: ' "$tmp/$1.err" | tail -n 25
+		failed=$((failed + 1))
+	elif [[ $vm_rc -ne 0 && $failed -eq 0 ]]; then
+		echo "realdax: the VM exited $vm_rc with every check passed"
+		failed=$((failed + 1))
+	fi
+}
+
+passed=0
+failed=0
+boot stock stock "$TIMEOUT" "$GUEST" "$FIRST_TOUCH_SECS"
+wall_stock=$wall
+grep -E '^(first-touch|persist-msync): ' "$tmp/stock.out" | sed 's/^/realdax: /'
+if not_started stock "$TIMEOUT"; then
+	echo "realdax: 0 passed, 1 failed"
+	exit 1
 fi
+for prog in test_realdax_daemon test_region_realdax; do
+	count stock "$prog" 0
+done
+finished stock "$TIMEOUT"
+
+boot backports backports "$BP_TIMEOUT" "$GUEST_BP" "$SHIM_OPT" "$TRACK_TEST" "$BENCH_TRACK"
+wall_bp=$wall
+grep -E '^(lmdb|lmdb-trace-check|bench-track): ' "$tmp/backports.out" | sed 's/^/realdax: /'
+if not_started backports "$BP_TIMEOUT"; then
+	failed=$((failed + 1))
+else
+	count backports test_lmdb_guest 1
+	[[ $TRACK_TEST -eq 0 ]] || count backports test_track_realdax 1
+	[[ $BENCH_TRACK -eq 0 ]] || count backports test_bench_track 1
+	finished backports "$BP_TIMEOUT"
+fi
+
 if [[ $passed -eq 0 && $failed -eq 0 ]]; then
 	echo "realdax: no check ran"
 	failed=1
 fi
-echo "realdax: VM wall time ${wall}s (one boot), logs in $OUT"
+echo "realdax: VM wall time ${wall_stock}s (stock) + ${wall_bp}s (backports), logs in $OUT"
 echo "realdax: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

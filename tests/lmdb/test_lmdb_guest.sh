@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# test_lmdb_guest.sh - an unmodified LMDB program (lmdb_commits) on a real
+# fsdax file, under the LD_PRELOAD shim and with the kernel's msync, in the
+# dax-vm guest booted with the backports kernel (issue 21 item 3):
+#
+#   ../shared/dax-vm/run --kernel backports -- tests/lmdb/test_lmdb_guest.sh build
+#
+# (.ci/realdax.sh runs it in its backports boot.)  In $DAX_VM_FSDAX_DIR:
+#   1. the kernel's msync: lmdb_commits creates an environment, commits N
+#      transactions (commits/s), verify, mdb_stat, mdb_dump;
+#   2. the shim: a second environment is created first (LMDB refuses a
+#      zero-filled file), then daxtrackd starts on a private socket, config
+#      and runtime directory with a region on its data.mdb (the daemon must
+#      take the existing file as it is: checked by its checksum); N
+#      transactions under LD_PRELOAD=libdaxtrack-preload.so (commits/s);
+#      then a run with the shim's trace (DAXTRACK_PRELOAD_TRACE) and the
+#      program's page diff during which the daemon is killed (SIGKILL) and
+#      started again: the run must finish without an error; a run that is
+#      killed itself (SIGKILL) and verified against its stamp; verify,
+#      mdb_stat, mdb_dump, and lmdb-trace-check.py: every page a commit
+#      changed was flushed and drained before its msync returned.
+# Prints "lmdb: commits/s: kernel msync X, shim Y (Y/X = R)" and the closing
+# line "test_lmdb_guest: N passed, N failed"; exit 0 only if all passed.
+#
+# Usage: test_lmdb_guest.sh [--no-shim] BUILD_DIR
+#   --no-shim  step 2 runs without LD_PRELOAD (the kernel's msync under a
+#              running daemon): for a tree without lib/preload.  Without it,
+#              a missing libdaxtrack-preload.so is a failure, never a skip.
+# Environment: DAX_VM_FSDAX_DIR (else a directory of /dev/shm: the host,
+# no real DAX), DT_LMDB_COMMITS (N, default 1000), DT_LMDB_CHECKED (the
+# commits of the checked run, default 300).
+set -uo pipefail
+
+SHIM=1
+if [[ ${1:-} == --no-shim ]]; then
+	SHIM=0
+	shift
+fi
+if [[ $# -ne 1 || ! -d $1 ]]; then
+	sed -n '4,34s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	exit 2
+fi
+B=$(cd "$1" && pwd -P)
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+N=${DT_LMDB_COMMITS:-1000}
+CHECKED=${DT_LMDB_CHECKED:-300}
+PROG=$B/tests/lmdb/lmdb_commits
+DAEMON=$B/daemon/daxtrackd
+CTL=$B/tools/daxtrackctl/daxtrackctl
+PRELOAD=$B/lib/preload/libdaxtrack-preload.so
+CHECK=$SRC/lmdb-trace-check.py
+
+passed=0
+failed=0
+daemon_pid=
+declare -A rate
+
+pass() { passed=$((passed + 1)); echo "ok $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+
+# check NAME CMD...: one check, CMD's output in the log.
+check()
+{
+	local name=$1
+
+	shift
+	if "$@"; then
+		pass "$name"
+	else
+		fail "$name (exit $?)"
+	fi
+}
+
+finish()
+{
+	[[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
+	echo "test_lmdb_guest: $passed passed, $failed failed"
+	[[ $failed -eq 0 ]]
+	exit
+}
+
+base=${DAX_VM_FSDAX_DIR:-}
+if [[ -z $base ]]; then
+	base=$(mktemp -d /dev/shm/test_lmdb_guest.XXXXXX) || exit 1
+	trap 'rm -rf "$base"' EXIT
+	echo "lmdb: DAX_VM_FSDAX_DIR is not set: running in $base (no real DAX)"
+fi
+W=$base/lmdb
+rm -rf "$W" && mkdir -p "$W/daemon" || exit 1
+for p in "$PROG" "$DAEMON" "$CTL"; do
+	[[ -x $p ]] || { fail "$p is missing (build it)"; finish; }
+done
+for t in mdb_stat mdb_dump python3; do
+	command -v "$t" >/dev/null || { fail "$t is missing (.ci/install-deps.sh)"; finish; }
+done
+if [[ $SHIM -eq 1 && ! -f $PRELOAD ]]; then
+	fail "the shim $PRELOAD is missing (build it, or --no-shim for a tree without it)"
+	finish
+fi
+
+# run_rate KEY CMD...: a run of lmdb_commits; its commits/s in rate[KEY].
+run_rate()
+{
+	local key=$1 out
+
+	shift
+	out=$("$@")
+	local rc=$?
+	echo "$out"
+	rate[$key]=$(sed -nE 's/.* ([0-9]+) commits\/s.*/\1/p' <<<"$out")
+	return $rc
+}
+
+# db_checks DIR STAMP: the program's verify, mdb_stat and mdb_dump.
+db_checks()
+{
+	local dir=$1 stamp=$2 n
+
+	check "verify $dir" "$PROG" verify ${stamp:+-s "$stamp"} "$dir"
+	check "mdb_stat $dir" mdb_stat -e "$dir"
+	n=$(mdb_dump "$dir" | grep -c '^ 6b6579')
+	if [[ $n -eq 1024 ]]; then
+		pass "mdb_dump $dir: 1024 keys"
+	else
+		fail "mdb_dump $dir: $n keys, expected 1024"
+	fi
+}
+
+# ---- 1. the kernel's msync ----
+check "create $W/kernel" "$PROG" create "$W/kernel"
+check "kernel msync: $N commits" run_rate kernel "$PROG" run "$W/kernel" "$N"
+db_checks "$W/kernel" ""
+
+# ---- 2. the shim, with daxtrackd on data.mdb ----
+D=$W/daemon
+SOCK=$D/daxtrackd.sock
+DB=$W/shim
+
+start_daemon()
+{
+	"$DAEMON" --foreground --config "$D/daxtrackd.conf" --socket "$SOCK" -v \
+		>>"$D/daxtrackd.log" 2>&1 &
+	daemon_pid=$!
+	for _ in $(seq 200); do
+		"$CTL" -s "$SOCK" status >/dev/null 2>&1 && return 0
+		kill -0 "$daemon_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "daxtrackd did not come up; its log:"
+	cat "$D/daxtrackd.log"
+	return 1
+}
+
+# The environment under the shim: LD_PRELOAD (unless --no-shim) and the socket.
+shim_env=(env DAXTRACK_SOCKET="$SOCK")
+[[ $SHIM -eq 1 ]] && shim_env+=(LD_PRELOAD="$PRELOAD")
+
+# wait_stamp FILE COUNT PID: until the stamp says COUNT commits or PID ends.
+wait_stamp()
+{
+	local n
+
+	while kill -0 "$3" 2>/dev/null; do
+		n=
+		[[ -f $1 ]] && read -r n <"$1"
+		[[ -n $n && $n -ge $2 ]] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+check "create $DB" "$PROG" create "$DB"
+sum_before=$(cksum <"$DB/data.mdb")
+size=$(stat -c %s "$DB/data.mdb")
+cat >"$D/daxtrackd.conf" <<CONF
+[daemon]
+state_dir = $D/state
+runtime_dir = $D/run
+workers = 2
+
+[region "lmdb"]
+path = $DB/data.mdb
+create = no
+CONF
+check "daxtrackd starts with the region on $DB/data.mdb ($size bytes)" start_daemon
+[[ -n $daemon_pid ]] && kill -0 "$daemon_pid" 2>/dev/null || finish
+"$CTL" -s "$SOCK" status
+if [[ $(cksum <"$DB/data.mdb") == "$sum_before" && $(stat -c %s "$DB/data.mdb") == "$size" ]]
+then
+	pass "the daemon left the existing data.mdb as it was"
+else
+	fail "the daemon changed data.mdb (size $(stat -c %s "$DB/data.mdb"), was $size)"
+fi
+
+check "shim: $N commits" run_rate shim "${shim_env[@]}" "$PROG" run "$DB" "$N"
+
+# The checked run: trace and page diff, the daemon killed and started again.
+"${shim_env[@]}" DAXTRACK_PRELOAD_TRACE="$W/trace" "$PROG" run -s "$W/stamp" -d "$W/diff" \
+	"$DB" "$CHECKED" &
+prog_pid=$!
+if wait_stamp "$W/stamp" $((N + CHECKED / 4)) "$prog_pid"; then
+	kill -9 "$daemon_pid"
+	wait "$daemon_pid" 2>/dev/null
+	echo "lmdb: daxtrackd killed after $(tr -d ' ' <"$W/stamp") commits"
+	sleep 0.3
+	check "daxtrackd starts again" start_daemon
+	wait "$prog_pid"
+	rc=$?
+	if [[ $rc -eq 0 ]]; then
+		pass "the run across the daemon's restart finished"
+	else
+		fail "the run across the daemon's restart exited $rc"
+	fi
+else
+	wait "$prog_pid"
+	fail "the checked run ended (exit $?) before the daemon could be killed"
+fi
+db_checks "$DB" "$W/stamp"
+if [[ $SHIM -eq 1 ]]; then
+	check "trace: every changed page flushed before its msync returned" \
+		python3 "$CHECK" "$W/trace" "$W/diff"
+fi
+
+# A run killed itself: LMDB's last commit is there, as its stamp says.
+"${shim_env[@]}" "$PROG" run -s "$W/stamp" "$DB" 100000 &
+prog_pid=$!
+if wait_stamp "$W/stamp" $((N + CHECKED + 50)) "$prog_pid"; then
+	kill -9 "$prog_pid"
+	wait "$prog_pid" 2>/dev/null
+	echo "lmdb: lmdb_commits killed after $(tr -d ' ' <"$W/stamp") commits"
+	db_checks "$DB" "$W/stamp"
+else
+	wait "$prog_pid"
+	fail "the run to kill ended (exit $?) before it was killed"
+fi
+check "daxtrackd still serves" "$CTL" -s "$SOCK" status
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+rc=$?
+daemon_pid=
+[[ $rc -eq 0 ]] && pass "daxtrackd stops cleanly" || fail "daxtrackd exited $rc on SIGTERM"
+db_checks "$DB" "$W/stamp"
+
+what=shim
+[[ $SHIM -eq 1 ]] || what="no-shim"
+if [[ -n ${rate[kernel]:-} && -n ${rate[shim]:-} ]]; then
+	echo "lmdb: commits/s: kernel msync ${rate[kernel]}, $what ${rate[shim]}" \
+		"($what/kernel = $(awk -v a="${rate[shim]}" -v b="${rate[kernel]}" \
+		'BEGIN { printf "%.2f", a / b }'))"
+fi
+finish
