@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,7 @@ static void mode_fork(const char *path)
 static void mode_errno(const char *path)
 {
 	unsigned char *base;
+	void *second;
 	size_t len;
 	int fd;
 
@@ -236,6 +238,15 @@ static void mode_errno(const char *path)
 	expect(mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 1) == MAP_FAILED &&
 		       errno == EINVAL,
 	       "mmap at a misaligned offset: EINVAL");
+	errno = 0;
+	expect(mmap(base, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0) ==
+			       MAP_FAILED &&
+		       errno == EEXIST,
+	       "mmap of the region over a mapping, MAP_FIXED_NOREPLACE: EEXIST");
+	errno = 4241;
+	second = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	expect(second != MAP_FAILED && errno == 4241, "mmap success leaves errno");
+	expect(second == MAP_FAILED || !munmap(second, PAGE), "munmap of the second mapping");
 	store(base, 2);
 	errno = 4242;
 	expect(!msync(base, len, MS_SYNC) && errno == 4242, "msync success leaves errno");
