@@ -475,10 +475,25 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 	if (!length || offset >= l->size || length > l->size - offset)
 		return 1;
 	persist_lock(r);
+	/* Again under the lock: an adopted mapping may have gone (untrack). */
+	if (!may_flush_here(r, l)) {
+		persist_unlock(r);
+		return 1;
+	}
 	persist_here(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE, whole,
 		     out);
 	persist_unlock(r);
 	return 0;
+}
+
+void dt_client_log_set_mapping(struct dt_client_region *r, void *addr, size_t len, bool pmem)
+{
+	persist_lock(r);
+	__atomic_store_n(&r->addr, NULL, __ATOMIC_RELEASE);
+	r->map_len = len;
+	__atomic_store_n(&r->map_pmem, pmem, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->addr, addr, __ATOMIC_RELEASE);
+	persist_unlock(r);
 }
 
 /* The pages of a byte range (the whole region with WHOLE); false if none is in the log. */

@@ -2,8 +2,8 @@
 /*
  * client-private.h - the insides of struct dt_client, shared by client.c
  * (the API), client-conn.c (connection, exchanges, reconnection),
- * client-batch.c (sets of page ranges) and client-log.c (the shared dirty
- * log: the fast path).
+ * client-batch.c (sets of page ranges), client-log.c (the shared dirty
+ * log: the fast path) and client-track.c (transparent tracking).
  *
  * Everything here is protected by dt_client.lock; every function below
  * expects the caller to hold it, but dt_client_log_mark() and
@@ -90,6 +90,9 @@ struct dt_client_region {
 	size_t runs_cap;		/* pairs room at @runs */
 	uint64_t persists_in_process;	/* atomic, written under persist_lock */
 	uint64_t persists_log_socket;	/* atomic, written under persist_lock */
+	struct dt_client_tracks *tracks;	/* tracked mappings (client-track.c), or NULL */
+	unsigned track_n;		/* atomic: how many, read without the lock */
+	bool adopted;			/* @addr is a tracked mapping of the application's */
 };
 
 /* One DIRTY in flight: its ranges left the batch, not yet acknowledged. */
@@ -144,6 +147,8 @@ int dt_client_reap(struct dt_client *c);
 void dt_client_init_req(struct dt_client *c, struct dt_msg *m, uint16_t op);
 /* One exchange without reconnection (for restore): 0, DT_CLIENT_LOST, or an encoding error. */
 int dt_client_xact_once(struct dt_client *c, struct dt_msg *req, int fd, struct dt_msg *rep);
+/* dt_client_dirty() with the lock held (also for pages collected by tracking). */
+int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t length);
 
 /*
  * client-log.c: the fast path.
@@ -182,6 +187,12 @@ bool dt_client_log_in_process(const struct dt_client_region *r);
 void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k);
 void dt_client_log_free(struct dt_client_region *r);
 void dt_client_log_env(struct dt_client *c);
+/*
+ * dt_client_log_set_mapping(): publish @addr (or NULL) as the region's
+ * mapping for the in-process persists, @len bytes, @pmem whether it may be
+ * flushed, under the persist lock (no persist is using the old one after).
+ */
+void dt_client_log_set_mapping(struct dt_client_region *r, void *addr, size_t len, bool pmem);
 /* The flush and the drain of an in-process persist: libpmem's, or a test's recorders. */
 extern void (*dt_client_flush_hook)(const void *addr, size_t len);
 extern void (*dt_client_drain_hook)(void);
@@ -194,5 +205,22 @@ extern void (*dt_client_drain_hook)(void);
  * Return: 0, or a connection error (the state is kept and sent later).
  */
 int dt_client_track_report(struct dt_client_region *r, uint32_t state, int32_t err);
+
+/*
+ * client-track.c: transparent tracking (dt_client_track()).
+ * dt_client_track_before(): collect the tracked pages written in the range
+ *	of a persist or fsync (the whole region with DT_FSYNC_WHOLE) and mark
+ *	them dirty; takes the lock (only if the region tracks anything).
+ *	0 or a negative errno.
+ * dt_client_track_offset(): the region offset of [@addr, + @length) inside
+ *	a tracked mapping (takes the lock): 0 or -EINVAL.
+ * dt_client_track_detach(): collect, unregister and forget every tracked
+ *	mapping of the region (detach, close); with the lock held.
+ */
+int dt_client_track_before(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			   unsigned flags);
+int dt_client_track_offset(struct dt_client_region *r, const void *addr, size_t length,
+			   uint64_t *offset);
+void dt_client_track_detach(struct dt_client_region *r);
 
 #endif /* DT_CLIENT_PRIVATE_H */

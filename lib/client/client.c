@@ -129,6 +129,7 @@ int dt_client_close(struct dt_client *c)
 	c->closing = true;
 	dt_client_reap(c);
 	for (r = c->regions; r; r = r->next) {
+		dt_client_track_detach(r);
 		e = dt_client_send_batch(c, r);
 		if (e && !err)
 			err = e;
@@ -384,6 +385,7 @@ int dt_client_detach(struct dt_client_region *r)
 	pthread_mutex_lock(&c->lock);
 	/* No flight may outlive its region: reaped, or put back into the batches. */
 	dt_client_reap(c);
+	dt_client_track_detach(r);	/* collects what was written */
 	err = r->gone ? r->gone : dt_client_send_batch(c, r);
 	for (pp = &c->regions; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
@@ -500,6 +502,7 @@ static int map_fd(struct dt_client_region *r, int fd)
 				       r->c->pmem_forced, __ATOMIC_RELAXED);
 	/* Published last: the lock-free marks and persists read it without the lock. */
 	__atomic_store_n(&r->addr, p, __ATOMIC_RELEASE);
+	r->adopted = false;
 	return 0;
 }
 
@@ -541,7 +544,7 @@ int dt_client_map(struct dt_client_region *r, void **addr, size_t *len)
 	int err = 0;
 
 	pthread_mutex_lock(&c->lock);
-	if (!r->addr)
+	if (!r->addr || r->adopted)	/* an adopted mapping is the application's */
 		err = map_locked(c, r);
 	if (!err) {
 		*addr = r->addr;
@@ -595,7 +598,7 @@ static uint64_t page_end(const struct dt_client_region *r, uint64_t end)
 	return up > r->size ? (end > r->size ? end : r->size) : up;
 }
 
-static int dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t length)
+int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t length)
 {
 	struct dt_client *c = r->c;
 	int err;
@@ -630,7 +633,7 @@ int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length
 	if (err)
 		return err > 0 ? 0 : err;
 	pthread_mutex_lock(&c->lock);
-	err = dirty_locked(r, offset, length);
+	err = dt_client_dirty_locked(r, offset, length);
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }
@@ -662,7 +665,7 @@ int dt_client_dirty_addr(struct dt_client_region *r, const void *addr, size_t le
 	pthread_mutex_lock(&c->lock);
 	err = addr_offset(r, addr, length, &offset);
 	if (!err)
-		err = dirty_locked(r, offset, length);
+		err = dt_client_dirty_locked(r, offset, length);
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }
@@ -777,6 +780,9 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
 	struct dt_client *c = r->c;
 	int err;
 
+	err = dt_client_track_before(r, offset, length, flags);
+	if (err)
+		return err;
 	/* In-process where it may: no lock, no message. */
 	if (!flags && !dt_client_log_persist(r, offset, length, false, out))
 		return 0;
@@ -802,11 +808,13 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
 	struct dt_client *c = r->c;
 	int err;
 
-	err = persist_fast(r, offset, length, out);
+	err = dt_client_track_before(r, offset, length, 0);
+	if (!err)
+		err = persist_fast(r, offset, length, out);
 	if (err <= 0)
 		return err;
 	pthread_mutex_lock(&c->lock);
-	err = dirty_locked(r, offset, length);
+	err = dt_client_dirty_locked(r, offset, length);
 	if (!err)
 		err = fsync_locked(r, offset, length, 0, out, NULL, 0);
 	pthread_mutex_unlock(&c->lock);
@@ -815,23 +823,16 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
 
 int dt_client_persist(struct dt_client_region *r, const void *addr, size_t length)
 {
-	struct dt_client *c = r->c;
 	uint64_t offset;
 	int err;
 
-	if (!addr_offset(r, addr, length, &offset)) {
-		err = persist_fast(r, offset, length, NULL);
-		if (err <= 0)
-			return err;
-	}
-	pthread_mutex_lock(&c->lock);
+	/* The region's mapping, or a tracked mapping of the application's. */
 	err = addr_offset(r, addr, length, &offset);
-	if (!err)
-		err = dirty_locked(r, offset, length);
-	if (!err)
-		err = fsync_locked(r, offset, length, 0, NULL, NULL, 0);
-	pthread_mutex_unlock(&c->lock);
-	return err;
+	if (err)
+		err = dt_client_track_offset(r, addr, length, &offset);
+	if (err)
+		return err;
+	return dt_client_persist_range(r, offset, length, NULL);
 }
 
 int dt_client_punch(struct dt_client_region *r, uint64_t offset, uint64_t length)

@@ -41,7 +41,13 @@ int dtd_config(struct dtd *d, const char *daemon_lines)
 
 int dtd_setup(struct dtd *d)
 {
-	const struct dth_options o = { .tag = "client-dtd", .setup = tsan_for_daemon };
+	return dtd_setup_in(d, NULL);
+}
+
+int dtd_setup_in(struct dtd *d, const char *tmp_base)
+{
+	const struct dth_options o = { .tag = "client-dtd", .tmp_base = tmp_base,
+				       .setup = tsan_for_daemon };
 	int ret;
 
 	memset(d, 0, sizeof(*d));

@@ -26,6 +26,8 @@ struct dtd {
 
 /* Make the directory and the configuration.  0 or -errno. */
 int dtd_setup(struct dtd *d);
+/* The same in a directory under @tmp_base (NULL: /tmp), e.g. /dev/shm for shmem regions. */
+int dtd_setup_in(struct dtd *d, const char *tmp_base);
 
 /* Write the configuration again: [daemon] @daemon_lines (NULL: the default), db, aux. */
 int dtd_config(struct dtd *d, const char *daemon_lines);

@@ -103,6 +103,17 @@
  * through another mapping marks and persists by offset
  * (dt_client_dirty(), dt_client_persist_range()) as before.
  *
+ * Transparent tracking (dt_client_track(), Linux >= 6.7): instead of
+ * marking, an application may have the library track its stores to a
+ * mapping of the region: the kernel write-protects the pages (userfaultfd
+ * in asynchronous write-protect mode), a store un-protects its page inside
+ * the kernel (no signal, no message), and every persist or fsync of a
+ * range first collects the written pages of the range (PAGEMAP_SCAN, which
+ * write-protects them again) and marks them as dt_client_dirty() would.
+ * Not covered: writes through write(2) to the file, other processes'
+ * mappings, MAP_PRIVATE mappings.  A page written but not yet collected
+ * when the client dies is unknown to the daemon, like a store never marked.
+ *
  * Threads: a handle is locked inside.  One mutex per struct dt_client guards
  * its socket, every request/reply exchange, its regions and their batches,
  * so a handle (and its regions) may be shared by any number of threads;
@@ -194,7 +205,8 @@ struct dt_client_options {
  * @writable: This connection may FAULT, DIRTY, FSYNC and PUNCH it.
  * @by_fd: Attached by fd (dt_client_attach_fd(), or upgraded by map).
  * @name: The region's name.
- * @addr: The mapping made by dt_client_map(), or NULL.
+ * @addr: The mapping made by dt_client_map(), or the application's own
+ *	tracked mapping adopted by dt_client_track(), or NULL.
  * @map_len: Its length in bytes (the region's size), or 0.
  * @map_sync: The mapping was made with MAP_SHARED_VALIDATE | MAP_SYNC (the
  *	file system supports it); false: plain MAP_SHARED.
@@ -510,6 +522,8 @@ void dt_client_region_info(struct dt_client_region *r, struct dt_client_region_i
  * opened O_RDWR is then attached again by that fd, which gives write rights
  * (a refusal leaves the rights as they were; the mapping stands).  A second
  * call returns the same mapping.  The mapping lives until detach or close.
+ * A mapping of the application's adopted by dt_client_track() is not
+ * returned: the library makes its own, which replaces it.
  *
  * Context: Any thread.  Takes the handle's lock; blocks.
  * Return: 0; the open(2) or mmap(2) error of the path; -ENAMETOOLONG; -ENOMEM;
@@ -637,7 +651,8 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
 /**
  * dt_client_persist() - Dirty then fsync exactly a range of the mapping.
  * @r: The region handle, mapped by dt_client_map().
- * @addr: First byte written, inside the mapping.
+ * @addr: First byte written, inside the mapping, or inside a mapping of the
+ *	application's tracked by dt_client_track() (the range inside it).
  * @length: Bytes, >= 1.
  *
  * dt_client_dirty_addr() then dt_client_fsync() of that range: one DIRTY and
@@ -645,11 +660,14 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
  * the fast path, in-process: pmem_flush() of the whole range from the
  * client's mapping (the pages marked in it before are taken from the log),
  * one pmem_drain(), no message, no mark of the range itself (it is durable
- * when the call returns).
+ * when the call returns).  Tracked pages written in the range are collected
+ * first (dt_client_track()).
  *
  * Context: Any thread.  Takes the handle's lock, but in-process (the
- * region's persist spinlock only); blocks.
- * Return: As dt_client_dirty_addr() and dt_client_fsync().
+ * region's persist spinlock only, and the handle's lock to collect when
+ * the region tracks a mapping); blocks.
+ * Return: As dt_client_dirty_addr() and dt_client_fsync(); -EINVAL if
+ * @addr is in no mapping of the region the library knows.
  */
 int dt_client_persist(struct dt_client_region *r, const void *addr, size_t length);
 
@@ -686,13 +704,20 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
  *	with MAP_SYNC or is of a device-DAX device (the library may then flush
  *	from it); 0 otherwise.  Ignored for the library's own mapping.
  * @reason: If not NULL, on -EOPNOTSUPP receives why, as one line of text
- *	(DT_CLIENT_TRACK_REASON_MAX bytes room).
+ *	(DT_CLIENT_TRACK_REASON_MAX bytes room); else the empty string.
  *
- * Registers the range with userfaultfd in write-protect async mode, after
- * populating it with 4KiB page-table entries (MADV_NOHUGEPAGE,
- * MADV_POPULATE_WRITE: the kernel cannot track stores to pages not mapped or
- * mapped by 2MiB entries), and probes once in a child process that a store
- * to one page of the same mapping is seen.  From then on every
+ * Checks that the range is a shared, writable mapping of a file (of the
+ * region's own file or device when the library holds its fd), probes in a
+ * child process that a store to its first page is seen (the child maps the
+ * page with a 4KiB entry, write-protects it with a userfaultfd of its own,
+ * stores an atomic OR of zero, and is killed if the store hangs: 2 s, 20 s
+ * with $DAX_VM set), then maps every page of the range with a 4KiB
+ * page-table entry (MADV_NOHUGEPAGE; MADV_DONTNEED where 2MiB entries map
+ * it, the data staying in the file; MADV_POPULATE_WRITE; checked with
+ * PAGEMAP_SCAN: the kernel cannot track stores to pages not mapped or
+ * mapped by 2MiB entries, and on some kernels such a store hangs), and
+ * registers it with userfaultfd in asynchronous write-protect mode.  A
+ * refusal leaves the application's mapping as it was.  From then on every
  * dt_client_persist(), dt_client_persist_range() and dt_client_fsync() whose
  * range meets a tracked range first collects the pages written in it since
  * the last collection (PAGEMAP_SCAN, which write-protects them again) and
@@ -700,17 +725,27 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
  * there is one); dt_client_track_collect() does only that.  Explicit marks
  * keep working beside it.  A tracked mapping of the whole region from offset
  * 0 made with DT_CLIENT_TRACK_SYNC serves the in-process persist when the
- * library has no mapping of its own.  The mapping must stay mapped until
- * dt_client_untrack(), dt_client_detach() or dt_client_close().
+ * library has no mapping of its own (it is adopted: dt_client_region_info()
+ * shows it; the library never unmaps it; untracking it gives it back).  The
+ * mapping must stay mapped, and its pages must not be discarded
+ * (MADV_DONTNEED, hole punching), until dt_client_untrack(),
+ * dt_client_detach() or dt_client_close(); those collect what was written
+ * first.  dt_client_track_report() tells the daemon (TRACK) that the region
+ * is tracked, or that tracking was refused.
  *
  * Context: Any thread.  Takes the handle's lock; blocks (populating the
  * range faults in every page of it; the probe forks).
  * Return: 0; -EOPNOTSUPP where tracking cannot work here (kernel without
  * UFFD_FEATURE_WP_ASYNC or PAGEMAP_SCAN, userfaultfd refused, a mapping the
  * kernel maps with 2MiB entries such as a 2MiB-aligned device DAX, a probe
- * that failed or hung), with @reason; -EINVAL for a misaligned or empty range
- * or unknown flags; -EBUSY if part of it is tracked already; -ERANGE past the
- * region's end; -EPERM without write rights; -ENOMEM.
+ * that failed or hung; a private, read-only or anonymous mapping), with
+ * @reason; -EINVAL for a misaligned or empty range, unknown flags, a NULL
+ * @addr without a mapping of the library's, or a mapping of another file;
+ * -EFAULT if part of the range is not mapped; -EBUSY if part of it is
+ * tracked already (by this handle, or registered with userfaultfd by another
+ * handle or by the application); -ERANGE past the region's end (or the
+ * library's mapping); -EPERM without write rights; -ENOMEM; the region's
+ * ATTACH error after a reconnect.
  */
 int dt_client_track(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
 		    unsigned flags, char *reason);
@@ -723,7 +758,10 @@ int dt_client_track(struct dt_client_region *r, void *addr, size_t length, uint6
  * @offset: As given to dt_client_track().
  *
  * Collects and marks dirty what was written in it first (nothing written is
- * forgotten), then unregisters it.  The caller may unmap it afterwards.
+ * forgotten), then unregisters it (also when the collection failed).  An
+ * adopted mapping stops serving the in-process persists.  The caller may
+ * unmap it afterwards.  When the region tracks nothing any more, the daemon
+ * is told (TRACK, DT_TRACK_NONE).
  *
  * Context: Any thread.  Takes the handle's lock; blocks.
  * Return: 0; -ENOENT if no tracked mapping starts there; a collection error.
@@ -736,9 +774,13 @@ int dt_client_untrack(struct dt_client_region *r, void *addr, uint64_t offset);
  * @offset: First byte (region offset).
  * @length: Bytes, >= 1.
  *
+ * Only the part of the tracked mappings inside the range is scanned.
+ *
  * Context: Any thread.  Takes the handle's lock; blocks.
- * Return: The number of pages collected (>= 0); the PAGEMAP_SCAN error; a
- * marking error as dt_client_dirty().
+ * Return: The number of pages collected (>= 0); -EINVAL for a zero @length;
+ * the PAGEMAP_SCAN error; a marking error as dt_client_dirty() (the pages
+ * are write-protected again either way: a mark lost for want of memory makes
+ * the region's next fsync fail with -ENOMEM).
  */
 long dt_client_track_collect(struct dt_client_region *r, uint64_t offset, uint64_t length);
 

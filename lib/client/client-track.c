@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * client-track.c - transparent tracking (issue 21): dt_client_track() and
+ * its friends.
+ *
+ * A region keeps the list of its tracked mappings {addr, len, offset, sync},
+ * one userfaultfd and one /proc/self/pagemap fd (struct dt_client_tracks),
+ * all under the handle's lock.  Tracking a mapping: check it is a shared,
+ * writable mapping of a file (of the region's file when the library holds
+ * its fd); probe in a child that a store to its first page is seen; map
+ * every page of it with a 4KiB entry; register and write-protect it
+ * (track-kernel.c).  A persist or fsync of a range collects first: the
+ * written pages of the tracked mappings meeting the range (only the
+ * intersection is scanned) are marked dirty as dt_client_dirty() marks them
+ * (the shared dirty log where there is one, else the batch) and
+ * write-protected again.  A tracked mapping of the whole region made with
+ * DT_CLIENT_TRACK_SYNC is adopted as the region's mapping for the
+ * in-process persists when the library has none of its own; it is never
+ * unmapped by the library, and untracking it takes it back (under the
+ * persist lock, so that no persist still flushes from it).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client-private.h"
+#include "track-kernel.h"
+
+/* Runs one PAGEMAP_SCAN may return: 24 bytes each. */
+#define TRACK_VEC_LEN 1024
+
+/* The probe's patience: TCG (DAX_VM set, the dax-vm guest) is ~9x slower. */
+#define TRACK_PROBE_MS 2000
+#define TRACK_PROBE_VM_MS 20000
+
+struct track_map {
+	uintptr_t addr;
+	size_t len;
+	uint64_t offset;
+	bool sync; /* MAP_SYNC or device DAX: may be flushed from */
+	bool own; /* the library's own mapping (dt_client_map()) */
+	bool adopted; /* serves as the region's mapping (r->addr) */
+};
+
+struct dt_client_tracks {
+	int uffd;
+	int pagemap;
+	unsigned n, cap;
+	struct track_map *m;
+	void *vec; /* PAGEMAP_SCAN's answer, TRACK_VEC_LEN runs */
+};
+
+static uint64_t page_up(uint64_t x)
+{
+	return (x + DT_CLIENT_PAGE - 1) & ~(DT_CLIENT_PAGE - 1);
+}
+
+/* ---- collecting ---- */
+
+struct collect {
+	struct dt_client_region *r;
+	const struct track_map *m;
+	int err;
+};
+
+static void mark_run(void *arg, uintptr_t start, uintptr_t end)
+{
+	struct collect *k = arg;
+	uint64_t offset = k->m->offset + (start - k->m->addr);
+	int err = dt_client_dirty_locked(k->r, offset, end - start);
+
+	if (!err)
+		return;
+	/* Write-protected again but not marked: the next fsync must not vouch for them. */
+	if (err == -ENOMEM)
+		__atomic_store_n(&k->r->dirty_err, err, __ATOMIC_RELAXED);
+	if (!k->err)
+		k->err = err;
+}
+
+/* Collect the written pages of @m in region bytes [lo, hi): pages, or -errno. */
+static long collect_map(struct dt_client_region *r, const struct track_map *m, uint64_t lo,
+			uint64_t hi)
+{
+	struct collect k = { .r = r, .m = m };
+	uint64_t end = m->offset + m->len;
+	long n;
+
+	if (lo < m->offset)
+		lo = m->offset;
+	if (hi > end)
+		hi = end;
+	if (lo >= hi)
+		return 0;
+	lo &= ~(DT_CLIENT_PAGE - 1);
+	hi = page_up(hi);
+	n = dt_tk_collect(r->tracks->pagemap, m->addr + (lo - m->offset),
+			  m->addr + (hi - m->offset), r->tracks->vec, TRACK_VEC_LEN, mark_run, &k);
+	return n < 0 ? n : k.err ? k.err : n;
+}
+
+/* Every tracked mapping meeting region bytes [offset, offset + length). */
+static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	uint64_t end = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
+	struct dt_client_tracks *t = r->tracks;
+	long total = 0, n;
+	int err = 0;
+
+	for (unsigned i = 0; t && i < t->n; i++) {
+		n = collect_map(r, &t->m[i], offset, end);
+		if (n < 0 && !err)
+			err = (int)n;
+		if (n > 0)
+			total += n;
+	}
+	return err ? err : total;
+}
+
+int dt_client_track_before(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			   unsigned flags)
+{
+	struct dt_client *c = r->c;
+	long n;
+
+	if (!__atomic_load_n(&r->track_n, __ATOMIC_ACQUIRE))
+		return 0;
+	if (flags & DT_FSYNC_WHOLE) {
+		offset = 0;
+		length = UINT64_MAX;
+	}
+	pthread_mutex_lock(&c->lock);
+	n = collect_locked(r, offset, length);
+	pthread_mutex_unlock(&c->lock);
+	return n < 0 ? (int)n : 0;
+}
+
+long dt_client_track_collect(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	struct dt_client *c = r->c;
+	long n;
+
+	if (!length)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	n = collect_locked(r, offset, length);
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+/* ---- the list of tracked mappings ---- */
+
+static struct track_map *find_addr(const struct dt_client_region *r, uintptr_t a, size_t len)
+{
+	struct dt_client_tracks *t = r->tracks;
+
+	for (unsigned i = 0; t && i < t->n; i++) {
+		struct track_map *m = &t->m[i];
+
+		if (a >= m->addr && a - m->addr < m->len && len <= m->len - (a - m->addr))
+			return m;
+	}
+	return NULL;
+}
+
+static bool overlaps(const struct dt_client_region *r, uintptr_t a, size_t len)
+{
+	struct dt_client_tracks *t = r->tracks;
+
+	for (unsigned i = 0; t && i < t->n; i++)
+		if (a < t->m[i].addr + t->m[i].len && t->m[i].addr < a + len)
+			return true;
+	return false;
+}
+
+static int tracks_get(struct dt_client_region *r, const char **why)
+{
+	struct dt_client_tracks *t;
+	int err = -ENOMEM;
+
+	if (r->tracks)
+		return 0;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->vec = malloc(TRACK_VEC_LEN * dt_tk_vec_size());
+	if (!t->vec)
+		goto fail;
+	t->uffd = dt_tk_uffd_open(why);
+	if (t->uffd < 0) {
+		err = t->uffd;
+		goto fail;
+	}
+	t->pagemap = dt_tk_pagemap_open(why);
+	if (t->pagemap < 0) {
+		err = t->pagemap;
+		close(t->uffd);
+		goto fail;
+	}
+	r->tracks = t;
+	return 0;
+fail:
+	free(t->vec);
+	free(t);
+	return err;
+}
+
+static int tracks_add(struct dt_client_region *r, const struct track_map *m)
+{
+	struct dt_client_tracks *t = r->tracks;
+	struct track_map *a;
+
+	if (t->n == t->cap) {
+		a = realloc(t->m, (t->cap ? 2 * t->cap : 4) * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		t->m = a;
+		t->cap = t->cap ? 2 * t->cap : 4;
+	}
+	t->m[t->n++] = *m;
+	__atomic_store_n(&r->track_n, t->n, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Unregister @m and drop it from the list (the caller collected it). */
+static void tracks_del(struct dt_client_region *r, struct track_map *m)
+{
+	struct dt_client_tracks *t = r->tracks;
+
+	dt_tk_unregister(t->uffd, m->addr, m->len); /* already unmapped: nothing to undo */
+	/* Still the region's mapping (dt_client_map() may have replaced it). */
+	if (m->adopted && r->adopted && r->addr == (void *)m->addr) {
+		r->adopted = false;
+		r->map_sync = false;
+		r->map_writable = false;
+		dt_client_log_set_mapping(r, NULL, 0, false);
+	}
+	*m = t->m[--t->n];
+	__atomic_store_n(&r->track_n, t->n, __ATOMIC_RELEASE);
+}
+
+void dt_client_track_detach(struct dt_client_region *r)
+{
+	struct dt_client_tracks *t = r->tracks;
+
+	if (!t)
+		return;
+	collect_locked(r, 0, UINT64_MAX);
+	while (t->n)
+		tracks_del(r, &t->m[t->n - 1]);
+	close(t->uffd);
+	close(t->pagemap);
+	free(t->vec);
+	free(t->m);
+	free(t);
+	r->tracks = NULL;
+}
+
+/* ---- tracking a mapping ---- */
+
+/* Check the arguments of dt_client_track() and fill in @m. */
+static int track_args(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
+		      unsigned flags, struct track_map *m)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	if (r->gone)
+		return r->gone;
+	if ((flags & ~DT_CLIENT_TRACK_SYNC) || !length || length % DT_CLIENT_PAGE ||
+	    offset % DT_CLIENT_PAGE || a % DT_CLIENT_PAGE || a > UINTPTR_MAX - length)
+		return -EINVAL;
+	m->sync = flags & DT_CLIENT_TRACK_SYNC;
+	if (!addr) {
+		/* The library's own mapping: it must be there, and its own. */
+		if (!r->addr || r->adopted)
+			return -EINVAL;
+		if (offset >= r->map_len || length > r->map_len - offset)
+			return -ERANGE;
+		a = (uintptr_t)r->addr + offset;
+		m->own = true;
+		m->sync = __atomic_load_n(&r->map_pmem, __ATOMIC_RELAXED);
+	}
+	if (offset >= r->size || length > r->size - offset)
+		return -ERANGE;
+	if (!(r->access & DT_ACCESS_WRITE))
+		return -EPERM;
+	if (overlaps(r, a, length))
+		return -EBUSY;
+	m->addr = a;
+	m->len = length;
+	m->offset = offset;
+	return 0;
+}
+
+/* A shared, writable mapping of a file: of the region's own when we hold its fd. */
+static int check_mapping(const struct dt_client_region *r, const struct track_map *m,
+			 const char **why)
+{
+	struct stat st;
+	bool id = r->fd >= 0 && !fstat(r->fd, &st);
+
+	return dt_tk_mapping_check(m->addr, m->addr + m->len, id, id ? st.st_dev : 0,
+				   id ? st.st_ino : 0, why);
+}
+
+static unsigned probe_ms(void)
+{
+	return getenv("DAX_VM") ? TRACK_PROBE_VM_MS : TRACK_PROBE_MS;
+}
+
+/* Pin, register and write-protect @m (the probe passed): 0 or -EOPNOTSUPP. */
+static int arm(struct dt_client_region *r, const struct track_map *m, const char **why)
+{
+	struct dt_client_tracks *t = r->tracks;
+	int err;
+
+	err = dt_tk_pin(t->pagemap, (void *)m->addr, m->len, why);
+	if (err)
+		return err;
+	err = dt_tk_register(t->uffd, m->addr, m->len);
+	if (err == -EBUSY)
+		return err; /* registered already, by another handle's userfaultfd */
+	if (err) {
+		*why = "userfaultfd write-protect refused for this mapping";
+		return -EOPNOTSUPP;
+	}
+	if (dt_tk_protect(t->uffd, m->addr, m->len)) {
+		dt_tk_unregister(t->uffd, m->addr, m->len);
+		*why = "UFFDIO_WRITEPROTECT failed";
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* The whole region, MAP_SYNC, and the library has no mapping: the in-process persist's. */
+static void adopt(struct dt_client_region *r, struct track_map *m)
+{
+	if (!m->sync || m->own || m->offset || m->len != r->size || r->addr)
+		return;
+	r->map_sync = true;
+	r->map_writable = true;
+	dt_client_log_set_mapping(r, (void *)m->addr, m->len, true);
+	r->adopted = true;
+	m->adopted = true;
+}
+
+static int track_locked(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
+			unsigned flags, const char **why)
+{
+	struct track_map m;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	err = track_args(r, addr, length, offset, flags, &m);
+	if (!err)
+		err = check_mapping(r, &m, why);
+	if (!err)
+		err = tracks_get(r, why);
+	/* The probe first: a refusal leaves the application's mapping untouched. */
+	if (!err)
+		err = dt_tk_probe((void *)m.addr, probe_ms(), why);
+	if (!err)
+		err = arm(r, &m, why);
+	if (err)
+		return err;
+	adopt(r, &m);
+	err = tracks_add(r, &m);
+	if (err) {
+		dt_tk_unregister(r->tracks->uffd, m.addr, m.len);
+		if (m.adopted) {
+			r->adopted = false;
+			dt_client_log_set_mapping(r, NULL, 0, false);
+		}
+	}
+	return err;
+}
+
+int dt_client_track(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
+		    unsigned flags, char *reason)
+{
+	struct dt_client *c = r->c;
+	const char *why = NULL;
+	int err;
+
+	if (reason)
+		*reason = '\0';
+	pthread_mutex_lock(&c->lock);
+	err = track_locked(r, addr, length, offset, flags, &why);
+	if (!err)
+		dt_client_track_report(r, DT_TRACK_ON, 0);
+	else if (err == -EOPNOTSUPP)
+		dt_client_track_report(r, DT_TRACK_REFUSED, err);
+	pthread_mutex_unlock(&c->lock);
+	if (err == -EOPNOTSUPP && reason)
+		snprintf(reason, DT_CLIENT_TRACK_REASON_MAX, "%s",
+			 why ? why : "not supported here");
+	return err;
+}
+
+/* ---- untracking, lookups ---- */
+
+static struct track_map *find_start(struct dt_client_region *r, void *addr, uint64_t offset)
+{
+	struct dt_client_tracks *t = r->tracks;
+
+	for (unsigned i = 0; t && i < t->n; i++) {
+		struct track_map *m = &t->m[i];
+
+		if (m->offset == offset && (addr ? m->addr == (uintptr_t)addr : m->own))
+			return m;
+	}
+	return NULL;
+}
+
+int dt_client_untrack(struct dt_client_region *r, void *addr, uint64_t offset)
+{
+	struct dt_client *c = r->c;
+	struct track_map *m;
+	long n = -ENOENT;
+
+	pthread_mutex_lock(&c->lock);
+	m = find_start(r, addr, offset);
+	if (m) {
+		n = collect_map(r, m, 0, UINT64_MAX);
+		tracks_del(r, m);
+		if (!r->tracks->n)
+			dt_client_track_report(r, DT_TRACK_NONE, 0);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n < 0 ? (int)n : 0;
+}
+
+int dt_client_track_offset(struct dt_client_region *r, const void *addr, size_t length,
+			   uint64_t *offset)
+{
+	struct dt_client *c = r->c;
+	struct track_map *m;
+
+	if (!__atomic_load_n(&r->track_n, __ATOMIC_ACQUIRE))
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	m = find_addr(r, (uintptr_t)addr, length);
+	if (m)
+		*offset = m->offset + ((uintptr_t)addr - m->addr);
+	pthread_mutex_unlock(&c->lock);
+	return m ? 0 : -EINVAL;
+}
+
+struct dt_client_region *dt_client_track_addr(struct dt_client *c, const void *addr,
+					      uint64_t *offset)
+{
+	struct dt_client_region *r;
+	struct track_map *m = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	for (r = c->regions; r; r = r->next) {
+		m = find_addr(r, (uintptr_t)addr, 1);
+		if (m) {
+			*offset = m->offset + ((uintptr_t)addr - m->addr);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}

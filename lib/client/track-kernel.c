@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * track-kernel.c - userfaultfd write-protect (async) and PAGEMAP_SCAN: the
+ * kernel's side of transparent tracking (issue 21).
+ *
+ * With UFFD_FEATURE_WP_ASYNC (Linux 6.7), a store to a write-protected page
+ * of a registered range is resolved inside the kernel: the page is made
+ * writable and counts as written, no message, no signal.  PAGEMAP_SCAN with
+ * PM_SCAN_WP_MATCHING returns the written runs and write-protects them again
+ * in the same walk.  A trap (seen on 6.12 with fsdax MAP_SYNC): a store to a
+ * write-protected page that was not mapped, or mapped by a 2MiB entry, hangs
+ * in the page fault; so the pages are mapped with 4KiB entries first
+ * (dt_tk_pin()) and a child process tries a store before the caller's range
+ * is write-protected (dt_tk_probe()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "track-kernel.h"
+
+/* ---- the uapi of Linux 6.7, missing from older headers (Debian 12 has 6.1's) ---- */
+
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC 0xAA
+#define USERFAULTFD_IOC_NEW _IO(USERFAULTFD_IOC, 0x00)
+#endif
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+
+#ifndef PAGEMAP_SCAN
+#define PAGE_IS_WPALLOWED (1 << 0)
+#define PAGE_IS_WRITTEN (1 << 1)
+#define PAGE_IS_FILE (1 << 2)
+#define PAGE_IS_PRESENT (1 << 3)
+#define PAGE_IS_SWAPPED (1 << 4)
+#define PAGE_IS_PFNZERO (1 << 5)
+#define PAGE_IS_HUGE (1 << 6)
+#define PAGE_IS_SOFT_DIRTY (1 << 7)
+
+struct page_region {
+	__u64 start;
+	__u64 end;
+	__u64 categories;
+};
+
+struct pm_scan_arg {
+	__u64 size;
+	__u64 flags;
+	__u64 start;
+	__u64 end;
+	__u64 walk_end;
+	__u64 vec;
+	__u64 vec_len;
+	__u64 max_pages;
+	__u64 category_inverted;
+	__u64 category_mask;
+	__u64 category_anyof_mask;
+	__u64 return_mask;
+};
+
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#define PM_SCAN_WP_MATCHING (1 << 0)
+#define PM_SCAN_CHECK_WPASYNC (1 << 1)
+#endif
+
+#define TK_PAGE 4096UL
+
+/* ---- userfaultfd ---- */
+
+/* A new userfaultfd: user-mode faults only if allowed, else any, else /dev/userfaultfd. */
+static int uffd_new(void)
+{
+	int flags = O_CLOEXEC | O_NONBLOCK;
+	int fd, dev;
+
+	fd = (int)syscall(__NR_userfaultfd, flags | UFFD_USER_MODE_ONLY);
+	if (fd < 0)
+		fd = (int)syscall(__NR_userfaultfd, flags);
+	if (fd >= 0)
+		return fd;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -1;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, flags);
+	close(dev);
+	return fd;
+}
+
+int dt_tk_uffd_open(const char **why)
+{
+	static const uint64_t wanted[] = { UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED,
+					   UFFD_FEATURE_WP_ASYNC };
+	struct uffdio_api api;
+	int fd;
+
+	/* A refused UFFDIO_API may leave the fd unusable: a new one for each try. */
+	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
+		fd = uffd_new();
+		if (fd < 0) {
+			*why = errno == ENOSYS ?
+				       "kernel without userfaultfd" :
+				       "userfaultfd refused (vm.unprivileged_userfaultfd, "
+				       "seccomp?)";
+			return -EOPNOTSUPP;
+		}
+		memset(&api, 0, sizeof(api));
+		api.api = UFFD_API;
+		api.features = wanted[i];
+		if (!ioctl(fd, UFFDIO_API, &api))
+			return fd;
+		close(fd);
+	}
+	*why = "kernel without UFFD_FEATURE_WP_ASYNC (Linux >= 6.7 needed)";
+	return -EOPNOTSUPP;
+}
+
+int dt_tk_register(int uffd, uintptr_t start, size_t len)
+{
+	struct uffdio_register reg = { .range = { .start = start, .len = len },
+				       .mode = UFFDIO_REGISTER_MODE_WP };
+
+	return ioctl(uffd, UFFDIO_REGISTER, &reg) ? -errno : 0;
+}
+
+int dt_tk_protect(int uffd, uintptr_t start, size_t len)
+{
+	struct uffdio_writeprotect wp = { .range = { .start = start, .len = len },
+					  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+	return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) ? -errno : 0;
+}
+
+int dt_tk_unregister(int uffd, uintptr_t start, size_t len)
+{
+	struct uffdio_range range = { .start = start, .len = len };
+
+	return ioctl(uffd, UFFDIO_UNREGISTER, &range) ? -errno : 0;
+}
+
+/* ---- PAGEMAP_SCAN ---- */
+
+int dt_tk_pagemap_open(const char **why)
+{
+	struct pm_scan_arg a = { .size = sizeof(a) };
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		*why = "cannot open /proc/self/pagemap";
+		return -EOPNOTSUPP;
+	}
+	/* An empty scan: any answer but ENOTTY says the ioctl exists. */
+	if (ioctl(fd, PAGEMAP_SCAN, &a) < 0 && errno == ENOTTY) {
+		close(fd);
+		*why = "kernel without PAGEMAP_SCAN (Linux >= 6.7 needed)";
+		return -EOPNOTSUPP;
+	}
+	return fd;
+}
+
+size_t dt_tk_vec_size(void)
+{
+	return sizeof(struct page_region);
+}
+
+long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
+		   dt_tk_run_fn fn, void *arg)
+{
+	struct page_region *v = vec;
+	struct pm_scan_arg a;
+	long pages = 0, n;
+
+	while (start < end) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
+		a.start = start;
+		a.end = end;
+		a.vec = (uintptr_t)v;
+		a.vec_len = vec_len;
+		a.category_mask = PAGE_IS_WRITTEN;
+		a.return_mask = PAGE_IS_WRITTEN;
+		n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+		if (n < 0)
+			return -errno;
+		for (long i = 0; i < n; i++) {
+			pages += (long)((v[i].end - v[i].start) / TK_PAGE);
+			if (fn)
+				fn(arg, v[i].start, v[i].end);
+		}
+		/* The vector filled: go on from where the walk stopped. */
+		if (a.walk_end <= start)
+			break;
+		start = a.walk_end;
+	}
+	return pages;
+}
+
+long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
+{
+	struct page_region v[16];
+	struct pm_scan_arg a;
+	long pages = 0, n;
+
+	while (start < end) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.start = start;
+		a.end = end;
+		a.vec = (uintptr_t)v;
+		a.vec_len = sizeof(v) / sizeof(v[0]);
+		a.category_mask = PAGE_IS_HUGE;
+		a.return_mask = PAGE_IS_HUGE;
+		n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+		if (n < 0)
+			return -errno;
+		for (long i = 0; i < n; i++)
+			pages += (long)((v[i].end - v[i].start) / TK_PAGE);
+		if (a.walk_end <= start)
+			break;
+		start = a.walk_end;
+	}
+	return pages;
+}
+
+/* Is a page of [start, end) in the categories asked?  1, 0 or -errno. */
+static int any_page(int pagemap, uintptr_t start, uintptr_t end, uint64_t inverted, uint64_t mask,
+		    uint64_t anyof)
+{
+	struct page_region v;
+	struct pm_scan_arg a = { .size = sizeof(a),
+				 .start = start,
+				 .end = end,
+				 .vec = (uintptr_t)&v,
+				 .vec_len = 1,
+				 .category_inverted = inverted,
+				 .category_mask = mask,
+				 .category_anyof_mask = anyof,
+				 .return_mask = mask | anyof };
+	long n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+
+	if (n < 0)
+		return -errno;
+	return n > 0;
+}
+
+int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why)
+{
+	uintptr_t start = (uintptr_t)addr, end = start + len;
+	int huge;
+
+	/* EINVAL: a kernel without transparent huge pages maps no 2MiB entry. */
+	if (madvise(addr, len, MADV_NOHUGEPAGE) && errno != EINVAL) {
+		*why = "madvise(MADV_NOHUGEPAGE) refused";
+		return -EOPNOTSUPP;
+	}
+	huge = any_page(pagemap, start, end, 0, PAGE_IS_HUGE, 0);
+	if (huge < 0) {
+		*why = "PAGEMAP_SCAN failed";
+		return -EOPNOTSUPP;
+	}
+	/* A shared file mapping: the data stays, only the 2MiB entries go. */
+	if (huge && madvise(addr, len, MADV_DONTNEED)) {
+		*why = "madvise(MADV_DONTNEED) of 2MiB-mapped pages refused";
+		return -EOPNOTSUPP;
+	}
+	if (madvise(addr, len, MADV_POPULATE_WRITE)) {
+		*why = errno == EFAULT ?
+			       "a 4KiB write fault fails here (a 2MiB-aligned device DAX?)" :
+			       "madvise(MADV_POPULATE_WRITE) refused";
+		return -EOPNOTSUPP;
+	}
+	/* Not present, or huge. */
+	if (any_page(pagemap, start, end, PAGE_IS_PRESENT, 0, PAGE_IS_PRESENT | PAGE_IS_HUGE)) {
+		*why = "pages not mapped by 4KiB entries after populating (2MiB mappings?)";
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* ---- the probe ---- */
+
+enum probe_stage {
+	PROBE_OK,
+	PROBE_PAGEMAP,
+	PROBE_PIN,
+	PROBE_UFFD,
+	PROBE_REGISTER,
+	PROBE_CLEAN,
+	PROBE_SEEN,
+};
+
+static const char *const probe_why[] = {
+	[PROBE_PAGEMAP] = "probe: PAGEMAP_SCAN refused",
+	[PROBE_PIN] =
+		"probe: the page cannot be mapped with a 4KiB entry (2MiB-aligned device DAX?)",
+	[PROBE_UFFD] = "probe: userfaultfd refused",
+	[PROBE_REGISTER] = "probe: userfaultfd write-protect refused for this mapping",
+	[PROBE_CLEAN] = "probe: a write-protected page is reported written",
+	[PROBE_SEEN] = "probe: a store to a write-protected page is not reported",
+};
+
+/* The child: async-signal-safe calls only. */
+static int probe_child(void *page)
+{
+	const char *why;
+	uintptr_t p = (uintptr_t)page;
+	struct page_region v[2];
+	int pm, uffd;
+
+	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pm < 0)
+		return PROBE_PAGEMAP;
+	if (dt_tk_pin(pm, page, TK_PAGE, &why))
+		return PROBE_PIN;
+	uffd = dt_tk_uffd_open(&why);
+	if (uffd < 0)
+		return PROBE_UFFD;
+	if (dt_tk_register(uffd, p, TK_PAGE) || dt_tk_protect(uffd, p, TK_PAGE))
+		return PROBE_REGISTER;
+	if (dt_tk_collect(pm, p, p + TK_PAGE, v, 2, NULL, NULL) != 0)
+		return PROBE_CLEAN;
+	/* A store that changes nothing, atomic against the application's own. */
+	__atomic_fetch_or((unsigned long *)page, 0UL, __ATOMIC_SEQ_CST);
+	if (dt_tk_collect(pm, p, p + TK_PAGE, v, 2, NULL, NULL) != 1)
+		return PROBE_SEEN;
+	return PROBE_OK;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Wait up to @timeout_ms for the child's answer: 1 read, 0 none (it died), -1 timed out. */
+static int probe_wait(int fd, unsigned timeout_ms, unsigned char *stage)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec t0;
+	long left;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		left = (long)timeout_ms - ms_since(&t0);
+		if (left <= 0)
+			return -1;
+		n = poll(&pfd, 1, (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? 0 : -1;
+		n = (int)read(fd, stage, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n == 1;
+	}
+}
+
+/* Reap the child, giving a killed one a second to go; its wait status, or -1. */
+static int probe_reap(pid_t pid)
+{
+	struct timespec ts = { 0, 1000000 };
+	int status;
+
+	for (int i = 0; i < 1000; i++) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+
+		if (got == pid)
+			return status;
+		if (got < 0 && errno != EINTR)
+			return -1; /* SIGCHLD ignored, or reaped by someone else */
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+int dt_tk_probe(void *page, unsigned timeout_ms, const char **why)
+{
+	unsigned char stage = PROBE_OK;
+	int p[2], got;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC)) {
+		*why = "probe: pipe failed";
+		return -EOPNOTSUPP;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		stage = (unsigned char)probe_child(page);
+		if (write(p[1], &stage, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		*why = "probe: fork failed";
+		return -EOPNOTSUPP;
+	}
+	got = probe_wait(p[0], timeout_ms, &stage);
+	close(p[0]);
+	if (got < 0)
+		kill(pid, SIGKILL);
+	probe_reap(pid);
+	if (got < 0)
+		*why = "probe store hung (the child was killed)";
+	else if (!got)
+		*why = "probe: the child died (a signal on the store?)";
+	else if (stage != PROBE_OK)
+		*why = stage < sizeof(probe_why) / sizeof(probe_why[0]) && probe_why[stage] ?
+			       probe_why[stage] :
+			       "probe failed";
+	return got == 1 && stage == PROBE_OK ? 0 : -EOPNOTSUPP;
+}
+
+/* ---- the mapping ---- */
+
+struct maps_line {
+	unsigned long lo, hi;
+	char perms[5];
+	unsigned maj, min;
+	unsigned long inode;
+	const char *path; /* "" for an anonymous mapping */
+};
+
+static int check_line(const struct maps_line *l, bool check_id, dev_t dev, ino_t ino,
+		      const char **why)
+{
+	if (l->perms[3] != 's') {
+		*why = "a private mapping (MAP_PRIVATE): its stores never reach the file";
+		return -EOPNOTSUPP;
+	}
+	if (l->perms[1] != 'w') {
+		*why = "a read-only mapping";
+		return -EOPNOTSUPP;
+	}
+	/* Shared anonymous memory is a deleted /dev/zero (or SysV segment) on shmem. */
+	if (!l->inode || !strncmp(l->path, "/dev/zero", 9) || !strncmp(l->path, "/SYSV", 5)) {
+		*why = "an anonymous mapping, not of the region's file";
+		return -EOPNOTSUPP;
+	}
+	if (check_id && (makedev(l->maj, l->min) != dev || l->inode != ino))
+		return -EINVAL;
+	return 0;
+}
+
+int dt_tk_mapping_check(uintptr_t start, uintptr_t end, bool check_id, dev_t dev, ino_t ino,
+			const char **why)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	struct maps_line l;
+	uintptr_t at = start;
+	char *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	while (at < end && !err && getline(&line, &cap, f) > 0) {
+		int end_at = 0;
+
+		if (sscanf(line, "%lx-%lx %4s %*x %x:%x %lu %n", &l.lo, &l.hi, l.perms, &l.maj,
+			   &l.min, &l.inode, &end_at) != 6)
+			continue;
+		l.path = line + end_at;
+		if (l.hi <= at)
+			continue;
+		if (l.lo > at)
+			break; /* a hole */
+		err = check_line(&l, check_id, dev, ino, why);
+		at = l.hi;
+	}
+	free(line);
+	fclose(f);
+	if (!err && at < end)
+		err = -EFAULT;
+	return err;
+}

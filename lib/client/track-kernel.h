@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * track-kernel.h - the kernel's side of transparent tracking (issue 21):
+ * userfaultfd write-protect in async mode and PAGEMAP_SCAN.  The only code
+ * of the library that talks to those interfaces (lib/client/track-kernel.c).
+ *
+ * Every function returns 0 (or a count) or a negative errno; those that may
+ * refuse set *@why to a constant string saying why.  dt_tk_probe() forks; its
+ * child calls only async-signal-safe functions (no malloc, no stdio), since
+ * the caller may have threads.
+ */
+#ifndef DT_TRACK_KERNEL_H
+#define DT_TRACK_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A run of written pages [start, end) the kernel reported (and write-protected again). */
+typedef void (*dt_tk_run_fn)(void *arg, uintptr_t start, uintptr_t end);
+
+/*
+ * dt_tk_uffd_open(): a userfaultfd with UFFD_FEATURE_WP_ASYNC (and
+ * UFFD_FEATURE_WP_UNPOPULATED where the kernel has it): the fd, or
+ * -EOPNOTSUPP (kernel too old, userfaultfd refused) with @why.
+ */
+int dt_tk_uffd_open(const char **why);
+/* dt_tk_pagemap_open(): /proc/self/pagemap, checked for PAGEMAP_SCAN: the fd or -errno. */
+int dt_tk_pagemap_open(const char **why);
+
+/* Register [start, start + len) for write-protect, write-protect it, unregister it. */
+int dt_tk_register(int uffd, uintptr_t start, size_t len);
+int dt_tk_protect(int uffd, uintptr_t start, size_t len);
+int dt_tk_unregister(int uffd, uintptr_t start, size_t len);
+
+/*
+ * dt_tk_collect(): the pages of [start, end) written since they were last
+ * write-protected, each run passed to @fn, and write-protected again (one
+ * PAGEMAP_SCAN a @vec_len runs).  Return: the pages collected, or -errno.
+ */
+long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
+		   dt_tk_run_fn fn, void *arg);
+/* dt_tk_huge_pages(): the pages of [start, end) mapped by 2MiB entries, or -errno. */
+long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end);
+/* The size of one element of dt_tk_collect()'s @vec. */
+size_t dt_tk_vec_size(void);
+
+/*
+ * dt_tk_pin(): map every page of [addr, addr + len) with a 4KiB page-table
+ * entry, written (MADV_NOHUGEPAGE; MADV_DONTNEED if a 2MiB entry maps part
+ * of it; MADV_POPULATE_WRITE), and check it: 0 or -EOPNOTSUPP with @why.
+ */
+int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why);
+
+/*
+ * dt_tk_probe(): in a child process, pin @page (4KiB), write-protect it
+ * with a userfaultfd of its own, store to it (an atomic OR of zero: the data
+ * stays) and check PAGEMAP_SCAN says written.  The child is killed after
+ * @timeout_ms.  Return: 0, or -EOPNOTSUPP with @why (also for a hung store).
+ */
+int dt_tk_probe(void *page, unsigned timeout_ms, const char **why);
+
+/*
+ * dt_tk_mapping_check(): [start, end) is mapped, shared, writable and
+ * backed by a file (of device @dev and inode @ino when @check_id).
+ * Return: 0; -EFAULT if part of it is not mapped; -EOPNOTSUPP with @why
+ * (private, read-only, anonymous); -EINVAL another file; -errno reading
+ * /proc/self/maps.
+ */
+int dt_tk_mapping_check(uintptr_t start, uintptr_t end, bool check_id, dev_t dev, ino_t ino,
+			const char **why);
+
+#endif /* DT_TRACK_KERNEL_H */

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_client_track.c - transparent tracking (issue 21) end to end against
+ * the real daxtrackd, its regions in /dev/shm (the kernel tracks shmem
+ * since Linux 6.7), PMEM_IS_PMEM_FORCE=1 (the in-process persist):
+ *   - an application's own mapping of the whole region, tracked and adopted
+ *     for the in-process persist: an fsync flushes exactly the pages written
+ *     (the flush hook records them), a page written again is seen again,
+ *     explicit marks beside, a range collects only its part;
+ *   - a second mapping of a sub-range: dt_client_persist() of an address in
+ *     it, dt_client_track_addr(), untrack collects what was written;
+ *   - the library's own mapping (NULL address);
+ *   - the refusals: -EINVAL, -ERANGE, -EBUSY, -EOPNOTSUPP with a reason for
+ *     a private and an anonymous mapping;
+ *   - the socket path (DT_CLIENT_NO_FAST_PATH): collected pages go as DIRTY
+ *     messages, the daemon flushes them.
+ * Each scenario runs in a child process under a watchdog: a store that
+ * hangs in the page fault (a kernel trap on some mappings) fails the test
+ * instead of hanging it.  On a kernel that cannot track, the test is
+ * skipped (exit 77) with the reason.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <daxtrack/client.h>
+#include <daxtrack/dirtylog.h>
+#include <libpmem.h>
+
+#include "client-private.h"
+#include "daemon_harness.h"
+#include "dt_test.h"
+#include "dt_track_test.h"
+
+DT_TEST_DEFINE("test_client_track");
+
+#define PAGE 4096ULL
+#define WATCHDOG_S 120
+
+static struct dtd dtd;
+
+static unsigned drains;
+
+static void record_drain(void)
+{
+	drains++;
+}
+
+static struct dt_client *connect_flags(unsigned flags)
+{
+	struct dt_client_options o;
+	struct dt_client *c = NULL;
+
+	dt_client_options_init(&o);
+	o.socket = dtd.h.sock;
+	o.flags = flags;
+	CHECK_EQ(dt_client_connect_opts(&o, &c), 0);
+	return c;
+}
+
+static struct dt_client_region *attach_db(struct dt_client *c)
+{
+	struct dt_client_region *r = NULL;
+	int fd = open(dtd.db_path, O_RDWR | O_CLOEXEC);
+
+	if (!CHECK(fd >= 0))
+		return NULL;
+	CHECK_EQ(dt_client_attach_fd(c, fd, &r), 0);
+	close(fd);
+	return r;
+}
+
+/* The application's own mapping of [off, off + len) of the region's file. */
+static char *app_map(uint64_t off, size_t len, int flags)
+{
+	int fd = open(dtd.db_path, O_RDWR | O_CLOEXEC);
+	void *p;
+
+	if (!CHECK(fd >= 0))
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, (off_t)off);
+	close(fd);
+	return CHECK(p != MAP_FAILED) ? p : NULL;
+}
+
+static void touch(char *base, uint64_t page)
+{
+	base[page * PAGE + 17]++;
+}
+
+/* ---- the scenarios (each in a child) ---- */
+
+/* Can this kernel track a /dev/shm mapping?  0, or DT_TEST_SKIP with the reason printed. */
+static int can_track(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c) : NULL;
+	char reason[DT_CLIENT_TRACK_REASON_MAX];
+	char *p = r ? app_map(0, DTD_DB_SIZE, MAP_SHARED) : NULL;
+	int err;
+
+	if (!p)
+		return 1;
+	err = dt_client_track(r, p, DTD_DB_SIZE, 0, 0, reason);
+	if (err == -EOPNOTSUPP)
+		printf("SKIP: tracking refused here: %s\n", reason);
+	else
+		CHECK_EQ(err, 0);
+	dt_client_close(c);
+	return err == -EOPNOTSUPP ? DT_TEST_SKIP : 0;
+}
+
+static int count_run(void *arg, uint64_t first, uint64_t last)
+{
+	*(uint64_t *)arg += last - first + 1;
+	return 0;
+}
+
+/* Pages set (dirty or flush) in the region's log. */
+static uint64_t log_pages(struct dt_client_region *r, uint64_t first, uint64_t last)
+{
+	uint64_t n = 0;
+
+	if (!CHECK(r->log != NULL))
+		return 0;
+	dt_dlog_for_each(&r->log->l, first, last, true, count_run, &n, NULL);
+	return n;
+}
+
+/* The whole region tracked and adopted: exact pages, seen again, marks beside. */
+static int whole_region(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c) : NULL;
+	char *p = r ? app_map(0, DTD_DB_SIZE, MAP_SHARED) : NULL;
+	struct dt_client_region_info info;
+	struct dt_client_counters k;
+	uint64_t off;
+
+	if (!p)
+		return 1;
+	CHECK_EQ(dt_client_track(r, p, DTD_DB_SIZE, 0, DT_CLIENT_TRACK_SYNC, NULL), 0);
+	dt_client_region_info(r, &info);
+	CHECK(info.addr == p); /* adopted for the in-process persist */
+	CHECK(info.persist_in_process);
+	CHECK(dt_client_track_addr(c, p + 5 * PAGE + 3, &off) == r);
+	CHECK_EQ(off, 5 * PAGE + 3);
+	dt_client_flush_hook = dt_rec_flush;
+	dt_client_drain_hook = record_drain;
+
+	dt_test_ctx("whole region: scattered pages");
+	dt_rec_reset(p);
+	touch(p, 3);
+	touch(p, 7);
+	touch(p, 8);
+	touch(p, 100);
+	touch(p, 2000);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ 3, 3, 7, 8, 100, 100, 2000, 2000 }, 4);
+	CHECK_EQ(drains, 1);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	CHECK_EQ(dt_rec.n, 0); /* nothing written since */
+
+	dt_test_ctx("whole region: written again, marks beside");
+	touch(p, 7);
+	touch(p, 9);
+	CHECK_EQ(dt_client_dirty(r, 50 * PAGE, 1), 0);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ 7, 7, 9, 9, 50, 50 }, 2 + 1);
+
+	dt_test_ctx("whole region: a range collects its part only");
+	touch(p, 10);
+	touch(p, 500);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, 0, 64 * PAGE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ 10, 10 }, 1);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ 500, 500 }, 1);
+
+	dt_test_ctx("whole region: track_collect");
+	for (uint64_t i = 0; i < 4; i++)
+		touch(p, 1000 + 3 * i);
+	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 4);
+	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 4);
+	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 0);
+	CHECK_EQ(dt_client_track_collect(r, 0, 0), -EINVAL);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_persist_range(r, 1003 * PAGE, 1, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ 1003, 1003 }, 1);
+
+	dt_test_ctx("whole region: untrack gives the mapping back");
+	touch(p, 1500);
+	CHECK_EQ(dt_client_untrack(r, p, 0), 0);
+	CHECK_EQ(log_pages(r, 1500, 1500), 1); /* collected on the way out */
+	dt_client_region_info(r, &info);
+	CHECK(info.addr == NULL);
+	CHECK(!info.persist_in_process);
+	CHECK(dt_client_track_addr(c, p, &off) == NULL);
+	CHECK_EQ(dt_client_untrack(r, p, 0), -ENOENT);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 0);
+	CHECK_EQ(dt_client_close(c), 0);
+	CHECK_EQ(munmap(p, DTD_DB_SIZE), 0);
+	return 0;
+}
+
+/* An adopted mapping, then dt_client_map(): the library's own replaces it for good. */
+static int adopted_then_mapped(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c) : NULL;
+	char *p = r ? app_map(0, DTD_DB_SIZE, MAP_SHARED) : NULL;
+	struct dt_client_region_info info;
+	void *own = NULL;
+	size_t len;
+
+	if (!p)
+		return 1;
+	CHECK_EQ(dt_client_track(r, p, DTD_DB_SIZE, 0, DT_CLIENT_TRACK_SYNC, NULL), 0);
+	CHECK_EQ(dt_client_map(r, &own, &len), 0);
+	CHECK(own && own != p);
+	CHECK_EQ(len, DTD_DB_SIZE);
+	dt_client_flush_hook = dt_rec_flush;
+	touch(p, 11);
+	dt_rec_reset(own);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ 11, 11 }, 1);
+	CHECK_EQ(dt_client_untrack(r, p, 0), 0);
+	dt_client_region_info(r, &info);
+	CHECK(info.addr == own); /* the library's own stays */
+	CHECK(info.persist_in_process);
+	CHECK_EQ(dt_client_close(c), 0);
+	munmap(p, DTD_DB_SIZE);
+	return 0;
+}
+
+/* A mapping of a sub-range beside the library's own: persist(addr) in it, untrack. */
+static int sub_range(void)
+{
+	const uint64_t base = 256; /* the sub-range's first page in the region */
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c) : NULL;
+	char *q = r ? app_map(base * PAGE, 1 << 20, MAP_SHARED) : NULL;
+	char *p = NULL;
+	size_t len;
+	uint64_t off;
+
+	if (!q || !CHECK_EQ(dt_client_map(r, (void **)&p, &len), 0))
+		return 1;
+	CHECK_EQ(dt_client_track(r, q, 1 << 20, base * PAGE, 0, NULL), 0);
+	CHECK(dt_client_track_addr(c, q + 6 * PAGE, &off) == r);
+	CHECK_EQ(off, (base + 6) * PAGE);
+	dt_client_flush_hook = dt_rec_flush;
+	dt_client_drain_hook = record_drain;
+
+	dt_test_ctx("sub-range: persist(addr) in the application's mapping");
+	touch(q, 5);
+	touch(q, 6);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_persist(r, q + 5 * PAGE + 10, 100), 0);
+	dt_rec_exactly((const uint64_t[]){ base + 5, base + 5 }, 1);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ base + 6, base + 6 }, 1);
+	CHECK_EQ(dt_client_persist(r, q + (1 << 20), 1), -EINVAL); /* past it */
+
+	dt_test_ctx("sub-range: the library's own mapping beside");
+	CHECK_EQ(dt_client_track(r, NULL, 16 * PAGE, 0, 0, NULL), 0);
+	touch(p, 2);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ 2, 2 }, 1);
+	CHECK_EQ(dt_client_untrack(r, NULL, 0), 0);
+
+	dt_test_ctx("sub-range: untrack collects");
+	touch(q, 7);
+	CHECK_EQ(dt_client_untrack(r, q, base * PAGE), 0);
+	CHECK_EQ(log_pages(r, base + 7, base + 7), 1);
+	touch(q, 8); /* not tracked any more */
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_rec_exactly((const uint64_t[]){ base + 7, base + 7 }, 1);
+	CHECK_EQ(dt_client_persist(r, q, 1), -EINVAL); /* not tracked: unknown address */
+	CHECK_EQ(dt_client_close(c), 0);
+	munmap(q, 1 << 20);
+	return 0;
+}
+
+static void refused(struct dt_client_region *r, void *addr, size_t len, uint64_t off,
+		    unsigned flags, int want)
+{
+	char reason[DT_CLIENT_TRACK_REASON_MAX] = "x";
+	int err = dt_client_track(r, addr, len, off, flags, reason);
+
+	CHECK_EQ(err, want);
+	if (want == -EOPNOTSUPP) {
+		CHECK(reason[0]);
+		printf("refused as expected: %s\n", reason);
+	} else {
+		CHECK_EQ(reason[0], 0);
+	}
+}
+
+static int refusals(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c) : NULL;
+	char *p = r ? app_map(0, 1 << 20, MAP_SHARED) : NULL;
+	char *priv = r ? app_map(0, 1 << 20, MAP_PRIVATE) : NULL;
+	char *anon =
+		mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *shanon =
+		mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	char *hole = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct dt_client *c2 = connect_flags(0);
+	struct dt_client_region *r2 = c2 ? attach_db(c2) : NULL;
+
+	if (!p || !priv || !CHECK(anon != MAP_FAILED && shanon != MAP_FAILED && hole != MAP_FAILED))
+		return 1;
+	munmap(hole, PAGE);
+	dt_test_ctx("refusals: arguments");
+	refused(r, p, 0, 0, 0, -EINVAL);
+	refused(r, p + 1, PAGE, 0, 0, -EINVAL);
+	refused(r, p, PAGE + 1, 0, 0, -EINVAL);
+	refused(r, p, PAGE, 1, 0, -EINVAL);
+	refused(r, p, PAGE, 0, 0x80, -EINVAL);
+	refused(r, NULL, PAGE, 0, 0, -EINVAL); /* the library has no mapping */
+	refused(r, p, 1 << 20, DTD_DB_SIZE - PAGE, 0, -ERANGE);
+	refused(r, p, 1 << 20, DTD_DB_SIZE, 0, -ERANGE);
+
+	dt_test_ctx("refusals: twice");
+	CHECK_EQ(dt_client_track(r, p, 1 << 20, 0, 0, NULL), 0);
+	refused(r, p + PAGE, PAGE, PAGE, 0, -EBUSY);
+	refused(r, p, 1 << 20, 0, 0, -EBUSY);
+	if (c2 && r2) /* another handle: the kernel says the range is registered already */
+		refused(r2, p, 1 << 20, 0, 0, -EBUSY);
+
+	dt_test_ctx("refusals: not a shared mapping of the file");
+	refused(r, priv, 1 << 20, 0, 0, -EOPNOTSUPP);
+	refused(r, anon, 1 << 20, 0, 0, -EOPNOTSUPP);
+	refused(r, shanon, 1 << 20, 0, 0, -EOPNOTSUPP);
+	refused(r, hole, PAGE, 0, 0, -EFAULT);
+	/* Nothing was changed: the private mapping still reads and writes. */
+	priv[0]++;
+	anon[0]++;
+	CHECK_EQ(dt_client_close(c2), 0);
+	CHECK_EQ(dt_client_close(c), 0);
+	return 0;
+}
+
+/* Without the fast path: collected pages go as DIRTY messages, the daemon flushes them. */
+static int socket_path(void)
+{
+	struct dt_client *c = connect_flags(DT_CLIENT_NO_FAST_PATH);
+	struct dt_client_region *r = c ? attach_db(c) : NULL;
+	char *p = r ? app_map(0, DTD_DB_SIZE, MAP_SHARED) : NULL;
+	struct dt_client_counters k;
+	unsigned since;
+
+	if (!p)
+		return 1;
+	CHECK_EQ(dt_client_track(r, p, DTD_DB_SIZE, 0, DT_CLIENT_TRACK_SYNC, NULL), 0);
+	since = dtd_flog_lines(&dtd);
+	touch(p, 40);
+	touch(p, 41);
+	touch(p, 90);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 1);
+	CHECK_EQ(k.dirty_calls, 2); /* one mark a run of written pages: 40-41, 90 */
+	CHECK(dtd_flushed(&dtd, "db", 40 * PAGE, 2 * PAGE, since, NULL));
+	CHECK(dtd_flushed(&dtd, "db", 90 * PAGE, PAGE, since, NULL));
+	CHECK(!dtd_flushed(&dtd, "db", 42 * PAGE, PAGE, since, NULL));
+	/* A WHOLE fsync collects the whole region. */
+	touch(p, 1200);
+	since = dtd_flog_lines(&dtd);
+	CHECK_EQ(dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, NULL), 0);
+	CHECK(dtd_flushed(&dtd, "db", 1200 * PAGE, PAGE, since, NULL));
+	/* persist(addr) through the socket. */
+	touch(p, 1300);
+	since = dtd_flog_lines(&dtd);
+	CHECK_EQ(dt_client_persist(r, p + 1300 * PAGE, PAGE), 0);
+	CHECK(dtd_flushed(&dtd, "db", 1300 * PAGE, PAGE, since, NULL));
+	/* Detach collects: the batch goes with the detach. */
+	touch(p, 1400);
+	CHECK_EQ(dt_client_detach(r), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 4);
+	CHECK_EQ(dt_client_close(c), 0);
+	munmap(p, DTD_DB_SIZE);
+	return 0;
+}
+
+int main(void)
+{
+	setenv("PMEM_IS_PMEM_FORCE", "1", 1); /* the daemon says PMEM, the client believes it */
+	if (!CHECK_EQ(dtd_setup_in(&dtd, "/dev/shm"), 0) || !CHECK_EQ(dtd_start(&dtd), 0)) {
+		dtd_cleanup(&dtd, true);
+		return dt_test_done();
+	}
+	if (dt_test_watched("can the kernel track", can_track, WATCHDOG_S) == DT_TEST_SKIP) {
+		CHECK_EQ(dtd_stop(&dtd), 0);
+		dtd_cleanup(&dtd, false);
+		return DT_TEST_SKIP;
+	}
+	dt_test_watched("whole region", whole_region, WATCHDOG_S);
+	dt_test_watched("adopted, then mapped", adopted_then_mapped, WATCHDOG_S);
+	dt_test_watched("sub-range", sub_range, WATCHDOG_S);
+	dt_test_watched("refusals", refusals, WATCHDOG_S);
+	dt_test_watched("socket path", socket_path, WATCHDOG_S);
+	CHECK_EQ(dtd_stop(&dtd), 0);
+	dtd_cleanup(&dtd, dt_test_counts.failed);
+	return dt_test_done();
+}
