@@ -320,6 +320,8 @@ static const char *const probe_why[] = {
 	[PROBE_SEEN] = "probe: a store to a write-protected page is not reported",
 };
 
+unsigned dt_tk_probe_stall_ms;
+
 /* The child: async-signal-safe calls only. */
 static int probe_child(void *page)
 {
@@ -340,6 +342,12 @@ static int probe_child(void *page)
 		return PROBE_REGISTER;
 	if (dt_tk_collect(pm, p, p + TK_PAGE, v, 2, NULL, NULL) != 0)
 		return PROBE_CLEAN;
+	if (dt_tk_probe_stall_ms) {
+		struct timespec ts = { dt_tk_probe_stall_ms / 1000,
+				       (long)(dt_tk_probe_stall_ms % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
 	/* A store that changes nothing, atomic against the application's own. */
 	__atomic_fetch_or((unsigned long *)page, 0UL, __ATOMIC_SEQ_CST);
 	if (dt_tk_collect(pm, p, p + TK_PAGE, v, 2, NULL, NULL) != 1)

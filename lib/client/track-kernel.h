@@ -60,6 +60,8 @@ int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why);
  * @timeout_ms.  Return: 0, or -EOPNOTSUPP with @why (also for a hung store).
  */
 int dt_tk_probe(void *page, unsigned timeout_ms, const char **why);
+/* Tests only: the probe's child sleeps this long before its store (a hung store). */
+extern unsigned dt_tk_probe_stall_ms;
 
 /*
  * dt_tk_mapping_check(): [start, end) is mapped, shared, writable and

@@ -32,6 +32,7 @@
 
 #include "client-private.h"
 #include "daemon_harness.h"
+#include "track-kernel.h"
 #include "dt_test.h"
 #include "dt_track_test.h"
 
@@ -334,6 +335,11 @@ static int refusals(void)
 	refused(r, NULL, PAGE, 0, 0, -EINVAL); /* the library has no mapping */
 	refused(r, p, 1 << 20, DTD_DB_SIZE - PAGE, 0, -ERANGE);
 	refused(r, p, 1 << 20, DTD_DB_SIZE, 0, -ERANGE);
+
+	dt_test_ctx("refusals: a probe store that hangs is killed");
+	dt_tk_probe_stall_ms = 60000;
+	refused(r, p, 1 << 20, 0, 0, -EOPNOTSUPP);
+	dt_tk_probe_stall_ms = 0;
 
 	dt_test_ctx("refusals: twice");
 	CHECK_EQ(dt_client_track(r, p, 1 << 20, 0, 0, NULL), 0);
