@@ -86,6 +86,16 @@ struct pm_scan_arg {
 
 #define TK_PAGE 4096UL
 
+/*
+ * close(2) without the C library's symbol: an LD_PRELOAD shim interposes
+ * close(), and the probe's child must not run the shim's code (it may hold
+ * the shim's locks in the parent's thread that forked).
+ */
+static void tk_close(int fd)
+{
+	syscall(SYS_close, fd);
+}
+
 /* ---- userfaultfd ---- */
 
 /* A new userfaultfd: user-mode faults only if allowed, else any, else /dev/userfaultfd. */
@@ -103,7 +113,7 @@ static int uffd_new(void)
 	if (dev < 0)
 		return -1;
 	fd = ioctl(dev, USERFAULTFD_IOC_NEW, flags);
-	close(dev);
+	tk_close(dev);
 	return fd;
 }
 
@@ -129,7 +139,7 @@ int dt_tk_uffd_open(const char **why)
 		api.features = wanted[i];
 		if (!ioctl(fd, UFFDIO_API, &api))
 			return fd;
-		close(fd);
+		tk_close(fd);
 	}
 	*why = "kernel without UFFD_FEATURE_WP_ASYNC (Linux >= 6.7 needed)";
 	return -EOPNOTSUPP;
@@ -171,7 +181,7 @@ int dt_tk_pagemap_open(const char **why)
 	}
 	/* An empty scan: any answer but ENOTTY says the ioctl exists. */
 	if (ioctl(fd, PAGEMAP_SCAN, &a) < 0 && errno == ENOTTY) {
-		close(fd);
+		tk_close(fd);
 		*why = "kernel without PAGEMAP_SCAN (Linux >= 6.7 needed)";
 		return -EOPNOTSUPP;
 	}
@@ -418,20 +428,20 @@ int dt_tk_probe(void *page, unsigned timeout_ms, const char **why)
 	}
 	pid = fork();
 	if (pid == 0) {
-		close(p[0]);
+		tk_close(p[0]);
 		stage = (unsigned char)probe_child(page);
 		if (write(p[1], &stage, 1) != 1)
 			_exit(2);
 		_exit(0);
 	}
-	close(p[1]);
+	tk_close(p[1]);
 	if (pid < 0) {
-		close(p[0]);
+		tk_close(p[0]);
 		*why = "probe: fork failed";
 		return -EOPNOTSUPP;
 	}
 	got = probe_wait(p[0], timeout_ms, &stage);
-	close(p[0]);
+	tk_close(p[0]);
 	if (got < 0)
 		kill(pid, SIGKILL);
 	probe_reap(pid);

@@ -7,7 +7,8 @@
  * Every function returns 0 (or a count) or a negative errno; those that may
  * refuse set *@why to a constant string saying why.  dt_tk_probe() forks; its
  * child calls only async-signal-safe functions (no malloc, no stdio), since
- * the caller may have threads.
+ * the caller may have threads, and none that an LD_PRELOAD shim interposes
+ * (close() is a raw system call here).
  */
 #ifndef DT_TRACK_KERNEL_H
 #define DT_TRACK_KERNEL_H
