@@ -186,7 +186,7 @@ static int tracks_get(struct dt_client_region *r, const char **why)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->vec = malloc(TRACK_VEC_LEN * dt_tk_vec_size());
+	t->vec = calloc(TRACK_VEC_LEN, dt_tk_vec_size()); /* zeroed: see track-kernel.c */
 	if (!t->vec)
 		goto fail;
 	t->uffd = dt_tk_uffd_open(why);

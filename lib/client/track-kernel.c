@@ -228,7 +228,7 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 
 long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
 {
-	struct page_region v[16];
+	struct page_region v[16] = { { 0 } };
 	struct pm_scan_arg a;
 	long pages = 0, n;
 
@@ -257,7 +257,7 @@ long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
 static int any_page(int pagemap, uintptr_t start, uintptr_t end, uint64_t inverted, uint64_t mask,
 		    uint64_t anyof)
 {
-	struct page_region v;
+	struct page_region v = { 0 };
 	struct pm_scan_arg a = { .size = sizeof(a),
 				 .start = start,
 				 .end = end,
@@ -337,7 +337,7 @@ static int probe_child(void *page)
 {
 	const char *why;
 	uintptr_t p = (uintptr_t)page;
-	struct page_region v[2];
+	struct page_region v[2] = { { 0 } };
 	int pm, uffd;
 
 	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

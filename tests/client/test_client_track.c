@@ -248,7 +248,7 @@ static int sub_range(void)
 	struct dt_client *c = connect_flags(0);
 	struct dt_client_region *r = c ? attach_db(c) : NULL;
 	char *q = r ? app_map(base * PAGE, 1 << 20, MAP_SHARED) : NULL;
-	char *p = NULL;
+	char *p = NULL, stack_byte = 0;
 	size_t len;
 	uint64_t off;
 
@@ -269,7 +269,8 @@ static int sub_range(void)
 	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
 	dt_rec_exactly((const uint64_t[]){ base + 6, base + 6 }, 1);
-	CHECK_EQ(dt_client_persist(r, q + (1 << 20), 1), -EINVAL); /* past it */
+	CHECK_EQ(dt_client_persist(r, q + (1 << 20) - 1, 2), -EINVAL); /* past its end */
+	CHECK_EQ(dt_client_persist(r, &stack_byte, 1), -EINVAL); /* in no mapping */
 
 	dt_test_ctx("sub-range: the library's own mapping beside");
 	CHECK_EQ(dt_client_track(r, NULL, 16 * PAGE, 0, 0, NULL), 0);
