@@ -338,9 +338,11 @@ static int refusals(void)
 	refused(r, p, 1 << 20, DTD_DB_SIZE, 0, -ERANGE);
 
 	dt_test_ctx("refusals: a probe store that hangs is killed");
+	setenv(DT_CLIENT_PROBE_MS_ENV, "1000", 1);
 	dt_tk_probe_stall_ms = 60000;
 	refused(r, p, 1 << 20, 0, 0, -EOPNOTSUPP);
 	dt_tk_probe_stall_ms = 0;
+	unsetenv(DT_CLIENT_PROBE_MS_ENV);
 
 	dt_test_ctx("refusals: twice");
 	CHECK_EQ(dt_client_track(r, p, 1 << 20, 0, 0, NULL), 0);
