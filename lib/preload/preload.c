@@ -35,8 +35,6 @@ static const char *no_track_reason(size_t len)
 		return "shorter than a page";
 	if (!dtp_track_wanted())
 		return "DAXTRACK_TRACK=0";
-	if (!dt_client_track)
-		return "no tracking in this build";
 	return NULL;
 }
 
@@ -71,6 +69,7 @@ static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot
 {
 	struct dtp_map m = { .reg = reg, .off = off };
 	void *p;
+	int err;
 
 	if (dtp_region_attach(reg, fd))
 		return dtp_real.mmap(addr, len, prot, flags, fd, off);
@@ -93,7 +92,9 @@ static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot
 	}
 	return p;
 put:
+	err = errno; /* the kernel's, for a failed mmap */
 	dtp_region_put(reg);
+	errno = err;
 	return p;
 }
 
@@ -136,6 +137,8 @@ static void *shim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 	if (reg && (uint64_t)off < reg->size) {
 		errno = saved;
 		p = map_region(reg, addr, len, prot, flags, fd, off);
+		if (p != MAP_FAILED)
+			errno = saved;
 	} else {
 		dtp_debug("mmap of fd %d: not a region of the daemon: untouched", fd);
 		errno = saved;

@@ -15,6 +15,8 @@
  *   - a file that is no region, and MAP_PRIVATE: untouched, nothing
  *     attached; close before munmap: still attached, msync works;
  *   - munmap detaches with the last mapping only;
+ *   - threads mapping and msyncing at once; a child after fork (its msync
+ *     is the kernel's) and its parent (still the shim's);
  *   - failing calls keep the kernel's errno, successful ones leave errno;
  *   - not in-process (PMEM_IS_PMEM_FORCE=0 in the program): the daemon
  *     flushes (its flush log);
@@ -57,7 +59,7 @@ struct block {
 	bool flushed[DB_PAGES];
 };
 
-#define MAX_BLOCKS 8
+#define MAX_BLOCKS 128
 
 struct trace {
 	unsigned nr;
@@ -351,6 +353,26 @@ static void test_close_and_unmap(void)
 	}
 }
 
+static void test_threads_and_fork(void)
+{
+	bool all = true;
+
+	dt_test_ctx("threads");
+	if (CHECK_EQ(run_victim("threads", db_path, true, NULL), 0) && CHECK_EQ(tr.nr, 80)) {
+		/* Tracked, another thread's msync may have flushed this one's page already. */
+		for (unsigned i = 0; i < tr.nr; i++)
+			all = all && tr.b[i].ended && !tr.b[i].rc &&
+			      (tr.b[i].drained || (tracked_mode && !tr.b[i].flushes));
+		CHECK(all);
+	}
+	dt_test_ctx("fork");
+	if (CHECK_EQ(run_victim("fork", db_path, true, NULL), 0) && CHECK_EQ(tr.nr, 1)) {
+		CHECK(block_ok(&tr.b[0], 0, DB_SIZE));
+		CHECK(tr.b[0].flushed[41]);
+		CHECK(debug_has("persist", "victim: child done"));
+	}
+}
+
 static void test_errno(void)
 {
 	dt_test_ctx("errno");
@@ -454,6 +476,7 @@ int main(void)
 	test_fsync();
 	test_untouched();
 	test_close_and_unmap();
+	test_threads_and_fork();
 	test_errno();
 	test_daemon_flushes();
 	test_data();
