@@ -63,7 +63,7 @@ CHECK=$SRC/lmdb-trace-check.py
 passed=0
 failed=0
 daemon_pid=
-declare -A rate=([kernel]= [shim]= [whole]=)
+declare -A rate=([kernel]="" [shim]="" [whole]="")
 
 pass() { passed=$((passed + 1)); echo "ok $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1"; }
