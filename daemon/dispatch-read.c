@@ -233,6 +233,8 @@ static void region_stats(const struct srv_region *sr, struct dt_proto_region_sta
 	o->deep_flush_ndctl = __atomic_load_n(&sr->r->counters.deep_flush_ndctl, __ATOMIC_RELAXED);
 	o->deep_flush_pmem = __atomic_load_n(&sr->r->counters.deep_flush_pmem, __ATOMIC_RELAXED);
 	o->deep_flush_failed = __atomic_load_n(&sr->r->counters.deep_flush_failed, __ATOMIC_RELAXED);
+	o->clients_tracked = __atomic_load_n(&sr->clients_tracked, __ATOMIC_RELAXED);
+	o->clients_refused = __atomic_load_n(&sr->clients_refused, __ATOMIC_RELAXED);
 }
 
 int do_stats(struct req *q)
@@ -267,6 +269,8 @@ int do_stats(struct req *q)
 	r->bytes_flushed = load(&srv->stats.bytes_flushed);
 	for (i = 0; i < DT_PROTO_STATS_OPS; i++)
 		r->requests_by_op[i] = load(&srv->stats.by_op[i]);
+	r->clients_tracked = __atomic_load_n(&srv->stats.clients_tracked, __ATOMIC_RELAXED);
+	r->clients_refused = __atomic_load_n(&srv->stats.clients_refused, __ATOMIC_RELAXED);
 	r->count = n;
 	r->regions = q->w->rstats;
 	return 0;

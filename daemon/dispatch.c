@@ -41,6 +41,7 @@ void dt_conn_free_state(struct dt_server *srv, struct dt_conn *c)
 {
 	fastlog_conn_gone(srv, c);	/* its dirty logs written back first */
 	dt_dump_drop(srv, c);
+	dt_track_forget(srv, c);
 	dt_conn_detach_all(c);
 	if (c->job.sr)
 		regions_put(&srv->regions, c->job.sr);
@@ -568,6 +569,7 @@ static int run(struct req *q)
 	case DT_OP_NAMESPACES: return do_namespaces(q);
 	case DT_OP_DUMP: return do_dump(q);
 	case DT_OP_LOG: return do_log(q);
+	case DT_OP_TRACK: return do_track(q);
 	default: return -EPROTO;
 	}
 }

@@ -27,6 +27,8 @@
  * @refs: Requests using it right now (atomic).
  * @gone: Removed from the table (atomic).
  * @faults, @fsyncs, @flushed_entries, @flushed_bytes: Counters (atomic).
+ * @clients_tracked, @clients_refused: Connections whose client's stores to
+ *	it are tracked, or whose tracking was refused (TRACK; atomic).
  */
 struct srv_region {
 	struct dt_region *r;
@@ -38,6 +40,8 @@ struct srv_region {
 	uint64_t fsyncs;
 	uint64_t flushed_entries;
 	uint64_t flushed_bytes;
+	uint32_t clients_tracked;
+	uint32_t clients_refused;
 };
 
 /**

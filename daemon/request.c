@@ -12,7 +12,7 @@
 #include "log.h"
 #include "request.h"
 
-static struct srv_attach *find_attach(struct dt_conn *c, uint32_t id)
+struct srv_attach *dt_conn_find_attach(struct dt_conn *c, uint32_t id)
 {
 	unsigned i;
 
@@ -28,7 +28,7 @@ static bool may_write(const struct dt_conn *c, uint32_t id)
 
 	if (c->cred.uid == 0)
 		return true;
-	a = find_attach((struct dt_conn *)c, id);
+	a = dt_conn_find_attach((struct dt_conn *)c, id);
 	return a && a->write;
 }
 
@@ -71,11 +71,11 @@ void dt_conn_detach_all(struct dt_conn *c)
 /* The record of @id, made (without write rights) for root, who need not attach. */
 static struct srv_attach *charge_record(struct dt_conn *c, uint32_t id)
 {
-	struct srv_attach *a = find_attach(c, id);
+	struct srv_attach *a = dt_conn_find_attach(c, id);
 
 	if (a || dt_conn_attach(c, id, false))
 		return a;
-	return find_attach(c, id);
+	return dt_conn_find_attach(c, id);
 }
 
 static int over_quota(struct req *q, uint64_t pages, uint64_t max)
@@ -120,7 +120,7 @@ int dt_req_dirty_charge(struct req *q, uint32_t id, const struct dt_page_range *
 void dt_req_dirty_flushed(struct req *q, uint32_t id, uint64_t first, uint64_t last,
 			  uint64_t flushed)
 {
-	struct srv_attach *a = find_attach(q->c, id);
+	struct srv_attach *a = dt_conn_find_attach(q->c, id);
 	uint64_t d;
 
 	if (!a || !a->dirty)
@@ -135,7 +135,7 @@ void dt_req_dirty_flushed(struct req *q, uint32_t id, uint64_t first, uint64_t l
 
 int dt_conn_attach(struct dt_conn *c, uint32_t id, bool write)
 {
-	struct srv_attach *a = find_attach(c, id), *n;
+	struct srv_attach *a = dt_conn_find_attach(c, id), *n;
 
 	if (a) {
 		a->write = write;

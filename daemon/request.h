@@ -91,6 +91,9 @@ int dt_conn_attach(struct dt_conn *c, uint32_t id, bool write);
 /* Forget the connection's attachments. */
 void dt_conn_detach_all(struct dt_conn *c);
 
+/* The connection's record of region @id (an ATTACH, or root's marks), or NULL. */
+struct srv_attach *dt_conn_find_attach(struct dt_conn *c, uint32_t id);
+
 /**
  * dt_req_dirty_charge() - Charge a DIRTY to the connection's max_dirty_per_client.
  * @q: The DIRTY request (its connection is charged).
@@ -127,6 +130,19 @@ void dt_req_dirty_flushed(struct req *q, uint32_t id, uint64_t first, uint64_t l
 /* ---- dispatch-log.c: LOG, the shared dirty log of a region ---- */
 
 int do_log(struct req *q);
+
+/* ---- dispatch-track.c: TRACK, how a client tracks its stores ---- */
+
+int do_track(struct req *q);
+
+/**
+ * dt_track_forget() - Take a connection's TRACK states out of the counts.
+ * @srv: The server (its totals and its regions' counts).
+ * @c: The connection, going away: its attachments are forgotten next.
+ *
+ * Context: The worker owning the connection, or the main thread at the end.
+ */
+void dt_track_forget(struct dt_server *srv, struct dt_conn *c);
 
 /* ---- dispatch-read.c: the read-only requests ---- */
 

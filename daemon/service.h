@@ -47,10 +47,14 @@
 /* Most entries of one LIST reply (announced in HELLO). */
 #define DT_SRV_MAX_LIST		DT_PROTO_DEFAULT_LIST
 
-/* Pages this connection marked dirty in a region, not yet written back. */
+/*
+ * A region the connection attached: the pages it marked dirty there, not yet
+ * written back, and how its client tracks its stores there (TRACK).
+ */
 struct srv_attach {
 	uint32_t id;
 	bool write;
+	uint8_t track;			/* DT_TRACK_*, counted in the region and the server */
 	uint64_t dirty;			/* pages charged to max_dirty_per_client */
 	uint64_t dirty_first, dirty_last;	/* the span they lie in, if @dirty */
 };
@@ -120,6 +124,7 @@ struct dt_conn {
 	unsigned natt, catt;
 	struct srv_attach *att;
 	uint64_t dirty;			/* sum of att[].dirty */
+	unsigned ntrack[DT_TRACK_LAST + 1];	/* att[] in each TRACK state */
 	char *dump;			/* DUMP text being fetched */
 	size_t dump_len;
 	uint32_t dump_region;
@@ -163,6 +168,8 @@ struct srv_stats {
 	uint64_t fsyncs;
 	uint64_t bytes_flushed;
 	uint64_t by_op[DT_PROTO_STATS_OPS];
+	uint32_t clients_tracked;	/* connections with a region tracked (TRACK) */
+	uint32_t clients_refused;	/* connections refused tracking of a region */
 };
 
 struct dt_server {

@@ -263,6 +263,7 @@ static void set_region(struct dt_msg *m, uint32_t id)
 	case DT_OP_LIST: m->list_req.region = id; break;
 	case DT_OP_DUMP: m->dump_req.region = id; break;
 	case DT_OP_LOG: m->log_req.region = id; break;
+	case DT_OP_TRACK: m->track_req.region = id; break;
 	default: break;
 	}
 }
@@ -407,6 +408,9 @@ static int restore(struct dt_client *c, bool restarted)
 			return err;
 		if (r->gone)
 			continue;
+		err = dt_client_track_restore(c, r);
+		if (err == DT_CLIENT_LOST)
+			return err;
 		if (restarted && dt_rset_add_set(&r->batch, &r->acked, r->acked.n))
 			dt_rset_add(&r->batch, r->acked.r[0].offset,
 				    r->acked.r[r->acked.n - 1].offset +

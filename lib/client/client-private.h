@@ -76,6 +76,8 @@ struct dt_client_region {
 	uint32_t access;
 	int gone;			/* ATTACH error after a reconnect, or 0 */
 	int dirty_err;			/* atomic: a refused DIRTY, for the next fsync */
+	uint32_t track_state;		/* DT_TRACK_*, as told to the daemon (TRACK) */
+	int32_t track_err;		/* the errno of DT_TRACK_REFUSED, else 0 */
 	struct dt_rset batch;		/* marked, not acknowledged by the daemon */
 	struct dt_rset acked;		/* acknowledged, no fsync covered them yet */
 	void *addr;			/* atomic: read without the lock */
@@ -205,6 +207,11 @@ extern void (*dt_client_drain_hook)(void);
  * Return: 0, or a connection error (the state is kept and sent later).
  */
 int dt_client_track_report(struct dt_client_region *r, uint32_t state, int32_t err);
+/*
+ * dt_client_track_restore(): after a reconnect (in restore), TRACK again
+ * for a region whose state is not DT_TRACK_NONE.  0 or DT_CLIENT_LOST.
+ */
+int dt_client_track_restore(struct dt_client *c, struct dt_client_region *r);
 
 /*
  * client-track.c: transparent tracking (dt_client_track()).

@@ -387,6 +387,8 @@ int dt_client_detach(struct dt_client_region *r)
 	dt_client_reap(c);
 	dt_client_track_detach(r);	/* collects what was written */
 	err = r->gone ? r->gone : dt_client_send_batch(c, r);
+	if (!r->gone)	/* the daemon counts the client tracking no more */
+		dt_client_track_report(r, DT_TRACK_NONE, 0);
 	for (pp = &c->regions; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
 			*pp = r->next;

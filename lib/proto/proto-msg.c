@@ -149,6 +149,10 @@ static void enc_rstats(struct wcur *w, const struct dt_proto_region_stats *x, un
 	put_u64(w, x->deep_flush_ndctl);
 	put_u64(w, x->deep_flush_pmem);
 	put_u64(w, x->deep_flush_failed);
+	if (version < DT_PROTO_VERSION_TRACK)
+		return;
+	put_u32(w, x->clients_tracked);
+	put_u32(w, x->clients_refused);
 }
 
 void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsigned version)
@@ -185,6 +189,10 @@ void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsign
 	x->deep_flush_ndctl = get_u64(r);
 	x->deep_flush_pmem = get_u64(r);
 	x->deep_flush_failed = get_u64(r);
+	if (version < DT_PROTO_VERSION_TRACK)
+		return;
+	x->clients_tracked = get_u32(r);
+	x->clients_refused = get_u32(r);
 }
 
 static void enc_ns(struct wcur *w, const struct dt_proto_namespace *x)
@@ -645,6 +653,10 @@ static void enc_stats_rep(struct wcur *w, const struct dt_msg *m)
 	put_u64(w, x->bytes_flushed);
 	for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
 		put_u64(w, x->requests_by_op[i]);
+	if (m->version >= DT_PROTO_VERSION_TRACK) {
+		put_u32(w, x->clients_tracked);
+		put_u32(w, x->clients_refused);
+	}
 	for (uint32_t i = 0; i < x->count; i++)
 		enc_rstats(w, &x->regions[i], m->version);
 }
@@ -665,6 +677,10 @@ static void dec_stats_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 	x->bytes_flushed = get_u64(r);
 	for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
 		x->requests_by_op[i] = get_u64(r);
+	if (m->version < DT_PROTO_VERSION_TRACK)
+		return;
+	x->clients_tracked = get_u32(r);
+	x->clients_refused = get_u32(r);
 }
 
 static void enc_ns_rep(struct wcur *w, const struct dt_msg *m)
@@ -757,6 +773,31 @@ static void dec_log_rep(struct rcur *r, struct dt_msg *m)
 	check(r, !(x->flags & ~DT_LOG_FLAGS_ALL), -EINVAL);
 }
 
+static void enc_track_req(struct wcur *w, const struct dt_msg *m)
+{
+	put_u32(w, m->track_req.region);
+	put_u32(w, m->track_req.state);
+	put_u32(w, (uint32_t)m->track_req.reason);
+	put_zero(w, 4);
+}
+
+/* A refusal names its errno; the other states none. */
+static void dec_track_req(struct rcur *r, struct dt_msg *m)
+{
+	struct dt_proto_track_req *x = &m->track_req;
+
+	x->region = get_u32(r);
+	x->state = get_u32(r);
+	x->reason = (int32_t)get_u32(r);
+	get_reserved(r, 4);
+	check_region_id(r, x->region);
+	check(r, x->state <= DT_TRACK_LAST, -EINVAL);
+	if (x->state == DT_TRACK_REFUSED)
+		check(r, x->reason < 0 && x->reason >= -4095, -EINVAL);
+	else
+		check(r, x->reason == 0, -EINVAL);
+}
+
 #define FIXED(sz, e, d)			{ .size = (sz), .enc = (e), .dec = (d) }
 #define VAR(sz, rec, max, e, d)		{ .size = (sz), .rec_size = (rec), .max_count = (max), \
 					  .enc = (e), .dec_var = (d) }
@@ -815,7 +856,9 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 	[DT_OP_STATS] = {
 		.name = "STATS",
 		.req = FIXED(DT_PROTO_STATS_REQ_SIZE, enc_stats_req, dec_stats_req),
-		.rep = VAR(DT_PROTO_STATS_REP_SIZE, DT_PROTO_RSTATS_REC_SIZE, DT_PROTO_MAX_REGIONS,
+		.rep = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC3_SIZE, DT_PROTO_MAX_REGIONS,
+			    enc_stats_rep, dec_stats_rep),
+		.rep_v2 = VAR(DT_PROTO_STATS_REP_SIZE, DT_PROTO_RSTATS_REC_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_stats_rep, dec_stats_rep),
 		.rep_v1 = VAR(DT_PROTO_STATS_REP_SIZE, DT_PROTO_RSTATS_REC1_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_stats_rep, dec_stats_rep),
@@ -837,5 +880,11 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 		.min_version = DT_PROTO_VERSION_LOG,
 		.req = FIXED(DT_PROTO_LOG_REQ_SIZE, enc_log_req, dec_log_req),
 		.rep = FIXED(DT_PROTO_LOG_REP_SIZE, enc_log_rep, dec_log_rep),
+	},
+	[DT_OP_TRACK] = {
+		.name = "TRACK",
+		.min_version = DT_PROTO_VERSION_TRACK,
+		.req = FIXED(DT_PROTO_TRACK_REQ_SIZE, enc_track_req, dec_track_req),
+		.rep = FIXED(DT_PROTO_TRACK_REP_SIZE, NULL, NULL),
 	},
 };

@@ -223,13 +223,15 @@ struct body_desc {
 
 /*
  * @rep_v1: the version-1 reply where it differs (its @enc set), else unused.
+ * @rep_v2: the version-2 reply (and version 1 without @rep_v1) where it
+ *	differs from the newest, else unused.
  * @min_version: the first version with the opcode (0: every version).
  */
 struct op_desc {
 	const char *name;
 	unsigned min_version;
 	struct body_desc req, rep;
-	struct body_desc rep_v1;
+	struct body_desc rep_v1, rep_v2;
 };
 
 /* The region flags a version has. */

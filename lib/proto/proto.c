@@ -44,7 +44,11 @@ static const struct body_desc *body_desc(const struct dt_msg *m)
 		return NULL;
 	if (!(m->flags & DT_PROTO_F_REPLY))
 		return &d->req;
-	return m->version < 2 && d->rep_v1.enc ? &d->rep_v1 : &d->rep;
+	if (m->version < 2 && d->rep_v1.enc)
+		return &d->rep_v1;
+	if (m->version < 3 && d->rep_v2.enc)
+		return &d->rep_v2;
+	return &d->rep;
 }
 
 /*
@@ -402,7 +406,9 @@ void dt_proto_region_stats_at(const struct dt_proto_stats_rep *s, uint32_t i,
 			      struct dt_proto_region_stats *x)
 {
 	unsigned version = s->version ? s->version : DT_PROTO_VERSION;
-	size_t size = version < 2 ? DT_PROTO_RSTATS_REC1_SIZE : DT_PROTO_RSTATS_REC_SIZE;
+	size_t size = version < 2 ? DT_PROTO_RSTATS_REC1_SIZE :
+		      version < DT_PROTO_VERSION_TRACK ? DT_PROTO_RSTATS_REC_SIZE :
+		      DT_PROTO_RSTATS_REC3_SIZE;
 	struct rcur r;
 
 	memset(x, 0, sizeof(*x));

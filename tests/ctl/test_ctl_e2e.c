@@ -942,6 +942,130 @@ static void check_prometheus(const char *text, int min_lines)
 	regfree(&sample);
 }
 
+/* TRACK of @region on @s: @state, @reason the errno of a refusal. */
+static void track(int s, uint32_t region, uint32_t state, int32_t reason)
+{
+	struct dt_msg req, rep;
+
+	dt_proto_init_request(&req, DT_OP_TRACK, 0);
+	req.track_req.region = region;
+	req.track_req.state = state;
+	req.track_req.reason = reason;
+	CHECK_EQ(call(s, &req, -1, &rep), 0);
+}
+
+/* The daemon's count of tracked + refused clients (STATS on a new connection), or -1. */
+static int64_t track_counts(void)
+{
+	struct dt_msg req, rep;
+	int s = conn_open(sock);
+	int64_t n = -1;
+
+	if (s >= 0 && !hello(s)) {
+		dt_proto_init_request(&req, DT_OP_STATS, 0);
+		req.stats_req.region = DT_PROTO_ALL_REGIONS;
+		if (!call(s, &req, -1, &rep))
+			n = rep.stats_rep.clients_tracked + rep.stats_rep.clients_refused;
+	}
+	if (s >= 0)
+		close(s);
+	return n;
+}
+
+static void check_tracking_json(void)
+{
+	struct json_object *o, *x;
+	struct run r;
+
+	dt_test_ctx("tracking: status --json");
+	CTL(&r, "status", "--json");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK_EQ(get_u64(o, "clients_tracked"), 1);
+	CHECK_EQ(get_u64(o, "clients_refused"), 1);
+	x = find_named(get(o, "regions"), "r1");
+	CHECK_EQ(get_u64(x, "clients_tracked"), 1);
+	CHECK_EQ(get_u64(x, "clients_refused"), 0);
+	x = find_named(get(o, "regions"), "r2");
+	CHECK_EQ(get_u64(x, "clients_tracked"), 0);
+	CHECK_EQ(get_u64(x, "clients_refused"), 1);
+	json_object_put(o);
+	run_free(&r);
+
+	dt_test_ctx("tracking: stats --json");
+	CTL(&r, "stats", "--json");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK_EQ(get_u64(get(o, "daemon"), "clients_tracked"), 1);
+	CHECK_EQ(get_u64(get(o, "daemon"), "clients_refused"), 1);
+	CHECK(get_u64(get(get(o, "daemon"), "requests_by_op"), "TRACK") >= 3);
+	CHECK_EQ(get_u64(find_named(get(o, "regions"), "r2"), "clients_refused"), 1);
+	json_object_put(o);
+	run_free(&r);
+}
+
+/*
+ * Clients that track their stores, or were refused (TRACK): one tracks r1,
+ * another was refused on r2 and tracks nothing: status, stats and the
+ * Prometheus format count them; gone with their connections.
+ */
+static void test_tracking(void)
+{
+	int s1 = conn_open(sock), s2 = conn_open(sock);
+	uint32_t r1, r2;
+	struct run r;
+
+	dt_test_ctx("tracking");
+	if (!CHECK(s1 >= 0 && s2 >= 0) || !CHECK_EQ(hello(s1), 0) || !CHECK_EQ(hello(s2), 0))
+		goto out;
+	r1 = attach_rw(s1, r1_path);
+	track(s1, r1, DT_TRACK_ON, 0);
+	r2 = attach_rw(s2, r2_path);
+	track(s2, r2, DT_TRACK_ON, 0);
+	track(s2, r2, DT_TRACK_REFUSED, -EOPNOTSUPP);
+
+	dt_test_ctx("tracking: status");
+	CTL(&r, "status");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "\ntracking: 1 client tracked, 1 refused (their msyncs persist whole "
+			 "ranges)\n"));
+	CHECK(has(r.out, "\nregion \"r1\": 1 client tracked, 0 refused tracking\n"));
+	CHECK(has(r.out, "\nregion \"r2\": 0 clients tracked, 1 refused tracking: msyncs "
+			 "persist whole ranges\n"));
+	run_free(&r);
+	check_tracking_json();
+
+	dt_test_ctx("tracking: stats");
+	CTL(&r, "stats");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "daemon:\n") && has(r.out, " TRACK=3"));
+	CHECK(has(r.out, "\n  tracking        1 client tracked, 1 refused\n"));
+	CHECK(has(r.out, "\n  tracking        0 clients tracked, 1 refused\n"));
+	run_free(&r);
+	CTL(&r, "stats", "--prometheus");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "\n# TYPE daxtrack_clients_tracked gauge\ndaxtrack_clients_tracked 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_clients_refused 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_clients_tracked{region=\"r1\"} 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_clients_refused{region=\"r2\"} 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_requests_total{op=\"TRACK\"} 3\n"));
+	run_free(&r);
+out:
+	if (s1 >= 0)
+		close(s1);
+	if (s2 >= 0)
+		close(s2);
+	dt_test_ctx("tracking: forgotten with the connections");
+	for (int i = 0; i < 1000 && track_counts() != 0; i++)
+		usleep(2000);
+	CHECK_EQ(track_counts(), 0);
+	CTL(&r, "status");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "\ntracking: 0 clients tracked, 0 refused\n"));
+	CHECK(!has(r.out, "refused tracking"));
+	run_free(&r);
+}
+
 static void test_prometheus(void)
 {
 	struct run r;
@@ -1694,6 +1818,7 @@ int main(int argc, char **argv)
 	test_lookup();
 	test_stats();
 	test_prometheus();
+	test_tracking();
 	test_dump();
 	test_watch();
 	test_version();

@@ -422,6 +422,18 @@ static inline int dh_punch(struct dh_conn *c, uint32_t region, uint64_t off, uin
 	return dh_call(c, &req, &rep);
 }
 
+/* TRACK: @state (DT_TRACK_*) of @region on @c, @reason the errno of a refusal. */
+static inline int dh_track(struct dh_conn *c, uint32_t region, uint32_t state, int32_t reason)
+{
+	struct dt_msg req, rep;
+
+	dt_proto_init_request(&req, DT_OP_TRACK, 0);
+	req.track_req.region = region;
+	req.track_req.state = state;
+	req.track_req.reason = reason;
+	return dh_call(c, &req, &rep);
+}
+
 static inline int dh_query(struct dh_conn *c, uint32_t region, uint64_t off, struct dt_msg *rep)
 {
 	struct dt_msg req;

@@ -100,8 +100,10 @@ static void child_fd_proof(int rw_a, int ro_b)
 	CHECK_EQ(dh_fsync(c, a, DT_FSYNC_WHOLE, 0, 0, &rep), 0);
 	CHECK_EQ(rep.fsync_rep.entries, 2);
 	CHECK_EQ(dh_punch(c, a, 0, 2 * PG), 0);
+	CHECK_EQ(dh_track(c, a, DT_TRACK_ON, 0), 0);
 	/* b: read-only fd, no rights. */
 	check_denied(c, b);
+	CHECK_EQ(dh_track(c, b, DT_TRACK_REFUSED, -EOPNOTSUPP), -EPERM);
 	dh_close(c);
 
 	/* Rights belong to the connection. */

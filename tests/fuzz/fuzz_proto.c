@@ -373,6 +373,8 @@ static bool mutating(const struct dt_msg *m, uint32_t *region)
 	case DT_OP_DIRTY: *region = m->dirty_req.region; return true;
 	case DT_OP_FSYNC: *region = m->fsync_req.region; return true;
 	case DT_OP_PUNCH: *region = m->punch_req.region; return true;
+	case DT_OP_LOG: *region = m->log_req.region; return true;
+	case DT_OP_TRACK: *region = m->track_req.region; return true;
 	default: return false;
 	}
 }
@@ -405,6 +407,8 @@ static bool known(const struct dt_msg *m)
 	if (m->op == DT_OP_HELLO)
 		return m->version == DT_PROTO_HELLO_VERSION;
 	if (m->op == DT_OP_LOG && m->version < DT_PROTO_VERSION_LOG)
+		return false;
+	if (m->op == DT_OP_TRACK && m->version < DT_PROTO_VERSION_TRACK)
 		return false;
 	return m->version >= DT_PROTO_VERSION_MIN && m->version <= DT_PROTO_VERSION;
 }

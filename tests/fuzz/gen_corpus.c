@@ -162,6 +162,11 @@ static struct dt_msg sample_request(uint16_t op, uint32_t region)
 	case DT_OP_LOG:
 		m.log_req.region = region;
 		break;
+	case DT_OP_TRACK:
+		m.track_req.region = region;
+		m.track_req.state = DT_TRACK_REFUSED;
+		m.track_req.reason = -EOPNOTSUPP;
+		break;
 	default:
 		break;
 	}

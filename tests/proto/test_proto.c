@@ -130,6 +130,12 @@ static void gen_request(struct dt_msg *m)
 	case DT_OP_LOG:
 		m->log_req.region = rnd_region_id();
 		break;
+	case DT_OP_TRACK:
+		m->track_req.region = rnd_region_id();
+		m->track_req.state = rnd_below(DT_TRACK_LAST + 1);
+		if (m->track_req.state == DT_TRACK_REFUSED)
+			m->track_req.reason = -(int32_t)(1 + rnd_below(4095));
+		break;
 	}
 }
 
@@ -180,6 +186,8 @@ static void gen_rstats(struct dt_proto_region_stats *s)
 	s->deep_flush_ndctl = rnd();
 	s->deep_flush_pmem = rnd();
 	s->deep_flush_failed = rnd();
+	s->clients_tracked = (uint32_t)rnd();
+	s->clients_refused = (uint32_t)rnd();
 }
 
 static void gen_ns(struct dt_proto_namespace *n)
@@ -229,6 +237,8 @@ static void gen_reply_var(struct dt_msg *m)
 		m->stats_rep.bytes_flushed = rnd();
 		for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
 			m->stats_rep.requests_by_op[i] = rnd();
+		m->stats_rep.clients_tracked = (uint32_t)rnd();
+		m->stats_rep.clients_refused = (uint32_t)rnd();
 		m->stats_rep.count = rnd_count(DT_PROTO_MAX_REGIONS, false);
 		for (uint32_t i = 0; i < m->stats_rep.count; i++)
 			gen_rstats(&rstats[i]);
@@ -310,7 +320,9 @@ static void gen_reply(struct dt_msg *m)
 
 static unsigned op_min_version(unsigned op)
 {
-	return op == DT_OP_LOG ? DT_PROTO_VERSION_LOG : DT_PROTO_VERSION_MIN;
+	if (op == DT_OP_LOG)
+		return DT_PROTO_VERSION_LOG;
+	return op == DT_OP_TRACK ? DT_PROTO_VERSION_TRACK : DT_PROTO_VERSION_MIN;
 }
 
 static void gen(struct dt_msg *m, unsigned op, bool reply)
@@ -740,7 +752,7 @@ static const struct reserved reserved_fields[] = {
 	{ DT_OP_QUERY, false, 4, 4 },	{ DT_OP_QUERY, true, 1, 7 },
 	{ DT_OP_QUERY, true, 27, 5 },	{ DT_OP_LIST, false, 36, 4 },
 	{ DT_OP_STATS, false, 4, 4 },	{ DT_OP_DUMP, false, 4, 4 },
-	{ DT_OP_LOG, true, 24, 8 },
+	{ DT_OP_LOG, true, 24, 8 },	{ DT_OP_TRACK, false, 12, 4 },
 };
 
 static void test_reserved(void)
@@ -848,6 +860,24 @@ static void test_domains(void)
 	patch_expect(DT_OP_LOG, true, 16, 4, DT_LOG_FLAGS_ALL + 1, -EINVAL);
 	patch_expect(DT_OP_LOG, true, 16, 4, DT_LOG_PMEM | DT_LOG_EADR, 0);
 	patch_expect(DT_OP_LOG, true, 20, 4, UINT32_MAX, 0);		/* log_id: any */
+	/* TRACK (version 3): state and reason (one u64: state low, reason high). */
+	patch_expect(DT_OP_TRACK, false, 0, 4, DT_PROTO_ALL_REGIONS, -EINVAL);
+	patch_expect(DT_OP_TRACK, false, 4, 8, DT_TRACK_NONE, 0);
+	patch_expect(DT_OP_TRACK, false, 4, 8, DT_TRACK_ON, 0);
+	patch_expect(DT_OP_TRACK, false, 4, 8, DT_TRACK_LAST + 1, -EINVAL);
+	patch_expect(DT_OP_TRACK, false, 4, 8, UINT32_MAX, -EINVAL);
+	patch_expect(DT_OP_TRACK, false, 4, 8, (uint64_t)(uint32_t)-EPERM << 32 | DT_TRACK_ON,
+		     -EINVAL);					/* a reason without refusal */
+	patch_expect(DT_OP_TRACK, false, 4, 8, (uint64_t)(uint32_t)-EPERM << 32 | DT_TRACK_NONE,
+		     -EINVAL);
+	patch_expect(DT_OP_TRACK, false, 4, 8, DT_TRACK_REFUSED, -EINVAL);	/* refused: why? */
+	patch_expect(DT_OP_TRACK, false, 4, 8, (uint64_t)1 << 32 | DT_TRACK_REFUSED, -EINVAL);
+	patch_expect(DT_OP_TRACK, false, 4, 8,
+		     (uint64_t)(uint32_t)-4096 << 32 | DT_TRACK_REFUSED, -EINVAL);
+	patch_expect(DT_OP_TRACK, false, 4, 8,
+		     (uint64_t)(uint32_t)-4095 << 32 | DT_TRACK_REFUSED, 0);
+	patch_expect(DT_OP_TRACK, false, 4, 8,
+		     (uint64_t)(uint32_t)-EOPNOTSUPP << 32 | DT_TRACK_REFUSED, 0);
 }
 
 static void test_query_not_found(void)
@@ -1147,7 +1177,7 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 {
 	struct dt_msg req, m, d;
 	struct dt_proto_region_stats got;
-	const uint8_t *rec = buf + DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP_SIZE;
+	const uint8_t *rec = buf + DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE;
 	size_t len = 0;
 
 	dt_test_ctx("region stats record: %s (+%u = 0x%llx)", what, off, (unsigned long long)v);
@@ -1163,12 +1193,12 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 	m.stats_rep.count = 1;
 	m.stats_rep.regions = rstats;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
-	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP_SIZE + DT_PROTO_RSTATS_REC_SIZE);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE + DT_PROTO_RSTATS_REC3_SIZE);
 	CHECK_EQ(get_le(rec, 192, 8), 11);	/* dirty_pages, the field before */
 	CHECK_EQ(get_le(rec, RS_BAD_BYTES, 8), 8192);
 	CHECK_EQ(get_le(rec, RS_BADBLOCKS, 4), 2);
 	CHECK_EQ(get_le(rec, RS_BAD_HITS, 8), 5);
-	put_le(buf, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP_SIZE + off, size, v);
+	put_le(buf, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE + off, size, v);
 	CHECK_EQ(dt_proto_decode(buf, len, &d), err);
 	if (err)
 		return;
@@ -1178,12 +1208,30 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 	CHECK_EQ(got.bad_hits, off == RS_BAD_HITS ? v : 5);
 }
 
-/* A STATS reply of one record in @version: its length, the deep flush counters. */
+/* The sizes of a STATS reply's fixed part and records in @version. */
+static size_t stats_fixed_size(unsigned version)
+{
+	return version < DT_PROTO_VERSION_TRACK ? DT_PROTO_STATS_REP_SIZE : DT_PROTO_STATS_REP3_SIZE;
+}
+
+static size_t stats_rec_size(unsigned version)
+{
+	if (version < 2)
+		return DT_PROTO_RSTATS_REC1_SIZE;
+	return version < DT_PROTO_VERSION_TRACK ? DT_PROTO_RSTATS_REC_SIZE
+						: DT_PROTO_RSTATS_REC3_SIZE;
+}
+
+/*
+ * A STATS reply of one record in @version: its length, the deep flush
+ * counters (version 2), the tracking counts (version 3).
+ */
 static void stats_version(unsigned version)
 {
 	struct dt_msg req, m, d;
 	struct dt_proto_region_stats got;
-	size_t len = 0, rec = version < 2 ? DT_PROTO_RSTATS_REC1_SIZE : DT_PROTO_RSTATS_REC_SIZE;
+	size_t len = 0, rec = stats_rec_size(version);
+	bool track = version >= DT_PROTO_VERSION_TRACK;
 
 	dt_test_ctx("STATS reply, version %u", version);
 	dt_proto_init_request(&req, DT_OP_STATS, 5);
@@ -1195,10 +1243,14 @@ static void stats_version(unsigned version)
 	rstats[0].bad_hits = 5;
 	rstats[0].deep_flush_ndctl = 7;
 	rstats[0].deep_flush_failed = 9;
+	rstats[0].clients_tracked = 4;
+	rstats[0].clients_refused = 6;
+	m.stats_rep.clients_tracked = 12;
+	m.stats_rep.clients_refused = 13;
 	m.stats_rep.count = 1;
 	m.stats_rep.regions = rstats;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
-	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP_SIZE + rec);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + rec);
 	CHECK_EQ(buf[4], version);
 	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
 	CHECK_EQ(d.stats_rep.version, version);
@@ -1206,9 +1258,21 @@ static void stats_version(unsigned version)
 	CHECK_EQ(got.bad_hits, 5);
 	CHECK_EQ(got.deep_flush_ndctl, version < 2 ? 0 : 7);
 	CHECK_EQ(got.deep_flush_failed, version < 2 ? 0 : 9);
-	/* The other version's record size does not decode. */
-	buf[4] = (uint8_t)(version < 2 ? 2 : 1);
-	CHECK_EQ(dt_proto_decode(buf, len, &d), -EBADMSG);
+	CHECK_EQ(d.stats_rep.clients_tracked, track ? 12 : 0);
+	CHECK_EQ(d.stats_rep.clients_refused, track ? 13 : 0);
+	CHECK_EQ(got.clients_tracked, track ? 4 : 0);
+	CHECK_EQ(got.clients_refused, track ? 6 : 0);
+	if (track) {	/* they end the fixed part and the record */
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 192, 4), 12);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 196, 4), 13);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 248, 4), 4);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 252, 4), 6);
+	}
+	/* The other versions' sizes do not decode. */
+	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {
+		buf[4] = (uint8_t)v;
+		CHECK_EQ(dt_proto_decode(buf, len, &d), v == version ? 0 : -EBADMSG);
+	}
 }
 
 /* A REGIONS record and an ATTACH reply with SPARSE in @version. */
@@ -1398,6 +1462,63 @@ static void test_log(void)
 	put_le(buf, 12, 4, (uint32_t)-EEXIST);
 	CHECK_EQ(decode(sizeof(rep_bytes)), -EBADMSG);
 	CHECK(!strcmp(dt_proto_op_name(DT_OP_LOG), "LOG"));
+}
+
+/* TRACK (version 3): its bytes, its empty reply, and that older versions do not have it. */
+static void test_track(void)
+{
+	static const uint8_t req_bytes[] = {
+		'D', 'X', 'T', 'K', 3, 0, 14, 0,	/* magic, version 3, request, TRACK */
+		0x31, 0, 0, 0,				/* id */
+		0, 0, 0, 0,				/* status */
+		16, 0, 0, 0,				/* payload length */
+		0, 0, 0, 0,
+		5, 0, 0, 0,				/* region 5 */
+		2, 0, 0, 0,				/* REFUSED */
+		0xa1, 0xff, 0xff, 0xff,			/* -95 (EOPNOTSUPP) */
+		0, 0, 0, 0,				/* reserved */
+	};
+	struct dt_msg m, req, d;
+	size_t len;
+
+	dt_test_ctx("TRACK layout");
+	dt_proto_init_request(&req, DT_OP_TRACK, 0x31);
+	CHECK_EQ(req.version, DT_PROTO_VERSION_TRACK);
+	req.track_req.region = 5;
+	req.track_req.state = DT_TRACK_REFUSED;
+	req.track_req.reason = -EOPNOTSUPP;
+	CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), 0);
+	CHECK(len == sizeof(req_bytes) && !memcmp(buf, req_bytes, len));
+	CHECK_EQ(dt_proto_decode(req_bytes, sizeof(req_bytes), &d), 0);
+	CHECK_EQ(d.track_req.region, 5);
+	CHECK_EQ(d.track_req.state, DT_TRACK_REFUSED);
+	CHECK_EQ(d.track_req.reason, -EOPNOTSUPP);
+	dt_proto_init_reply(&m, &req, 0);
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE);		/* status only */
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK_EQ(d.op, DT_OP_TRACK);
+	put_le(buf, 16, 4, 4);				/* a payload: none is defined */
+	memset(buf + len, 0, 4);
+	CHECK_EQ(decode(len + 4), -EBADMSG);
+	req.track_req.state = DT_TRACK_ON;		/* a reason with no refusal */
+	CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), -EINVAL);
+
+	dt_test_ctx("TRACK before version 3");
+	req.track_req.state = DT_TRACK_REFUSED;
+	for (unsigned v = DT_PROTO_VERSION_MIN; v < DT_PROTO_VERSION_TRACK; v++) {
+		req.version = (uint8_t)v;
+		CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), -EPROTO);
+		memcpy(buf, req_bytes, sizeof(req_bytes));
+		buf[4] = (uint8_t)v;			/* an unknown opcode there */
+		CHECK_EQ(dt_proto_decode(buf, sizeof(req_bytes), &d), -EPROTO);
+		CHECK_EQ(d.id, 0x31);			/* answerable */
+		CHECK_EQ(d.op, DT_OP_TRACK);
+		CHECK_EQ(dt_proto_encode_error(&d, -EPROTO, buf2, sizeof(buf2), &len), 0);
+		CHECK_EQ(len, DT_PROTO_HDR_SIZE);
+		CHECK_EQ(dt_proto_decode(buf2, len, &d), -EPROTO);
+	}
+	CHECK(!strcmp(dt_proto_op_name(DT_OP_TRACK), "TRACK"));
 }
 
 static void test_rstats_bad(void)
@@ -1667,6 +1788,7 @@ int main(void)
 	test_rstats_bad();
 	test_versions();
 	test_log();
+	test_track();
 	test_oversized();
 	test_fuzz();
 	test_names();

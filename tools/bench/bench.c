@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <urcu/urcu-memb.h>
 
@@ -34,6 +35,7 @@ static const struct bench_section_def sections[] = {
 	{ "daemon", bench_daemon, "daxtrackd over its socket: fsync, DIRTY, requests, memory" },
 	{ "load", bench_load, "daxtrackd under 64 clients: ops/s, p50/p99/max, status, RSS" },
 	{ "recovery", bench_recovery, "daxtrackd kill -9 with 1000 dirty pages: exec -> accepting" },
+	{ "track", bench_track, "write + persist per page: tracked, explicit marks, the kernel's msync" },
 };
 
 #define NR_SECTIONS (sizeof(sections) / sizeof(sections[0]))
@@ -286,11 +288,13 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: dt-bench [--scale F] [--reps N] [--json] [SECTION...]\n"
+	fprintf(f, "usage: dt-bench [--scale F] [--reps N] [--json] [--dir DIR] [SECTION...]\n"
 		"Measure libdaxtrack and print the figures; exit 1 only on a functional error.\n\n"
 		"  -s, --scale F   multiply the default counts (1M entries) by F, e.g. 0.1\n"
 		"  -r, --reps N    repetitions per figure, which is their median (default 3)\n"
 		"  -j, --json      print JSON lines instead of a table\n"
+		"  -d, --dir DIR   make the daemons' directories and region files in DIR\n"
+		"                  (as $DT_BENCH_TMPDIR; default /dev/shm), e.g. a DAX mount\n"
 		"  -h, --help      this text\n\n"
 		"sections (default: all):\n");
 	for (i = 0; i < NR_SECTIONS; i++)
@@ -307,7 +311,12 @@ static void usage(FILE *f)
 		"$DT_BENCH_TMPDIR, for the run); 1000 random pages marked dirty, then kill -9\n"
 		"and a timed start (exec -> accepting) with the write-intent log, without it\n"
 		"(today's whole-region flush) and after a clean stop, --reps runs of each;\n"
-		"a page not flushed before the socket accepted is an error (exit 1).\n");
+		"a page not flushed before the socket accepted is an error (exit 1).\n"
+		"\ntrack: its own daxtrackd with one 192 MiB file region (in --dir); per page,\n"
+		"the time from the first store to the answer of: the stores + dt_client_dirty()\n"
+		"+ dt_client_fsync(); the stores into a plain shared mapping + msync (on\n"
+		"/dev/shm msync means nothing); 1, 64, 4096 pages, contiguous and scattered;\n"
+		"p50 and p99.  An fsync that flushed other pages than written is an error.\n");
 }
 
 static const struct bench_section_def *find_section(const char *name)
@@ -326,6 +335,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		{ "scale", required_argument, NULL, 's' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -333,7 +343,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	long reps;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:r:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:r:jd:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			errno = 0;
@@ -356,6 +366,13 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'd':
+			if (access(optarg, W_OK | X_OK)) {
+				fprintf(stderr, "dt-bench: --dir %s: %s\n", optarg, strerror(errno));
+				return -1;
+			}
+			setenv("DT_BENCH_TMPDIR", optarg, 1);	/* bench_dmn.c makes them there */
 			break;
 		case 'h':
 			usage(stdout);

@@ -186,6 +186,8 @@ struct json_object *ctl_json_status(const struct dt_proto_hello_rep *hello, cons
 	add_u64(o, "clients_total", stats->total.clients_total);
 	add_u64(o, "requests", stats->total.requests);
 	add_u64(o, "errors", stats->total.errors);
+	add_u64(o, "clients_tracked", stats->total.clients_tracked);
+	add_u64(o, "clients_refused", stats->total.clients_refused);
 	for (i = 0; i < nregions; i++) {
 		const struct dt_proto_region_stats *rs =
 			dt_client_stats_region(stats, regions[i].id);
@@ -196,6 +198,8 @@ struct json_object *ctl_json_status(const struct dt_proto_hello_rep *hello, cons
 		add_u64(r, "entries", rs ? rs->entries : 0);
 		add_u64(r, "dirty_entries", rs ? rs->dirty : 0);
 		add_u64(r, "dirty_bytes", rs ? rs->dirty_pages * DT_PROTO_PAGE_SIZE : 0);
+		add_u64(r, "clients_tracked", rs ? rs->clients_tracked : 0);
+		add_u64(r, "clients_refused", rs ? rs->clients_refused : 0);
 		json_object_array_add(a, r);
 	}
 	json_object_object_add(o, "regions", a);
@@ -232,6 +236,8 @@ static struct json_object *region_stats(const struct dt_proto_region_stats *s)
 	add_u64(o, "deep_flush_ndctl", s->deep_flush_ndctl);
 	add_u64(o, "deep_flush_pmem", s->deep_flush_pmem);
 	add_u64(o, "deep_flush_failed", s->deep_flush_failed);
+	add_u64(o, "clients_tracked", s->clients_tracked);
+	add_u64(o, "clients_refused", s->clients_refused);
 	return o;
 }
 
@@ -254,6 +260,8 @@ static struct json_object *daemon_stats(const struct dt_proto_stats_rep *s)
 	add_u64(o, "bad_messages", s->bad_messages);
 	add_u64(o, "fsyncs", s->fsyncs);
 	add_u64(o, "flushed_bytes", s->bytes_flushed);
+	add_u64(o, "clients_tracked", s->clients_tracked);
+	add_u64(o, "clients_refused", s->clients_refused);
 	for (op = DT_OP_FIRST; op <= DT_OP_LAST; op++)
 		add_u64(ops, dt_proto_op_name(op), s->requests_by_op[op]);
 	add_u64(ops, "UNKNOWN", s->requests_by_op[0]);

@@ -15,6 +15,13 @@
 #include "json.h"
 #include "util.h"
 
+/* The clients tracking their stores (TRACK), and those refused: whole-range msyncs. */
+static void stats_track_text(uint32_t tracked, uint32_t refused)
+{
+	printf("  tracking        %u %s tracked, %u refused\n", tracked,
+	       ctl_plural(tracked, "client", "clients"), refused);
+}
+
 static void stats_daemon_text(const struct dt_proto_stats_rep *s)
 {
 	char up[CTL_FMT_LEN], fl[CTL_FMT_LEN];
@@ -29,6 +36,7 @@ static void stats_daemon_text(const struct dt_proto_stats_rep *s)
 	       ctl_plural(s->bad_messages, "message", "messages"));
 	printf("  fsyncs          %" PRIu64 ", %s flushed\n", s->fsyncs,
 	       ctl_fmt_bytes(s->bytes_flushed, fl));
+	stats_track_text(s->clients_tracked, s->clients_refused);
 	printf("  requests by op ");
 	for (op = DT_OP_FIRST; op <= DT_OP_LAST; op++)
 		printf(" %s=%" PRIu64, dt_proto_op_name(op), s->requests_by_op[op]);
@@ -61,6 +69,7 @@ static void stats_region_text(const struct dt_proto_region_stats *r)
 	       r->bad_hits, ctl_plural(r->bad_hits, "request", "requests"));
 	printf("  deep flushes    %" PRIu64 " by libndctl, %" PRIu64 " by libpmem, %" PRIu64
 	       " failed\n", r->deep_flush_ndctl, r->deep_flush_pmem, r->deep_flush_failed);
+	stats_track_text(r->clients_tracked, r->clients_refused);
 }
 
 /* A label value with \, " and newline escaped, as the exposition format wants. */
@@ -130,6 +139,11 @@ static const struct prom_region_metric region_metrics[] = {
 	  "Deep flushes done by libpmem's pmem_deep_drain().", RS_FIELD(deep_flush_pmem), 1 },
 	{ "daxtrack_region_deep_flush_failed_total", "counter",
 	  "Deep flushes that failed (the FSYNC got EIO).", RS_FIELD(deep_flush_failed), 1 },
+	{ "daxtrack_region_clients_tracked", "gauge",
+	  "Clients whose stores to the region are tracked.", RS_FIELD(clients_tracked), 1 },
+	{ "daxtrack_region_clients_refused", "gauge",
+	  "Clients refused tracking there: their msyncs persist whole ranges.",
+	  RS_FIELD(clients_refused), 1 },
 };
 
 /* The value of @pm in @rs. */
@@ -161,6 +175,11 @@ static void prom_daemon(const struct dt_proto_hello_rep *h, const struct dt_prot
 		   s->uptime_ns / 1000000000);
 	prom_plain("daxtrack_clients", "gauge", "Clients connected now.", s->clients);
 	prom_plain("daxtrack_clients_total", "counter", "Connections accepted.", s->clients_total);
+	prom_plain("daxtrack_clients_tracked", "gauge", "Clients tracking a region's stores.",
+		   s->clients_tracked);
+	prom_plain("daxtrack_clients_refused", "gauge",
+		   "Clients refused tracking of a region: their msyncs persist whole ranges.",
+		   s->clients_refused);
 	prom_meta("daxtrack_requests_total", "counter", "Requests served, by opcode.");
 	for (op = DT_OP_FIRST; op <= DT_OP_LAST; op++)
 		printf("daxtrack_requests_total{op=\"%s\"} %" PRIu64 "\n", dt_proto_op_name(op),

@@ -31,13 +31,30 @@ static void status_header(const struct ctl *ctl, const struct dt_proto_hello_rep
 	       st->total.requests, st->total.errors,
 	       ctl_plural(st->total.errors, "error", "errors"), st->total.clients_total,
 	       ctl_plural(st->total.clients_total, "client", "clients"));
+	printf("tracking: %u %s tracked, %u refused%s\n", st->total.clients_tracked,
+	       ctl_plural(st->total.clients_tracked, "client", "clients"),
+	       st->total.clients_refused,
+	       st->total.clients_refused ? " (their msyncs persist whole ranges)" : "");
 }
 
-static void status_notes(const struct dt_proto_region *r, uint32_t n)
+/* The clients tracking their stores to a region, or refused (TRACK). */
+static void status_track_note(const struct dt_proto_region *r,
+			      const struct dt_proto_region_stats *rs)
+{
+	if (!rs || (!rs->clients_tracked && !rs->clients_refused))
+		return;
+	printf("region \"%s\": %u %s tracked, %u refused tracking%s\n", r->name,
+	       rs->clients_tracked, ctl_plural(rs->clients_tracked, "client", "clients"),
+	       rs->clients_refused, rs->clients_refused ? ": msyncs persist whole ranges" : "");
+}
+
+static void status_notes(const struct dt_proto_region *r, uint32_t n,
+			 const struct dt_client_stats *st)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
+		status_track_note(&r[i], dt_client_stats_region(st, r[i].id));
 		if (!(r[i].flags & DT_REGION_PMEM))
 			printf("region \"%s\": not persistent memory: flushing with msync\n",
 			       r[i].name);
@@ -130,7 +147,7 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		goto out;
 	}
 	status_header(ctl, &hello, st);
-	status_notes(regions, n);
+	status_notes(regions, n, st);
 	ret = status_table(regions, n, st);
 out:
 	free(st);

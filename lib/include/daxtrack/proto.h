@@ -25,10 +25,11 @@
  * Versions: a message is encoded and decoded in its @version.  The encoder
  * leaves out what an older version lacks (version 1: the SPARSE region flag,
  * the deep flush counters of a STATS record, the bad ranges of an FSYNC
- * reply, which then has no payload), so a server fills in the newest body
- * and answers every version; the decoder rejects in a message what its
- * version does not have (an unknown flag bit is -EINVAL as always; the LOG
- * opcode in a version before 3 is an unknown opcode, -EPROTO).
+ * reply, which then has no payload; versions 1 and 2: the tracking counts
+ * of STATS), so a server fills in the newest body and answers every
+ * version; the decoder rejects in a message what its version does not have
+ * (an unknown flag bit is -EINVAL as always; the LOG and TRACK opcodes in a
+ * version before 3 are unknown opcodes, -EPROTO).
  *
  * Errors of the decoder (and of the encoder, which validates what it wrote
  * by decoding it, so it never produces what a peer would reject):
@@ -39,7 +40,7 @@
  *               request with a status, a reply status > 0 or < -4095, an
  *               error reply with a payload (but a version-2 FSYNC -EIO).
  *   -EPROTO     a protocol version this library does not speak, or an
- *               unknown opcode (also LOG in version 1 or 2).
+ *               unknown opcode (also LOG or TRACK in version 1 or 2).
  *   -E2BIG      the packet is longer than DT_PROTO_MAX_MSG, or a count is
  *               over its DT_PROTO_MAX_* limit.
  *   -EINVAL     a field out of its domain: an unknown flag bit or mode, a
@@ -74,12 +75,15 @@ extern "C" {
  * The protocol versions this library speaks; HELLO headers always carry 1.
  * Version 2 adds the SPARSE region flag, the deep flush counters of the STATS
  * region record and the bad ranges of an FSYNC reply; version 3 adds the LOG
- * opcode, the shared dirty log of the fast path (docs/protocol.md).
+ * opcode, the shared dirty log of the fast path, the TRACK opcode and the
+ * tracking counts of STATS (docs/protocol.md).
  */
 #define DT_PROTO_VERSION_MIN	1
 #define DT_PROTO_VERSION	3
 /* The first version with the LOG opcode. */
 #define DT_PROTO_VERSION_LOG	3
+/* The first version with the TRACK opcode and the tracking counts of STATS. */
+#define DT_PROTO_VERSION_TRACK	3
 #define DT_PROTO_HELLO_VERSION	1
 
 #define DT_PROTO_HDR_SIZE	24
@@ -129,14 +133,16 @@ enum dt_proto_op {
 	DT_OP_NAMESPACES = 11,
 	DT_OP_DUMP = 12,
 	DT_OP_LOG = 13,		/* version 3 */
+	DT_OP_TRACK = 14,	/* version 3 */
 };
-/* The states of TRACK (opcode 14, being written): how a client tracks its stores to a region. */
+/* The states of TRACK: how a client tracks its stores to a region. */
 #define DT_TRACK_NONE		0	/* explicit marks only */
 #define DT_TRACK_ON		1	/* tracked by the kernel (userfaultfd write-protect) */
 #define DT_TRACK_REFUSED	2	/* refused: its msyncs persist whole ranges */
+#define DT_TRACK_LAST		DT_TRACK_REFUSED
 
 #define DT_OP_FIRST		DT_OP_HELLO
-#define DT_OP_LAST		DT_OP_LOG
+#define DT_OP_LAST		DT_OP_TRACK
 /* Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode. */
 #define DT_PROTO_STATS_OPS	16
 
@@ -164,9 +170,11 @@ enum dt_proto_op {
 #define DT_PROTO_LIST_REQ_SIZE		40
 #define DT_PROTO_LIST_REP_SIZE		16	/* + count * DT_PROTO_ENTRY_REC_SIZE */
 #define DT_PROTO_STATS_REQ_SIZE		8
-#define DT_PROTO_STATS_REP_SIZE		192	/* + count * DT_PROTO_RSTATS_REC_SIZE */
+#define DT_PROTO_STATS_REP_SIZE		192	/* versions 1, 2: + count * the record size */
+#define DT_PROTO_STATS_REP3_SIZE	200	/* version 3: + the tracking counts */
 #define DT_PROTO_RSTATS_REC_SIZE	248	/* version 2 */
 #define DT_PROTO_RSTATS_REC1_SIZE	224	/* version 1: no deep flush counters */
+#define DT_PROTO_RSTATS_REC3_SIZE	256	/* version 3: + the tracking counts */
 #define DT_PROTO_NAMESPACES_REQ_SIZE	0
 #define DT_PROTO_NAMESPACES_REP_SIZE	8	/* + count * DT_PROTO_NS_REC_SIZE */
 #define DT_PROTO_NS_REC_SIZE		192
@@ -174,6 +182,8 @@ enum dt_proto_op {
 #define DT_PROTO_DUMP_REP_SIZE		24	/* + length text bytes */
 #define DT_PROTO_LOG_REQ_SIZE		8	/* version 3 */
 #define DT_PROTO_LOG_REP_SIZE		32	/* version 3; the log's fd rides with it */
+#define DT_PROTO_TRACK_REQ_SIZE		16	/* version 3 */
+#define DT_PROTO_TRACK_REP_SIZE		0	/* version 3 */
 /* LOG reply: npages is below this (the dirty log's own bound). */
 #define DT_PROTO_LOG_MAX_PAGES		(1ULL << 52)
 
@@ -455,7 +465,9 @@ struct dt_proto_region_stats {
 	uint64_t deep_flush_ndctl;	/* deep flushes by ndctl_region_deep_flush() */
 	uint64_t deep_flush_pmem;	/* deep flushes by libpmem's pmem_deep_drain() */
 	uint64_t deep_flush_failed;	/* deep flushes neither could do (FSYNC: -EIO) */
-};	/* version 1 records end before the deep flush counters (0 when decoded) */
+	uint32_t clients_tracked;	/* v3: connections whose stores to it are tracked */
+	uint32_t clients_refused;	/* v3: connections whose tracking there was refused */
+};	/* fields a version lacks are 0 when decoded (v1: deep flush, v1-2: tracking) */
 
 struct dt_proto_stats_rep {
 	uint64_t uptime_ns;
@@ -471,6 +483,8 @@ struct dt_proto_stats_rep {
 	const struct dt_proto_region_stats *regions;	/* encode */
 	const void *raw;		/* decode: use dt_proto_region_stats_at() */
 	uint8_t version;		/* decode: the message's (its record size) */
+	uint32_t clients_tracked;	/* v3: connections tracking some region */
+	uint32_t clients_refused;	/* v3: connections refused tracking of some region */
 };
 
 struct dt_proto_namespace {
@@ -524,6 +538,17 @@ struct dt_proto_log_rep {
 	uint32_t log_id;		/* the daemon's serial of the log (diagnostics) */
 };
 
+/*
+ * TRACK (version 3): how the connection's client tracks its stores to an
+ * attached region (dt_client_track()), for the daemon's counts (STATS).
+ * Needs write rights.  The reply has no payload.
+ */
+struct dt_proto_track_req {
+	uint32_t region;
+	uint32_t state;			/* DT_TRACK_* */
+	int32_t reason;			/* DT_TRACK_REFUSED: -errno (-1..-4095); else 0 */
+};
+
 /**
  * struct dt_msg - One message, header and body.
  * @op: Opcode, enum dt_proto_op.
@@ -533,7 +558,7 @@ struct dt_proto_log_rep {
  * @status: Replies: 0 or a negative errno (then the body is empty); requests: 0.
  *
  * The body is the member named after @op with _req or _rep; requests with an
- * empty payload (REGIONS, NAMESPACES) and PUNCH replies have none.
+ * empty payload (REGIONS, NAMESPACES) and PUNCH and TRACK replies have none.
  */
 struct dt_msg {
 	uint16_t op;
@@ -565,6 +590,7 @@ struct dt_msg {
 		struct dt_proto_dump_rep dump_rep;
 		struct dt_proto_log_req log_req;
 		struct dt_proto_log_rep log_rep;
+		struct dt_proto_track_req track_req;
 	};
 };
 

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * bench_track.c - dt-bench's "track" section (issue 21): what an
+ * application pays per page to write pages and make them durable, timed
+ * from its first store to the answer, on one file region "t" of its own
+ * daxtrackd (three areas of 64 MiB, one a way, so that one way's write-back
+ * never write-protects the pages of another; the third, the stores tracked
+ * by dt_client_track(), comes with it):
+ *
+ *   marks    the stores, dt_client_dirty() of each run written, then
+ *            dt_client_fsync() of the span of the pages (the library's
+ *            mapping; in-process where the fast path allows);
+ *   msync    the stores through a plain MAP_SHARED mapping of the same
+ *            file (no daxtrack), then msync(MS_SYNC) of the span: the
+ *            kernel's way.  On shmem (/dev/shm) msync writes nothing back
+ *            and the first store to a page faults only once: the figure
+ *            is printed but means nothing there;
+ *
+ * at 1, 64 and 4096 pages, contiguous (a random run) and scattered
+ * (distinct random pages of the area), every cache line of each page
+ * written.  Each figure: p50 and p99 of the samples of each repetition,
+ * divided by the pages, the median over the repetitions; one line each.
+ * Every fsync is checked to have flushed exactly the pages written.
+ *
+ * The region's directory is $DT_BENCH_TMPDIR (dt-bench --dir), else
+ * /dev/shm: on an fsdax mount the library maps it MAP_SYNC and persists
+ * in-process.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include <daxtrack/client.h>
+
+#include "bench.h"
+#include "bench_daemon_parts.h"	/* PAGE, dmn_sort(), dmn_pct() */
+
+#define AREA_PAGES 16384ULL /* 64 MiB a way */
+#define AREA_BYTES (AREA_PAGES * PAGE)
+#define SEED_TRACK 0x747261636bULL
+#define MAX_K 4096U
+
+enum { W_MARKS, W_MSYNC, NR_WAYS };
+static const char *const way_name[NR_WAYS] = { "marks", "msync" };
+
+enum { L_CONTIG, L_SCATTER, NR_LAYOUTS };
+static const char *const layout_name[NR_LAYOUTS] = { "contig", "scattered" };
+
+/* A figure: @k pages laid out as @layout; [way][p50, p99][rep] per page. */
+struct trk_fig {
+	unsigned k;
+	unsigned layout;
+	uint64_t samples;
+	double *st[NR_WAYS][2];
+};
+
+#define NR_FIGS 5
+
+struct trk {
+	struct bench_dmn d;
+	struct dt_client *c;
+	struct dt_client_region *r;
+	char *mem; /* the library's mapping of "t" */
+	size_t mem_len;
+	char *plain; /* a plain shared mapping of the file */
+	bool ways[NR_WAYS]; /* the ways measured */
+	struct bench_rng rng;
+	uint64_t *perm; /* an area's pages, partly shuffled */
+	uint64_t pages[MAX_K]; /* the sample's, sorted */
+	uint64_t run_first[MAX_K], run_len[MAX_K];
+	uint64_t nruns;
+	unsigned k;
+	double *v; /* ns per sample */
+	uint64_t stamp;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void runs_of(struct trk *t)
+{
+	t->nruns = 0;
+	for (unsigned i = 0; i < t->k; i++) {
+		uint64_t last = t->nruns - 1;
+
+		if (t->nruns && t->run_first[last] + t->run_len[last] == t->pages[i]) {
+			t->run_len[last]++;
+			continue;
+		}
+		t->run_first[t->nruns] = t->pages[i];
+		t->run_len[t->nruns++] = 1;
+	}
+}
+
+/* Draw the sample: @k pages of an area, a random run or distinct random pages. */
+static void pick(struct trk *t, unsigned k, unsigned layout)
+{
+	if (layout == L_CONTIG) {
+		uint64_t first = bench_rand_below(&t->rng, AREA_PAGES - k + 1);
+
+		for (unsigned i = 0; i < k; i++)
+			t->pages[i] = first + i;
+	} else {
+		for (unsigned i = 0; i < k; i++) {
+			uint64_t j = i + bench_rand_below(&t->rng, AREA_PAGES - i), x = t->perm[i];
+
+			t->perm[i] = t->perm[j];
+			t->perm[j] = x;
+		}
+		memcpy(t->pages, t->perm, k * sizeof(*t->pages));
+		qsort(t->pages, k, sizeof(*t->pages), cmp_u64);
+	}
+	t->k = k;
+	runs_of(t);
+}
+
+/* Every cache line of the sample's pages in the area at @base. */
+static void store(struct trk *t, char *base)
+{
+	uint64_t v = ++t->stamp;
+
+	for (unsigned i = 0; i < t->k; i++) {
+		char *p = base + t->pages[i] * PAGE;
+
+		for (unsigned off = 0; off < PAGE; off += 64)
+			__atomic_store_n((uint64_t *)(p + off), v, __ATOMIC_RELAXED);
+	}
+}
+
+/* The span of the sample in way @w's area: region offset and length. */
+static void span(const struct trk *t, unsigned w, uint64_t *off, uint64_t *len)
+{
+	uint64_t first = t->pages[0], last = t->pages[t->k - 1];
+
+	*off = (uint64_t)w * AREA_BYTES + first * PAGE;
+	*len = (last - first + 1) * PAGE;
+}
+
+/* The fsync of the span flushed the sample's pages and nothing else. */
+static int check_rep(const struct trk *t, unsigned w, const struct dt_proto_fsync_rep *rep)
+{
+	if (rep->entries == t->k)
+		return 0;
+	bench_fail("%s, %u pages in %" PRIu64 " runs: the fsync flushed %" PRIu64 " entries",
+		   way_name[w], t->k, t->nruns, rep->entries);
+	return -1;
+}
+
+/* Explicit marks: the stores, a dt_client_dirty() a run, the fsync of the span. */
+static int way_marks(struct trk *t, uint64_t off, uint64_t len, struct dt_proto_fsync_rep *rep)
+{
+	uint64_t base = (uint64_t)W_MARKS * AREA_BYTES;
+	int ret = 0;
+
+	store(t, t->mem + base);
+	for (uint64_t i = 0; i < t->nruns && !ret; i++)
+		ret = dt_client_dirty(t->r, base + t->run_first[i] * PAGE, t->run_len[i] * PAGE);
+	if (!ret)
+		ret = dt_client_fsync(t->r, off, len, 0, rep);
+	return ret;
+}
+
+/* The kernel's: the stores through the plain mapping, msync of the span. */
+static int way_msync(struct trk *t, uint64_t off, uint64_t len)
+{
+	store(t, t->plain + (uint64_t)W_MSYNC * AREA_BYTES);
+	return msync(t->plain + off, len, MS_SYNC) ? -errno : 0;
+}
+
+/* One sample of way @w: its time from the first store to the answer. */
+static int sample(struct trk *t, unsigned w, double *ns)
+{
+	struct dt_proto_fsync_rep rep = { 0 };
+	uint64_t off, len, t0;
+	int ret;
+
+	span(t, w, &off, &len);
+	t0 = bench_now_ns();
+	ret = w == W_MARKS ? way_marks(t, off, len, &rep) : way_msync(t, off, len);
+	*ns = (double)(bench_now_ns() - t0);
+	if (ret) {
+		bench_fail("%s of %u pages: %s", way_name[w], t->k, strerror(-ret));
+		return -1;
+	}
+	return w == W_MSYNC ? 0 : check_rep(t, w, &rep);
+}
+
+/* One repetition of a figure, every way on the same samples: the percentiles. */
+static int fig_rep(struct trk *t, struct trk_fig *f, unsigned rep)
+{
+	double *v[NR_WAYS];
+
+	for (unsigned w = 0; w < NR_WAYS; w++)
+		v[w] = t->v + w * f->samples;
+	for (uint64_t i = 0; i < f->samples; i++) {
+		pick(t, f->k, f->layout);
+		for (unsigned w = 0; w < NR_WAYS; w++)
+			if (t->ways[w] && sample(t, w, &v[w][i]))
+				return -1;
+	}
+	for (unsigned w = 0; w < NR_WAYS; w++) {
+		if (!t->ways[w])
+			continue;
+		dmn_sort(v[w], f->samples);
+		f->st[w][0][rep] = dmn_pct(v[w], f->samples, 500) / f->k;
+		f->st[w][1][rep] = dmn_pct(v[w], f->samples, 990) / f->k;
+	}
+	return 0;
+}
+
+static void fig_name(char *buf, size_t len, const struct trk_fig *f, unsigned w, const char *q)
+{
+	if (f->k == 1)
+		snprintf(buf, len, "track.%s.1.%s", way_name[w], q);
+	else
+		snprintf(buf, len, "track.%s.%s.%u.%s", way_name[w], layout_name[f->layout], f->k,
+			 q);
+}
+
+static void fig_report(const struct bench_opts *o, const struct trk *t, struct trk_fig *f)
+{
+	static const char *const q_name[2] = { "p50", "p99" };
+	double m[NR_WAYS][2] = { { 0 } };
+	char name[64];
+
+	for (unsigned w = 0; w < NR_WAYS; w++)
+		for (unsigned q = 0; q < 2 && t->ways[w]; q++)
+			m[w][q] = bench_median(f->st[w][q], o->reps);
+	for (unsigned w = 0; w < NR_WAYS; w++) {
+		for (unsigned q = 0; q < 2 && t->ways[w]; q++) {
+			fig_name(name, sizeof(name), f, w, q_name[q]);
+			bench_value(o, name, m[w][q], "ns/page",
+				    "%.2f us the %u; %" PRIu64 " samples", m[w][q] * f->k / 1000,
+				    f->k, f->samples);
+		}
+	}
+}
+
+static int trk_open(const struct bench_opts *o, struct trk *t)
+{
+	static const char *const names[] = { "t" };
+	const struct bench_dmn_spec spec = {
+		.tag = "track",
+		.nr_regions = 1,
+		.names = names,
+		.size = "192M",
+		.daemon_conf = "workers = 2\nlog_level = warning\n",
+	};
+	struct dt_client_options opt;
+	struct dt_client_region_info info;
+	int fd, ret;
+
+	if (bench_dmn_setup(&t->d, &spec) || bench_dmn_start(&t->d))
+		return -1;
+	setenv("PMEM_IS_PMEM_FORCE", "1", 0); /* as the daemon (bench_daemon.h) */
+	dt_client_options_init(&opt);
+	opt.socket = t->d.h.sock;
+	opt.flags = DT_CLIENT_NO_RECONNECT;
+	ret = dt_client_connect_opts(&opt, &t->c);
+	fd = ret ? -1 : open(t->d.path[0], O_RDWR | O_CLOEXEC);
+	if (!ret)
+		ret = fd < 0 ? -errno : dt_client_attach_fd(t->c, fd, &t->r);
+	if (!ret)
+		ret = dt_client_map(t->r, (void **)&t->mem, &t->mem_len);
+	if (!ret) {
+		t->plain = mmap(NULL, t->mem_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		ret = t->plain == MAP_FAILED ? -errno : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		t->plain = NULL;
+		bench_fail("region \"t\" (%s): %s", t->d.path[0], strerror(-ret));
+		return -1;
+	}
+	dt_client_region_info(t->r, &info);
+	bench_note(o, "region \"t\": %s, 192 MiB; library mapping %s, log %s, persist %s",
+		   t->d.path[0], info.map_sync ? "MAP_SYNC" : "MAP_SHARED", info.log ? "yes" : "no",
+		   info.persist_in_process ? "in-process" : "by the daemon");
+	return 0;
+}
+
+static void trk_close(struct trk *t)
+{
+	if (t->plain)
+		munmap(t->plain, t->mem_len);
+	dt_client_close(t->c);
+	bench_dmn_cleanup(&t->d);
+	free(t->perm);
+	free(t->v);
+}
+
+/* Touch every page of every area once, untimed: no first-touch cost in the figures. */
+static int warm_up(struct trk *t)
+{
+	struct dt_proto_fsync_rep rep;
+	int ret;
+
+	for (uint64_t p = 0; p < NR_WAYS * AREA_PAGES; p++)
+		t->plain[p * PAGE] = t->mem[p * PAGE];
+	ret = msync(t->plain, NR_WAYS * AREA_BYTES, MS_SYNC) ? -errno : 0;
+	/* The write-back cleaned the library's mapping too: dirty its area again. */
+	for (uint64_t p = 0; p < AREA_PAGES && !ret; p++) {
+		char *m = t->mem + (uint64_t)W_MARKS * AREA_BYTES + p * PAGE;
+
+		__atomic_store_n(m, *m, __ATOMIC_RELAXED);
+	}
+	if (!ret)
+		ret = dt_client_fsync(t->r, 0, NR_WAYS * AREA_BYTES, 0, &rep);
+	if (ret)
+		bench_fail("warm-up: %s", strerror(-ret));
+	return ret ? -1 : 0;
+}
+
+static int figures(const struct bench_opts *o, struct trk *t)
+{
+	struct trk_fig figs[NR_FIGS] = {
+		{ .k = 1, .layout = L_SCATTER, .samples = bench_count(o, 2000, 50) },
+		{ .k = 64, .layout = L_CONTIG, .samples = bench_count(o, 500, 20) },
+		{ .k = 64, .layout = L_SCATTER, .samples = bench_count(o, 500, 20) },
+		{ .k = 4096, .layout = L_CONTIG, .samples = bench_count(o, 50, 10) },
+		{ .k = 4096, .layout = L_SCATTER, .samples = bench_count(o, 50, 10) },
+	};
+	uint64_t most = 0;
+	int ret = -1;
+
+	for (unsigned i = 0; i < NR_FIGS; i++)
+		most = figs[i].samples > most ? figs[i].samples : most;
+	t->v = bench_alloc(most * NR_WAYS, sizeof(double), "samples");
+	for (unsigned i = 0; i < NR_FIGS; i++)
+		for (unsigned w = 0; w < NR_WAYS; w++)
+			for (unsigned q = 0; q < 2; q++)
+				if (!(figs[i].st[w][q] =
+					      bench_alloc(o->reps, sizeof(double), "reps")))
+					goto out;
+	if (!t->v)
+		goto out;
+	ret = 0;
+	for (unsigned rep = 0; rep < o->reps && !ret; rep++)
+		for (unsigned i = 0; i < NR_FIGS && !ret; i++)
+			ret = fig_rep(t, &figs[i], rep);
+	for (unsigned i = 0; i < NR_FIGS && !ret; i++)
+		fig_report(o, t, &figs[i]);
+out:
+	for (unsigned i = 0; i < NR_FIGS; i++)
+		for (unsigned w = 0; w < NR_WAYS; w++)
+			for (unsigned q = 0; q < 2; q++)
+				free(figs[i].st[w][q]);
+	return ret;
+}
+
+int bench_track(const struct bench_opts *o)
+{
+	struct trk t = { .rng = { SEED_TRACK }, .ways = { true, true } };
+	int ret = -1;
+
+	bench_section(o, "track");
+	t.perm = bench_alloc(AREA_PAGES, sizeof(*t.perm), "pages");
+	if (!t.perm || trk_open(o, &t))
+		goto out;
+	for (uint64_t i = 0; i < AREA_PAGES; i++)
+		t.perm[i] = i;
+	bench_note(o,
+		   "track.WAY.LAYOUT.K: K pages (contiguous or scattered), every cache line "
+		   "written, timed from the first store to the answer, per page; p50/p99 of "
+		   "each rep, median over %u reps",
+		   o->reps);
+	bench_note(o,
+		   "marks: stores, dt_client_dirty() a run, dt_client_fsync() of the span; "
+		   "msync: stores through a plain MAP_SHARED mapping, msync(MS_SYNC) of the span");
+	if (!strncmp(t.d.path[0], "/dev/shm/", 9))
+		bench_note(o, "on /dev/shm (shmem) msync writes nothing back: its figures mean "
+			      "nothing here (use --dir on a DAX mount)");
+	ret = warm_up(&t);
+	if (!ret)
+		ret = figures(o, &t);
+	if (!bench_dmn_alive(&t.d))
+		ret = -1;
+out:
+	trk_close(&t);
+	return ret ? 1 : 0;
+}
