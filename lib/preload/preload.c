@@ -263,35 +263,49 @@ int msync(void *addr, size_t len, int flags)
 	return kernel ? dtp_real.msync(addr, len, flags) : 0;
 }
 
-/* Persist every mapping of the file of @fd. */
-static void persist_fd(int fd)
+/* Persist every mapping of the file of @fd.  Return: 0, or the first persist error. */
+static int persist_fd(int fd)
 {
 	struct dtp_region *reg;
 	struct dtp_map *m;
 	struct stat st;
 	unsigned i = 0;
+	int ret = 0;
 
 	if (fstat(fd, &st))
-		return;
+		return 0;
 	dtp_enter();
 	dtp_lock();
 	reg = dtp_region_find(&st, false);
-	while (reg && reg->r && (m = dtp_maps_next_of(reg, &i)))
-		dtp_persist(m, m->off, m->len);
+	while (reg && reg->r && (m = dtp_maps_next_of(reg, &i))) {
+		int err = dtp_persist(m, m->off, m->len);
+
+		if (err && !ret)
+			ret = err;
+	}
 	dtp_unlock();
 	dtp_leave();
+	return ret;
 }
 
-/* fsync() and fdatasync(): the mappings of the file, then the kernel's call (metadata). */
+/*
+ * fsync() and fdatasync(): the mappings of the file, then the kernel's call
+ * (metadata).  A persist that failed makes the call fail with EIO, as a
+ * writeback error does, even when the kernel's own call succeeded.
+ */
 static int sync_fd(int fd, bool data_only)
 {
-	int saved = errno;
+	int saved = errno, err = 0, rc;
 
 	if (dtp_active() && !dtp_maps_empty()) {
-		persist_fd(fd);
+		err = persist_fd(fd);
 		errno = saved;
 	}
-	return data_only ? dtp_real.fdatasync(fd) : dtp_real.fsync(fd);
+	rc = data_only ? dtp_real.fdatasync(fd) : dtp_real.fsync(fd);
+	if (rc || !err)
+		return rc;
+	errno = EIO;
+	return -1;
 }
 
 int fsync(int fd)
