@@ -74,9 +74,9 @@ else
 		lib/preload/preload.sym | sort)
 	got=$(nm -D --defined-only "$preload" | awk '{print $3}' | sort)
 	if [[ $want == "$got" ]]; then
-		ok preload "$(wc -w <<<"$got") symbols: $(tr '\n' ' ' <<<"$got")"
+		ok preload "$(wc -w <<<"$got") symbols: $(paste -sd " " <<<"$got")"
 	else
-		bad preload "exports $(tr '\n' ' ' <<<"$got"), not $(tr '\n' ' ' <<<"$want")"
+		bad preload "exports $(paste -sd " " <<<"$got"), not $(paste -sd " " <<<"$want")"
 	fi
 fi
 

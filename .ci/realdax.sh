@@ -21,6 +21,8 @@
 #                        pages against the kernel's msync() of the same pages
 #                        and against the in-process floor, on fsdax and devdax
 #                        ("realdax: persist-msync: ...", not counted)
+#   test_track_realdax   (when the tree has it) on 6.1 every dt_client_track()
+#                        must be refused cleanly
 # The backports boot (each program counts as one test, pass or fail):
 #   test_lmdb_guest      an unmodified LMDB program under the LD_PRELOAD shim
 #                        and with the kernel's msync, the daemon killed in the
@@ -28,15 +30,15 @@
 #                        (tests/lmdb/test_lmdb_guest.sh; --no-shim while the
 #                        tree has no lib/preload); its figures are printed as
 #                        "realdax: lmdb: ..." and "realdax: lmdb-trace-check: ..."
-#   test_track_realdax   dt_client_track() on fsdax and devdax (when the tree
-#                        has tests/realdax/test_track_realdax.c)
+#   test_track_realdax   dt_client_track() on fsdax (exact pages) and devdax
+#                        (refused, no SIGBUS), when the tree has it
 #   test_bench_track     `dt-bench track` on the fsdax file (when dt-bench has
 #                        a track subcommand); its figures printed as
 #                        "realdax: bench-track: ..."
-# Their full output goes to BUILD_DIR/realdax-logs/; their closing lines
-# are printed, as "realdax: PROG: N passed, N failed", and the last line is
-# "realdax: N passed, N failed" (the sum; a program that dies without its
-# closing line counts as one failure).
+# Their full output goes to BUILD_DIR/realdax-logs/stock/ and .../backports/;
+# their closing lines are printed, as "realdax: PROG: N passed, N failed",
+# and the last line is "realdax: N passed, N failed" (the sum; a program that
+# dies without its closing line counts as one failure).
 #
 # The VM not starting (../shared/dax-vm missing, `run` exiting 125, or the
 # timeout before the guest ran anything) is a failure, said plainly:
@@ -59,7 +61,7 @@ FIRST_TOUCH_SECS=${DT_FIRST_TOUCH_SECS:-15}
 
 usage()
 {
-	sed -n '4,50s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '4,52s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 # fail_summary REASON: one plain line, the summary, exit 1.
@@ -120,13 +122,14 @@ esac
 
 OUT=$BUILD_ABS/realdax-logs
 rm -rf "$OUT"
-mkdir -p "$OUT" || fail_summary "cannot create $OUT"
+mkdir -p "$OUT/stock" "$OUT/backports" || fail_summary "cannot create $OUT"
 
 if [[ ! -f $VM_RUN ]]; then
 	fail_summary "the VM could not start (exit 127): $VM_RUN is missing"
 fi
 
 # Both guests start with this: sh -c STEP... realdax-guest REPO BUILD OUT ...
+# (OUT: the boot's own directory of logs).
 # Each step's output goes to OUT/STEP.log; printed: its rc and time, its FAIL
 # lines and its closing line.  Exit 0 only if every step exited 0.
 # shellcheck disable=SC2016
@@ -150,11 +153,15 @@ step() {
 }
 '
 
-# The stock boot: sh -c GUEST realdax-guest REPO BUILD OUT FIRST_TOUCH_SECS.
+# The stock boot: sh -c GUEST realdax-guest REPO BUILD OUT FIRST_TOUCH_SECS
+# TRACK_TEST.
 # shellcheck disable=SC2016
 GUEST=$STEP'
 step test_realdax_daemon "$b/tests/realdax/test_realdax_daemon" "$b/daemon/daxtrackd"
 step test_region_realdax "$b/tests/daemon/test_region_realdax"
+if [ "$5" = 1 ]; then
+	step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"
+fi
 "$b/tests/realdax/first_touch" -t "$4" "$DAX_VM_FSDAX_DIR" >"$out/first_touch.log" 2>&1
 grep "^first-touch:" "$out/first_touch.log"
 "$b/tests/realdax/persist_msync" "$b/daemon/daxtrackd" "$DAX_VM_FSDAX_DIR" "$DAX_VM_DEVDAX" \
@@ -171,7 +178,7 @@ GUEST_BP=$STEP'
 step test_lmdb_guest bash tests/lmdb/test_lmdb_guest.sh $4 "$b"
 grep -E "^lmdb(-trace-check)?: " "$out/test_lmdb_guest.log"
 if [ "$5" = 1 ]; then
-	step test_track_realdax "$b/tests/realdax/test_track_realdax"
+	step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"
 fi
 if [ "$6" = 1 ]; then
 	step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
@@ -192,7 +199,7 @@ boot()
 
 	shift 4
 	bash "$VM_RUN" "${VM_ARGS[@]}" --kernel "$kernel" --timeout "$timeout" -- \
-		sh -c "$guest" realdax-guest "$REPO" "$BUILD_ABS" "$OUT" "$@" \
+		sh -c "$guest" realdax-guest "$REPO" "$BUILD_ABS" "$OUT/$name" "$@" \
 		>"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null
 	vm_rc=$?
 	wall=$((SECONDS - t0))
@@ -254,8 +261,8 @@ count()
 		failed=$((failed + 1))
 	fi
 	if [[ $rc -ne 0 ]]; then
-		echo "realdax: ---- $prog output ($OUT/$prog.log) ----"
-		cat "$OUT/$prog.log" 2>/dev/null || grep -E '^FAIL ' "$tmp/$name.out"
+		echo "realdax: ---- $prog output ($OUT/$name/$prog.log) ----"
+		cat "$OUT/$name/$prog.log" 2>/dev/null || grep -E '^FAIL ' "$tmp/$name.out"
 	fi
 }
 
@@ -274,7 +281,7 @@ finished()
 
 passed=0
 failed=0
-boot stock stock "$TIMEOUT" "$GUEST" "$FIRST_TOUCH_SECS"
+boot stock stock "$TIMEOUT" "$GUEST" "$FIRST_TOUCH_SECS" "$TRACK_TEST"
 wall_stock=$wall
 grep -E '^(first-touch|persist-msync): ' "$tmp/stock.out" | sed 's/^/realdax: /'
 if not_started stock "$TIMEOUT"; then
@@ -284,6 +291,7 @@ fi
 for prog in test_realdax_daemon test_region_realdax; do
 	count stock "$prog" 0
 done
+[[ $TRACK_TEST -eq 0 ]] || count stock test_track_realdax 0
 finished stock "$TIMEOUT"
 
 boot backports backports "$BP_TIMEOUT" "$GUEST_BP" "$SHIM_OPT" "$TRACK_TEST" "$BENCH_TRACK"

@@ -186,7 +186,7 @@ static int tracks_get(struct dt_client_region *r, const char **why)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->vec = malloc(TRACK_VEC_LEN * dt_tk_vec_size());
+	t->vec = calloc(TRACK_VEC_LEN, dt_tk_vec_size()); /* zeroed: see track-kernel.c */
 	if (!t->vec)
 		goto fail;
 	t->uffd = dt_tk_uffd_open(why);
@@ -306,8 +306,14 @@ static int check_mapping(const struct dt_client_region *r, const struct track_ma
 				   id ? st.st_ino : 0, why);
 }
 
+/* $DAXTRACK_PROBE_MS, else 2 s (20 s under $DAX_VM). */
 static unsigned probe_ms(void)
 {
+	const char *env = getenv(DT_CLIENT_PROBE_MS_ENV);
+	unsigned long ms = env ? strtoul(env, NULL, 10) : 0;
+
+	if (ms > 0 && ms <= 600000)
+		return (unsigned)ms;
 	return getenv("DAX_VM") ? TRACK_PROBE_VM_MS : TRACK_PROBE_MS;
 }
 

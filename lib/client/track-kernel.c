@@ -86,6 +86,16 @@ struct pm_scan_arg {
 
 #define TK_PAGE 4096UL
 
+/*
+ * close(2) without the C library's symbol: an LD_PRELOAD shim interposes
+ * close(), and the probe's child must not run the shim's code (it may hold
+ * the shim's locks in the parent's thread that forked).
+ */
+static void tk_close(int fd)
+{
+	syscall(SYS_close, fd);
+}
+
 /* ---- userfaultfd ---- */
 
 /* A new userfaultfd: user-mode faults only if allowed, else any, else /dev/userfaultfd. */
@@ -103,7 +113,7 @@ static int uffd_new(void)
 	if (dev < 0)
 		return -1;
 	fd = ioctl(dev, USERFAULTFD_IOC_NEW, flags);
-	close(dev);
+	tk_close(dev);
 	return fd;
 }
 
@@ -129,7 +139,7 @@ int dt_tk_uffd_open(const char **why)
 		api.features = wanted[i];
 		if (!ioctl(fd, UFFDIO_API, &api))
 			return fd;
-		close(fd);
+		tk_close(fd);
 	}
 	*why = "kernel without UFFD_FEATURE_WP_ASYNC (Linux >= 6.7 needed)";
 	return -EOPNOTSUPP;
@@ -171,7 +181,7 @@ int dt_tk_pagemap_open(const char **why)
 	}
 	/* An empty scan: any answer but ENOTTY says the ioctl exists. */
 	if (ioctl(fd, PAGEMAP_SCAN, &a) < 0 && errno == ENOTTY) {
-		close(fd);
+		tk_close(fd);
 		*why = "kernel without PAGEMAP_SCAN (Linux >= 6.7 needed)";
 		return -EOPNOTSUPP;
 	}
@@ -218,7 +228,7 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 
 long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
 {
-	struct page_region v[16];
+	struct page_region v[16] = { { 0 } };
 	struct pm_scan_arg a;
 	long pages = 0, n;
 
@@ -247,7 +257,7 @@ long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
 static int any_page(int pagemap, uintptr_t start, uintptr_t end, uint64_t inverted, uint64_t mask,
 		    uint64_t anyof)
 {
-	struct page_region v;
+	struct page_region v = { 0 };
 	struct pm_scan_arg a = { .size = sizeof(a),
 				 .start = start,
 				 .end = end,
@@ -320,12 +330,14 @@ static const char *const probe_why[] = {
 	[PROBE_SEEN] = "probe: a store to a write-protected page is not reported",
 };
 
+unsigned dt_tk_probe_stall_ms;
+
 /* The child: async-signal-safe calls only. */
 static int probe_child(void *page)
 {
 	const char *why;
 	uintptr_t p = (uintptr_t)page;
-	struct page_region v[2];
+	struct page_region v[2] = { { 0 } };
 	int pm, uffd;
 
 	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -340,6 +352,12 @@ static int probe_child(void *page)
 		return PROBE_REGISTER;
 	if (dt_tk_collect(pm, p, p + TK_PAGE, v, 2, NULL, NULL) != 0)
 		return PROBE_CLEAN;
+	if (dt_tk_probe_stall_ms) {
+		struct timespec ts = { dt_tk_probe_stall_ms / 1000,
+				       (long)(dt_tk_probe_stall_ms % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
 	/* A store that changes nothing, atomic against the application's own. */
 	__atomic_fetch_or((unsigned long *)page, 0UL, __ATOMIC_SEQ_CST);
 	if (dt_tk_collect(pm, p, p + TK_PAGE, v, 2, NULL, NULL) != 1)
@@ -410,20 +428,20 @@ int dt_tk_probe(void *page, unsigned timeout_ms, const char **why)
 	}
 	pid = fork();
 	if (pid == 0) {
-		close(p[0]);
+		tk_close(p[0]);
 		stage = (unsigned char)probe_child(page);
 		if (write(p[1], &stage, 1) != 1)
 			_exit(2);
 		_exit(0);
 	}
-	close(p[1]);
+	tk_close(p[1]);
 	if (pid < 0) {
-		close(p[0]);
+		tk_close(p[0]);
 		*why = "probe: fork failed";
 		return -EOPNOTSUPP;
 	}
 	got = probe_wait(p[0], timeout_ms, &stage);
-	close(p[0]);
+	tk_close(p[0]);
 	if (got < 0)
 		kill(pid, SIGKILL);
 	probe_reap(pid);

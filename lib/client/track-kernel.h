@@ -7,7 +7,8 @@
  * Every function returns 0 (or a count) or a negative errno; those that may
  * refuse set *@why to a constant string saying why.  dt_tk_probe() forks; its
  * child calls only async-signal-safe functions (no malloc, no stdio), since
- * the caller may have threads.
+ * the caller may have threads, and none that an LD_PRELOAD shim interposes
+ * (close() is a raw system call here).
  */
 #ifndef DT_TRACK_KERNEL_H
 #define DT_TRACK_KERNEL_H
@@ -60,6 +61,8 @@ int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why);
  * @timeout_ms.  Return: 0, or -EOPNOTSUPP with @why (also for a hung store).
  */
 int dt_tk_probe(void *page, unsigned timeout_ms, const char **why);
+/* Tests only: the probe's child sleeps this long before its store (a hung store). */
+extern unsigned dt_tk_probe_stall_ms;
 
 /*
  * dt_tk_mapping_check(): [start, end) is mapped, shared, writable and

@@ -21,6 +21,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static bool shim_off;
 static bool debug_on;
 static bool track_off;
+static bool env_read;
 
 /*
  * Inside the shim (or inside the library it calls): every interposer passes
@@ -61,9 +62,6 @@ static void init_once_fn(void)
 	dtp_real.close = next("close");
 	if (!dtp_real.mmap64)
 		dtp_real.mmap64 = (void *)dtp_real.mmap;
-	shim_off = env_off("DAXTRACK_PRELOAD");
-	debug_on = env_on("DAXTRACK_PRELOAD_DEBUG");
-	track_off = env_off("DAXTRACK_TRACK");
 	errno = saved;
 }
 
@@ -72,15 +70,24 @@ void dtp_init(void)
 	pthread_once(&init_once, init_once_fn);
 }
 
+/*
+ * The environment is read by the constructor, not at the first call: other
+ * libraries' early calls (a sanitizer's runtime, libpmem's constructor) may
+ * come before the environment is there, and pass through untouched.
+ */
 __attribute__((constructor)) static void dtp_constructor(void)
 {
 	dtp_init();
+	shim_off = env_off("DAXTRACK_PRELOAD");
+	debug_on = env_on("DAXTRACK_PRELOAD_DEBUG");
+	track_off = env_off("DAXTRACK_TRACK");
+	__atomic_store_n(&env_read, true, __ATOMIC_RELEASE);
 }
 
 bool dtp_active(void)
 {
 	dtp_init();
-	return !shim_off && !guard;
+	return __atomic_load_n(&env_read, __ATOMIC_ACQUIRE) && !shim_off && !guard;
 }
 
 void dtp_enter(void)

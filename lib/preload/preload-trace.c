@@ -3,7 +3,7 @@
  * preload-trace.c - DAXTRACK_PRELOAD_TRACE=FILE: a record of what each
  * msync(), fsync() and fdatasync() made durable, for checkers (the LMDB
  * test): the library's private flush and drain hooks are replaced by
- * recorders that call libpmem's and append one line each to FILE:
+ * recorders that call them (libpmem's) and append one line each to FILE:
  *
  *   M begin <off> <len>   a persist of region bytes [off, off + len) starts
  *   F <off> <len>         region bytes [off, off + len) were flushed
@@ -17,7 +17,6 @@
  * what lets them read the table.
  */
 #include <fcntl.h>
-#include <libpmem.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,9 @@
 #include "preload.h"
 
 static int trace_fd = -1;
+/* The hooks the recorders replace (libpmem's): they still do the work. */
+static void (*next_flush)(const void *addr, size_t len);
+static void (*next_drain)(void);
 
 static void trace_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -49,7 +51,7 @@ static void trace_flush(const void *addr, size_t len)
 {
 	uint64_t off;
 
-	pmem_flush(addr, len);
+	next_flush(addr, len);
 	if (dtp_region_of_lib_addr(addr, &off) || dtp_maps_offset(addr, &off))
 		trace_line("F %llu %zu\n", (unsigned long long)off, len);
 	else
@@ -58,7 +60,7 @@ static void trace_flush(const void *addr, size_t len)
 
 static void trace_drain(void)
 {
-	pmem_drain();
+	next_drain();
 	trace_line("D\n");
 }
 
@@ -73,6 +75,8 @@ void dtp_trace_init(void)
 		dtp_debug("trace %s: cannot open it", path);
 		return;
 	}
+	next_flush = dt_client_flush_hook;
+	next_drain = dt_client_drain_hook;
 	dt_client_flush_hook = trace_flush;
 	dt_client_drain_hook = trace_drain;
 	dtp_debug("trace: %s", path);

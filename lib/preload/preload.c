@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client-private.h"
 #include "preload.h"
 
 static size_t page_up(size_t len)
@@ -35,9 +36,27 @@ static const char *no_track_reason(size_t len)
 		return "shorter than a page";
 	if (!dtp_track_wanted())
 		return "DAXTRACK_TRACK=0";
-	if (!dt_client_track)
-		return "no tracking in this build";
 	return NULL;
+}
+
+/*
+ * The region's msyncs persist whole ranges for a reason the library did not
+ * report itself (it reports its own -EOPNOTSUPP): tell the daemon, which
+ * counts such clients (daxtrackctl status), unless a mapping of the region
+ * is tracked.
+ */
+static void report_whole_range(struct dtp_region *reg, int err)
+{
+	struct dt_client *c = reg->r->c;
+	struct dtp_map *m;
+	unsigned i = 0;
+
+	while ((m = dtp_maps_next_of(reg, &i)))
+		if (m->tracked)
+			return;
+	pthread_mutex_lock(&c->lock);
+	dt_client_track_report(reg->r, DT_TRACK_REFUSED, err);
+	pthread_mutex_unlock(&c->lock);
 }
 
 static void track(struct dtp_map *m)
@@ -50,11 +69,14 @@ static void track(struct dtp_map *m)
 	if (why) {
 		dtp_debug("region \"%s\": %#lx+%zu at %llu: whole-range mode (%s)", m->reg->name,
 			  (unsigned long)m->addr, m->len, (unsigned long long)m->off, why);
+		report_whole_range(m->reg, len ? -ECANCELED : -EINVAL);
 		return;
 	}
 	err = dt_client_track(m->reg->r, (void *)m->addr, len, m->off,
 			      m->sync ? DT_CLIENT_TRACK_SYNC : 0, reason);
 	m->tracked = !err;
+	if (err && err != -EOPNOTSUPP)
+		report_whole_range(m->reg, err);
 	if (err)
 		dtp_debug("region \"%s\": %#lx+%zu at %llu: whole-range mode (track: %s%s%s)",
 			  m->reg->name, (unsigned long)m->addr, len, (unsigned long long)m->off,
@@ -71,6 +93,7 @@ static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot
 {
 	struct dtp_map m = { .reg = reg, .off = off };
 	void *p;
+	int err;
 
 	if (dtp_region_attach(reg, fd))
 		return dtp_real.mmap(addr, len, prot, flags, fd, off);
@@ -93,7 +116,9 @@ static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot
 	}
 	return p;
 put:
+	err = errno; /* the kernel's, for a failed mmap */
 	dtp_region_put(reg);
+	errno = err;
 	return p;
 }
 
@@ -136,6 +161,8 @@ static void *shim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 	if (reg && (uint64_t)off < reg->size) {
 		errno = saved;
 		p = map_region(reg, addr, len, prot, flags, fd, off);
+		if (p != MAP_FAILED)
+			errno = saved;
 	} else {
 		dtp_debug("mmap of fd %d: not a region of the daemon: untouched", fd);
 		errno = saved;

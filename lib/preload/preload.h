@@ -27,13 +27,6 @@
 
 #include <daxtrack/client.h>
 
-/*
- * Until libdaxtrack-client tracks (issue 21, part A), dt_client_track is
- * undefined and every mapping is in whole-range mode.
- */
-#pragma weak dt_client_track
-#pragma weak dt_client_untrack
-
 #define DTP_PAGE 4096UL
 #define DTP_PMD (2UL << 20)
 

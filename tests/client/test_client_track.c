@@ -32,6 +32,7 @@
 
 #include "client-private.h"
 #include "daemon_harness.h"
+#include "track-kernel.h"
 #include "dt_test.h"
 #include "dt_track_test.h"
 
@@ -247,7 +248,7 @@ static int sub_range(void)
 	struct dt_client *c = connect_flags(0);
 	struct dt_client_region *r = c ? attach_db(c) : NULL;
 	char *q = r ? app_map(base * PAGE, 1 << 20, MAP_SHARED) : NULL;
-	char *p = NULL;
+	char *p = NULL, stack_byte = 0;
 	size_t len;
 	uint64_t off;
 
@@ -268,7 +269,8 @@ static int sub_range(void)
 	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
 	dt_rec_exactly((const uint64_t[]){ base + 6, base + 6 }, 1);
-	CHECK_EQ(dt_client_persist(r, q + (1 << 20), 1), -EINVAL); /* past it */
+	CHECK_EQ(dt_client_persist(r, q + (1 << 20) - 1, 2), -EINVAL); /* past its end */
+	CHECK_EQ(dt_client_persist(r, &stack_byte, 1), -EINVAL); /* in no mapping */
 
 	dt_test_ctx("sub-range: the library's own mapping beside");
 	CHECK_EQ(dt_client_track(r, NULL, 16 * PAGE, 0, 0, NULL), 0);
@@ -334,6 +336,13 @@ static int refusals(void)
 	refused(r, NULL, PAGE, 0, 0, -EINVAL); /* the library has no mapping */
 	refused(r, p, 1 << 20, DTD_DB_SIZE - PAGE, 0, -ERANGE);
 	refused(r, p, 1 << 20, DTD_DB_SIZE, 0, -ERANGE);
+
+	dt_test_ctx("refusals: a probe store that hangs is killed");
+	setenv(DT_CLIENT_PROBE_MS_ENV, "1000", 1);
+	dt_tk_probe_stall_ms = 60000;
+	refused(r, p, 1 << 20, 0, 0, -EOPNOTSUPP);
+	dt_tk_probe_stall_ms = 0;
+	unsetenv(DT_CLIENT_PROBE_MS_ENV);
 
 	dt_test_ctx("refusals: twice");
 	CHECK_EQ(dt_client_track(r, p, 1 << 20, 0, 0, NULL), 0);

@@ -3,25 +3,30 @@
 """lmdb-trace-check.py - every page LMDB changed in a commit was flushed
 before that commit's msync returned.
 
-Usage: lmdb-trace-check.py TRACE DIFFLOG
+Usage: lmdb-trace-check.py TRACE [DIFFLOG]
 
 TRACE is what libdaxtrack-preload.so wrote with DAXTRACK_PRELOAD_TRACE=TRACE
-while `lmdb_commits run -d DIFFLOG` ran under it, one line an event:
+while `lmdb_commits run -d TRACE` ran under it (both append to the file, a
+line a write, so the lines are in the order things happened):
+    M begin OFF LEN  a persist of region bytes [OFF, OFF + LEN): an msync
     F OFF LEN        the shim's library flushed LEN bytes at region offset OFF
     D                a drain (the flushes before it are durable)
-    M begin OFF LEN  msync(2) of the region's bytes [OFF, OFF + LEN) entered
-    M end RC         that msync returns RC
-DIFFLOG has one line a commit, "C T PAGE...": the 4 KiB pages of data.mdb
-(the region, mapped from offset 0) whose content changed in transaction T.
+    M end RC         the msync returns RC
+    C T PAGE...      (lmdb_commits) transaction T was committed; the 4 KiB
+                     pages of data.mdb (the region, mapped from offset 0)
+                     whose content it changed
+Commit T's window runs from the previous C line to its own.  Checked for
+each commit: its window holds an msync; every changed page lies in an F
+range of the window before the window's last "M end"; a D follows the last
+F before it; nothing is flushed after it; every msync returned 0.
 
-A commit of LMDB in MDB_WRITEMAP mode ends in a fixed number of msyncs (two
-in LMDB 0.9: the whole map, then the meta page); the trace must hold that
-many for each commit line (M end count / commits, a whole number).  Commit
-k's window runs from the end of commit k-1's last msync to the end of its
-own last msync.  Checked for each commit: every changed page lies in an F
-range of its window; a D follows the window's last F before the msync
-returns; every msync returned 0.  Prints "lmdb-trace-check: ..." figures and
-FAIL lines; exit 0 if all holds, 1 otherwise, 2 on a usage error.
+With DIFFLOG, the C lines are in that file instead, and the windows are
+found by counting msyncs: LMDB 0.9 ends a MDB_WRITEMAP commit in a fixed
+number of them (the map, then the meta page), so the trace must hold the
+same number for each commit.
+
+Prints "lmdb-trace-check: ..." figures and FAIL lines; exit 0 if all holds,
+1 otherwise, 2 on a usage error.
 """
 import sys
 
@@ -34,8 +39,12 @@ def parse_trace(path):
     with open(path, encoding="ascii") as f:
         for no, line in enumerate(f, 1):
             w = line.split()
+            if len(w) == 3 and w[0] == "F" and w[1] == "?":
+                raise ValueError(f"{path}:{no}: a flush outside every region mapping")
             if len(w) == 3 and w[0] == "F":
                 events.append(("F", int(w[1], 0), int(w[2], 0)))
+            elif len(w) >= 2 and w[0] == "C":
+                events.append(("C", int(w[1]), [int(p) for p in w[2:]]))
             elif w == ["D"]:
                 events.append(("D", 0, 0))
             elif len(w) == 4 and w[:2] == ["M", "begin"]:
@@ -70,12 +79,28 @@ def windows(events, per_commit):
                 cur = []
 
 
+def merged_windows(events):
+    """(transaction, pages, window) for each C line of a merged trace."""
+    cur = []
+    for ev in events:
+        if ev[0] == "C":
+            yield ev[1], ev[2], cur
+            cur = []
+        else:
+            cur.append(ev)
+
+
 def check_window(txn, pages, win, fails):
-    """Check one commit; return (pages flushed, drains)."""
+    """Check one commit; return (pages flushed, drains, msyncs)."""
     flushed = set()
     drained_after_last_f = True
     drains = 0
-    for kind, a, b in win:
+    ends = [i for i, ev in enumerate(win) if ev[0] == "E"]
+    if not ends:
+        fails.append(f"transaction {txn}: no msync in its window")
+    elif any(ev[0] in "FD" for ev in win[ends[-1]:]):
+        fails.append(f"transaction {txn}: a flush or drain after its last msync returned")
+    for kind, a, b in win[:ends[-1] + 1 if ends else 0]:
         if kind == "F":
             flushed.update(range(a // PAGE, (a + b + PAGE - 1) // PAGE))
             drained_after_last_f = False
@@ -90,35 +115,44 @@ def check_window(txn, pages, win, fails):
                      f"returned: {missing[:16]}{' ...' if len(missing) > 16 else ''}")
     if not drained_after_last_f:
         fails.append(f"transaction {txn}: no drain after the last flush before msync returned")
-    return len(flushed), drains
+    return len(flushed), drains, len(ends)
+
+
+def commit_windows(events, difflog):
+    """(transaction, pages, window) of every commit; raises ValueError."""
+    if difflog is None:
+        if not any(e[0] == "C" for e in events):
+            raise ValueError("no commit (C) line in the trace")
+        return list(merged_windows(events))
+    commits = parse_diff(difflog)
+    ends = sum(1 for e in events if e[0] == "E")
+    if not commits or not ends or ends % len(commits):
+        raise ValueError(f"{ends} msyncs in the trace for {len(commits)} commits: "
+                         "not the same number for each")
+    return [(t, p, w) for (t, p), w in zip(commits, windows(events, ends // len(commits)))]
 
 
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) not in (2, 3):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     try:
         events = parse_trace(argv[1])
-        commits = parse_diff(argv[2])
+        commits = commit_windows(events, argv[2] if len(argv) == 3 else None)
     except (OSError, ValueError) as e:
         print(f"FAIL lmdb-trace-check: {e}")
         return 1
-    ends = sum(1 for e in events if e[0] == "E")
-    if not commits or not ends or ends % len(commits):
-        print(f"FAIL lmdb-trace-check: {ends} msyncs in the trace for {len(commits)} "
-              "commits: not the same number for each")
-        return 1
-    per_commit = ends // len(commits)
-    fails, changed, flushed, drains = [], 0, 0, 0
-    for (txn, pages), win in zip(commits, windows(events, per_commit)):
-        nf, nd = check_window(txn, pages, win, fails)
+    fails, changed, flushed, drains, msyncs = [], 0, 0, 0, 0
+    for txn, pages, win in commits:
+        nf, nd, nm = check_window(txn, pages, win, fails)
         changed += len(pages)
         flushed += nf
         drains += nd
+        msyncs += nm
     for f in fails[:20]:
         print(f"FAIL lmdb-trace-check: {f}")
     n = len(commits)
-    print(f"lmdb-trace-check: {n} commits, {per_commit} msyncs each; per commit "
+    print(f"lmdb-trace-check: {n} commits; per commit {msyncs / n:.1f} msyncs, "
           f"{changed / n:.1f} pages changed, {flushed / n:.1f} flushed, "
           f"{drains / n:.1f} drains; {len(fails)} failures")
     return 1 if fails else 0

@@ -7,7 +7,7 @@
  * (tests/lmdb/lmdb-guest.sh).
  *
  *   lmdb_commits create DIR
- *   lmdb_commits run [-s STAMP] [-d DIFFLOG] DIR N
+ *   lmdb_commits run [-s STAMP] [-d DIFFLOG] [-p MS] DIR N
  *   lmdb_commits verify [-s STAMP] DIR
  *
  * The environment is DIR/data.mdb (and DIR/lock.mdb), opened with
@@ -25,9 +25,13 @@
  *   "#txn" = t + 1.  Prints "lmdb_commits: N commits in S s: C commits/s".
  *   -s STAMP: after each commit, STAMP holds the count of committed
  *   transactions (what must be there after a crash).  -d DIFFLOG: after each
- *   commit, one line "C t P..." naming the 4 KiB pages of data.mdb whose
- *   content changed in that commit (a copy of the map is compared), for the
- *   trace checker (lmdb-trace-check.py); slows the commits down.
+ *   commit, one line "C t P..." appended to DIFFLOG (O_APPEND, one write a
+ *   line) naming the 4 KiB pages of data.mdb whose content changed in that
+ *   commit (a copy of the map is compared), for the trace checker
+ *   (lmdb-trace-check.py): given the shim's trace file, the lines land
+ *   between its own in the order of events.  Slows the commits down.
+ *   -p MS: sleep MS milliseconds after each commit (a run long enough for a
+ *   test to do something in the middle of it).
  * verify: opens the environment read-only and checks every record against
  *   what the committed transactions put; with -s, that the count of
  *   committed transactions is the stamp's or one more (killed between the
@@ -209,7 +213,7 @@ static int diff_open(struct diff *d, const char *dir, const char *logpath)
 		return 1;
 	}
 	d->copy = malloc(MAPSIZE);
-	d->log = fopen(logpath, "we");
+	d->log = fopen(logpath, "ae");
 	if (!d->copy || !d->log) {
 		fprintf(stderr, "FAIL lmdb_commits: %s: %s\n", logpath, strerror(errno));
 		return 1;
@@ -231,6 +235,7 @@ static void diff_commit(struct diff *d, uint32_t t)
 		fprintf(d->log, " %u", p);
 	}
 	fputc('\n', d->log);
+	fflush(d->log);
 }
 
 static int put_txn(MDB_env *env, MDB_dbi dbi, uint32_t t)
@@ -291,7 +296,16 @@ static int begin_run(MDB_env *env, MDB_dbi *dbi, uint32_t *start)
 	return mdb_txn_commit(txn);
 }
 
-static int cmd_run(const char *dir, uint32_t n, const char *stamp, const char *difflog)
+static void pause_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (ms && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int cmd_run(const char *dir, uint32_t n, const char *stamp, const char *difflog,
+		   unsigned pause)
 {
 	struct diff d = { 0 };
 	int sfd = -1, rc, ret = 1;
@@ -330,6 +344,7 @@ static int cmd_run(const char *dir, uint32_t n, const char *stamp, const char *d
 			fprintf(stderr, "FAIL lmdb_commits: %s: %s\n", stamp, strerror(errno));
 			goto out;
 		}
+		pause_ms(pause);
 	}
 	t0 = now() - t0;
 	printf("lmdb_commits: %" PRIu32 " commits in %.3f s: %.0f commits/s (transactions %" PRIu32
@@ -472,7 +487,7 @@ static int usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s create DIR\n"
-		"       %s run [-s STAMP] [-d DIFFLOG] DIR N\n"
+		"       %s run [-s STAMP] [-d DIFFLOG] [-p MS] DIR N\n"
 		"       %s verify [-s STAMP] DIR\n",
 		prog, prog, prog);
 	return 2;
@@ -481,26 +496,28 @@ static int usage(const char *prog)
 int main(int argc, char **argv)
 {
 	const char *stamp = NULL, *difflog = NULL, *cmd;
+	unsigned long n, pause = 0;
 	char *end;
-	unsigned long n;
 	int opt;
 
 	if (argc < 2)
 		return usage(argv[0]);
 	cmd = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "s:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:d:p:")) != -1) {
 		if (opt == 's')
 			stamp = optarg;
 		else if (opt == 'd')
 			difflog = optarg;
+		else if (opt == 'p' && (pause = strtoul(optarg, &end, 10)) <= 10000 && !*end)
+			continue;
 		else
 			return usage(argv[0]);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!strcmp(cmd, "create") && optind == argc - 1 && !stamp && !difflog)
+	if (!strcmp(cmd, "create") && optind == argc - 1 && !stamp && !difflog && !pause)
 		return cmd_create(argv[optind]);
-	if (!strcmp(cmd, "verify") && optind == argc - 1 && !difflog)
+	if (!strcmp(cmd, "verify") && optind == argc - 1 && !difflog && !pause)
 		return cmd_verify(argv[optind], stamp);
 	if (strcmp(cmd, "run") || optind != argc - 2)
 		return usage(argv[0]);
@@ -508,5 +525,5 @@ int main(int argc, char **argv)
 	n = strtoul(argv[optind + 1], &end, 10);
 	if (errno || *end || !n || n > UINT32_MAX / 2)
 		return usage(argv[0]);
-	return cmd_run(argv[optind], (uint32_t)n, stamp, difflog);
+	return cmd_run(argv[optind], (uint32_t)n, stamp, difflog, (unsigned)pause);
 }

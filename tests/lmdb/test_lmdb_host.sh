@@ -5,8 +5,8 @@
 # commits (with its stamp and page diff) and verifies an environment in a
 # temporary directory (on /dev/shm when it exists), LMDB's own mdb_stat and
 # mdb_dump read it, and lmdb-trace-check.py accepts a trace built from the
-# diff as the shim would write it and rejects one with a page not flushed or
-# no drain.  The run under the shim on real DAX is tests/lmdb/lmdb-guest.sh.
+# diff as the shim would write it and rejects one with a page not flushed, no
+# drain, a flush after the msync returned, or no commit lines.  The run under the shim on real DAX is tests/lmdb/lmdb-guest.sh.
 #
 # Usage: test_lmdb_host.sh LMDB_COMMITS TRACE_CHECK
 set -uo pipefail
@@ -45,8 +45,9 @@ tmp=$(mktemp -d "$base/test_lmdb_host.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 env=$tmp/env
 
-# synth_trace DIFFLOG [drop-page|no-drain]: the trace of LMDB 0.9's two msyncs
-# a commit, every changed page flushed and one drain, or with one fault.
+# synth_trace DIFFLOG [drop-page|no-drain|late-flush|separate]: the trace of
+# LMDB 0.9's two msyncs a commit, every changed page flushed and one drain,
+# with the program's C lines between (but with "separate"), or with one fault.
 synth_trace()
 {
 	awk -v fault="${2:-}" '{
@@ -59,6 +60,10 @@ synth_trace()
 		print "M end 0"
 		print "M begin 0 4096"
 		print "M end 0"
+		if (fault == "late-flush" && NR == 11)
+			print "F 8192 4096\nD"
+		if (fault != "separate")
+			print
 	}' "$1"
 }
 
@@ -78,17 +83,23 @@ if command -v mdb_stat >/dev/null; then
 fi
 
 synth_trace "$tmp/diff" >"$tmp/trace"
-ok "trace check of a good trace" python3 "$check" "$tmp/trace" "$tmp/diff"
+ok "trace check of a good trace" python3 "$check" "$tmp/trace"
 synth_trace "$tmp/diff" drop-page >"$tmp/trace"
-not_ok "trace check of a page not flushed" python3 "$check" "$tmp/trace" "$tmp/diff"
+not_ok "trace check of a page not flushed" python3 "$check" "$tmp/trace"
 grep -q 'transaction 6: pages changed but not flushed' "$tmp/out" ||
 	{ echo "FAIL trace check: the page not flushed is not named"; failed=$((failed + 1)); }
 synth_trace "$tmp/diff" no-drain >"$tmp/trace"
-not_ok "trace check of a flush without drain" python3 "$check" "$tmp/trace" "$tmp/diff"
+not_ok "trace check of a flush without drain" python3 "$check" "$tmp/trace"
+synth_trace "$tmp/diff" late-flush >"$tmp/trace"
+not_ok "trace check of a flush after the msync returned" python3 "$check" "$tmp/trace"
+synth_trace "$tmp/diff" separate >"$tmp/trace"
+not_ok "trace check of a trace without commit lines" python3 "$check" "$tmp/trace"
+ok "trace check of a trace and a separate page log" python3 "$check" "$tmp/trace" "$tmp/diff"
 head -n 7 "$tmp/diff" >"$tmp/diff7"
-synth_trace "$tmp/diff" >"$tmp/trace"
 not_ok "trace check of 200 commits' trace against 7 commits" \
 	python3 "$check" "$tmp/trace" "$tmp/diff7"
+echo "F ? 4096" >>"$tmp/trace"
+not_ok "trace check of a flush outside the region" python3 "$check" "$tmp/trace" "$tmp/diff"
 
 echo "test_lmdb_host: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

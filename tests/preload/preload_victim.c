@@ -13,18 +13,24 @@
  *   closefirst  map FILE, close the fd, store, msync, munmap
  *   fsync       map FILE, store, fsync then fdatasync the fd
  *   twice       map FILE twice, unmap one, then the other
+ *   threads     4 threads, each maps FILE, stores to its own pages, msyncs
+ *   fork        map FILE, fork: the child stores and msyncs, then the parent
  *   errno       failing calls fail with the kernel's errno; successful
  *               ones leave errno alone
+ * A device (st_size 0) is mapped PRELOAD_VICTIM_SIZE bytes long.
  * Stores write the byte (page number & 0xff) ^ 0x5a; "check" (MODE) reads
  * FILE back and verifies the scattered pages hold it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PAGE 4096UL
@@ -62,7 +68,9 @@ static unsigned char *map_file(const char *path, int flags, int *fdp, size_t *le
 		expect(0, "open");
 		exit(2);
 	}
-	*len = st.st_size;
+	/* A device has no size: PRELOAD_VICTIM_SIZE says how much to map. */
+	*len = st.st_size ? (size_t)st.st_size :
+			    strtoull(getenv("PRELOAD_VICTIM_SIZE") ?: "0", NULL, 0);
 	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (p == MAP_FAILED) {
 		expect(0, "mmap");
@@ -152,9 +160,62 @@ static void mode_twice(const char *path)
 	close(fd2);
 }
 
+static void *thread_fn(void *arg)
+{
+	const char *path = arg;
+	static unsigned next;
+	unsigned me = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+	unsigned char *base;
+	size_t len;
+	int fd;
+
+	base = map_file(path, MAP_SHARED, &fd, &len);
+	for (unsigned round = 0; round < 20; round++) {
+		store(base, 16 + 4 * me + round % 4);
+		expect(!msync(base, len, MS_SYNC), "msync in a thread");
+	}
+	expect(!munmap(base, len), "munmap in a thread");
+	expect(!close(fd), "close in a thread");
+	return NULL;
+}
+
+static void mode_threads(const char *path)
+{
+	pthread_t t[4];
+
+	for (unsigned i = 0; i < 4; i++)
+		expect(!pthread_create(&t[i], NULL, thread_fn, (void *)path), "pthread_create");
+	for (unsigned i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void mode_fork(const char *path)
+{
+	unsigned char *base;
+	int fd, status = 0;
+	size_t len;
+	pid_t pid;
+
+	base = map_file(path, MAP_SHARED, &fd, &len);
+	pid = fork();
+	if (pid == 0) {
+		store(base, 40);
+		_exit(msync(base, len, MS_SYNC) ? 1 : 0);
+	}
+	expect(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		       !WEXITSTATUS(status),
+	       "the child's msync");
+	fprintf(stderr, "victim: child done\n");
+	store(base, 41);
+	expect(!msync(base, len, MS_SYNC), "msync in the parent");
+	expect(!munmap(base, len), "munmap");
+	expect(!close(fd), "close");
+}
+
 static void mode_errno(const char *path)
 {
 	unsigned char *base;
+	void *second;
 	size_t len;
 	int fd;
 
@@ -180,6 +241,15 @@ static void mode_errno(const char *path)
 	expect(mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 1) == MAP_FAILED &&
 		       errno == EINVAL,
 	       "mmap at a misaligned offset: EINVAL");
+	errno = 0;
+	expect(mmap(base, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0) ==
+			       MAP_FAILED &&
+		       errno == EEXIST,
+	       "mmap of the region over a mapping, MAP_FIXED_NOREPLACE: EEXIST");
+	errno = 4241;
+	second = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	expect(second != MAP_FAILED && errno == 4241, "mmap success leaves errno");
+	expect(second == MAP_FAILED || !munmap(second, PAGE), "munmap of the second mapping");
 	store(base, 2);
 	errno = 4242;
 	expect(!msync(base, len, MS_SYNC) && errno == 4242, "msync success leaves errno");
@@ -223,6 +293,10 @@ int main(int argc, char **argv)
 		mode_fsync(argv[2]);
 	else if (!strcmp(argv[1], "twice"))
 		mode_twice(argv[2]);
+	else if (!strcmp(argv[1], "threads"))
+		mode_threads(argv[2]);
+	else if (!strcmp(argv[1], "fork"))
+		mode_fork(argv[2]);
 	else if (!strcmp(argv[1], "errno"))
 		mode_errno(argv[2]);
 	else if (!strcmp(argv[1], "check"))

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <daxtrack/client.h>
@@ -209,6 +210,43 @@ static void refused(struct dt_client_region *r, char *addr, size_t len, unsigned
 	CHECK(p[3 * PG + 1] == 'x' && p[len - 1] == 'y');
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Figures only (never failing on them): the first stores to 1, 64 and every
+ * page of the tracked file after a collection (one write-protect fault
+ * each), and the collection (PAGEMAP_SCAN + re-protect + marks in the log).
+ */
+static void figures(struct dt_client_region *r, char *p)
+{
+	static const uint64_t counts[] = { 1, 64, FS_SIZE / PG };
+	uint64_t t0, t1, t2;
+	long n;
+
+	dt_test_ctx("fsdax: figures");
+	CHECK_EQ(dt_client_fsync(r, 0, FS_SIZE, 0, NULL), 0);
+	for (unsigned k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+		t0 = now_ns();
+		for (uint64_t i = 0; i < counts[k]; i++)
+			p[i * PG + 7]++;
+		t1 = now_ns();
+		n = dt_client_track_collect(r, 0, FS_SIZE);
+		t2 = now_ns();
+		CHECK_EQ(n, counts[k]);
+		printf("   figures: %4llu pages: first stores %.2f us a page, collection %.1f us "
+		       "(%.3f us a page)\n",
+		       (unsigned long long)counts[k], (t1 - t0) / 1e3 / counts[k], (t2 - t1) / 1e3,
+		       (t2 - t1) / 1e3 / counts[k]);
+		CHECK_EQ(dt_client_fsync(r, 0, FS_SIZE, 0, NULL), 0);
+	}
+}
+
 static int fsdax_sync(void)
 {
 	static const unsigned pages[] = { 1, 2, 3, 77, 513, 1500, 2047 };
@@ -267,6 +305,8 @@ static int fsdax_sync(void)
 	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, FS_SIZE, 0, NULL), 0);
 	dt_rec_exactly((const uint64_t[]){ 901, 901 }, 1);
+
+	figures(r, p);
 
 	dt_test_ctx("fsdax: untrack, the bytes");
 	stamp(p, 1000, 4);

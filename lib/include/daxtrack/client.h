@@ -689,6 +689,9 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
 /* Flags of dt_client_track(). */
 #define DT_CLIENT_TRACK_SYNC	(1u << 0)	/* @addr is a MAP_SYNC (or devdax) mapping */
 
+/* The environment variable that sets the patience of dt_client_track()'s probe, in ms. */
+#define DT_CLIENT_PROBE_MS_ENV	"DAXTRACK_PROBE_MS"
+
 /* Room for the reason of a refused dt_client_track(), with its NUL. */
 #define DT_CLIENT_TRACK_REASON_MAX	160
 
@@ -710,8 +713,9 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
  * region's own file or device when the library holds its fd), probes in a
  * child process that a store to its first page is seen (the child maps the
  * page with a 4KiB entry, write-protects it with a userfaultfd of its own,
- * stores an atomic OR of zero, and is killed if the store hangs: 2 s, 20 s
- * with $DAX_VM set), then maps every page of the range with a 4KiB
+ * stores an atomic OR of zero, and is killed if the store hangs: after
+ * $DAXTRACK_PROBE_MS milliseconds if set, else 2 s, 20 s with $DAX_VM set),
+ * then maps every page of the range with a 4KiB
  * page-table entry (MADV_NOHUGEPAGE; MADV_DONTNEED where 2MiB entries map
  * it, the data staying in the file; MADV_POPULATE_WRITE; checked with
  * PAGEMAP_SCAN: the kernel cannot track stores to pages not mapped or
