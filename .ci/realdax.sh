@@ -182,7 +182,7 @@ if [ "$5" = 1 ]; then
 fi
 if [ "$6" = 1 ]; then
 	step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
-	sed -n "s/^/bench-track: /p" "$out/test_bench_track.log"
+	sed -n "s/^ *\(track\.[a-z]\)/bench-track: \1/p" "$out/test_bench_track.log"
 fi
 echo "realdax-guest: done"
 exit $all

@@ -14,8 +14,8 @@
 #   valgrind  memcheck over the unit suite of the plain build
 #   fuzz      the libFuzzer targets: corpus replay, then $DT_FUZZ_SECONDS
 #             (default 60) each (.ci/fuzz.sh)
-#   realdax   the real-DAX programs in the dax-vm guest (.ci/realdax.sh), one
-#             boot; a VM that cannot start is a failure
+#   realdax   the real-DAX programs in the dax-vm guest (.ci/realdax.sh), a
+#             stock and a backports boot; a VM that cannot start is a failure
 #   install   meson install into a DESTDIR, external programs built from the
 #             installed files only, symbol versions, systemd units verified
 #             and their security score (.ci/install-check.sh)

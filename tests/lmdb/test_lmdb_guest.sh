@@ -20,8 +20,10 @@
 #      mdb_dump of the first;
 #   3. a run with the shim's trace (DAXTRACK_PRELOAD_TRACE) and the
 #      program's page diff, during which the daemon is killed (SIGKILL) and
-#      started again: the run must finish without an error; a run killed
-#      itself (SIGKILL) and verified against its stamp; after each, verify,
+#      started again: the run must finish without an error; the same on
+#      the socket path (DAXTRACK_FAST_PATH=0: each msync an FSYNC to the
+#      daemon), where the new daemon must count the client tracking; a run
+#      killed itself (SIGKILL) and verified against its stamp; after each, verify,
 #      mdb_stat, mdb_dump; lmdb-trace-check.py: every page a commit changed
 #      was flushed and drained before its msync returned (on real DAX only:
 #      elsewhere the daemon flushes, and the trace has no flushes).
@@ -46,7 +48,7 @@ if [[ ${1:-} == --no-shim ]]; then
 	shift
 fi
 if [[ $# -ne 1 || ! -d $1 ]]; then
-	sed -n '4,42s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '4,45s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 fi
 B=$(cd "$1" && pwd -P)
@@ -63,7 +65,7 @@ CHECK=$SRC/lmdb-trace-check.py
 passed=0
 failed=0
 daemon_pid=
-declare -A rate=([kernel]= [shim]= [whole]=)
+declare -A rate=([kernel]="" [shim]="" [whole]="")
 
 pass() { passed=$((passed + 1)); echo "ok $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1"; }
@@ -222,29 +224,50 @@ db_checks "$W/kernel" ""
 
 # ---- 3. the shim: the daemon killed, the program killed ----
 
-from=$(committed "$DB")
-# The checked run: trace and page diff, the daemon killed and started again.
-# The program's page diff goes into the shim's trace file (both append).
-"${shim_env[@]}" DAXTRACK_PRELOAD_TRACE="$W/trace" "$PROG" run -s "$W/stamp" -d "$W/trace" \
-	-p 2 "$DB" "$CHECKED" &
-prog_pid=$!
-if wait_stamp "$W/stamp" $((from + CHECKED / 4)) "$prog_pid"; then
+# across_restart LABEL COUNT CMD...: run CMD (lmdb_commits run -s $W/stamp)
+# in the background, kill -9 the daemon once the stamp says COUNT commits,
+# start it again; the run must finish without an error.  Sets seen: the new
+# daemon's "tracking:" line while the run lasted, if it counted a client.
+across_restart()
+{
+	local label=$1 count=$2 pid rc
+
+	shift 2
+	"$@" &
+	pid=$!
+	seen=
+	if ! wait_stamp "$W/stamp" "$count" "$pid"; then
+		wait "$pid"
+		fail "$label: the run ended (exit $?) before the daemon could be killed"
+		return
+	fi
 	kill -9 "$daemon_pid"
 	wait "$daemon_pid" 2>/dev/null
-	echo "lmdb: daxtrackd killed after $(tr -d ' ' <"$W/stamp") commits"
+	echo "lmdb: $label: daxtrackd killed after $(tr -d ' ' <"$W/stamp") commits"
 	sleep 0.3
-	check "daxtrackd starts again" start_daemon
-	wait "$prog_pid"
+	check "$label: daxtrackd starts again" start_daemon
+	while [[ -z $seen ]] && kill -0 "$pid" 2>/dev/null; do
+		seen=$("$CTL" -s "$SOCK" status 2>/dev/null | grep -E '^tracking: [1-9]')
+		[[ -n $seen ]] || sleep 0.2
+	done
+	wait "$pid"
 	rc=$?
 	if [[ $rc -eq 0 ]]; then
-		pass "the run across the daemon's restart finished"
+		pass "$label: the run across the daemon's restart finished"
 	else
-		fail "the run across the daemon's restart exited $rc"
+		fail "$label: the run across the daemon's restart exited $rc"
 	fi
-else
-	wait "$prog_pid"
-	fail "the checked run ended (exit $?) before the daemon could be killed"
-fi
+}
+
+# The checked run: trace and page diff, the daemon killed and started again.
+# The program's page diff goes into the shim's trace file (both append).
+# On real DAX its msyncs persist in-process and need no daemon: the client
+# need not reconnect while it runs (printed, not checked).
+from=$(committed "$DB")
+across_restart "checked run" $((from + CHECKED / 4)) "${shim_env[@]}" \
+	DAXTRACK_PRELOAD_TRACE="$W/trace" "$PROG" run -s "$W/stamp" -d "$W/trace" -p 2 "$DB" "$CHECKED"
+echo "lmdb: checked run: after the restart, while the run lasted:" \
+	"${seen:-no tracking client seen}"
 db_checks "$DB" "$W/stamp"
 if [[ $SHIM -eq 1 && -z ${DAX_VM_FSDAX_DIR:-} ]]; then
 	# Not persistent memory: the daemon flushes (msync), the trace has no F.
@@ -253,6 +276,19 @@ elif [[ $SHIM -eq 1 ]]; then
 	check "trace: every changed page flushed before its msync returned" \
 		python3 "$CHECK" "$W/trace"
 fi
+
+# The socket path (DAXTRACK_FAST_PATH=0): each msync is an FSYNC to the
+# daemon, so the kill interrupts them: the client reconnects, resends, and
+# the new daemon must count it as tracking.
+from=$(committed "$DB")
+across_restart "socket path" $((from + 50)) "${shim_env[@]}" DAXTRACK_FAST_PATH=0 \
+	"$PROG" run -s "$W/stamp" -p 2 "$DB" 200
+if [[ $SHIM -eq 1 && -n $seen ]]; then
+	pass "socket path: the new daemon counts the client ($seen)"
+elif [[ $SHIM -eq 1 ]]; then
+	fail "socket path: the new daemon never counted the client tracking while it ran"
+fi
+db_checks "$DB" "$W/stamp"
 
 from=$(committed "$DB")
 # A run killed itself: LMDB's last commit is there, as its stamp says.
