@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client-private.h"
 #include "preload.h"
 
 static size_t page_up(size_t len)
@@ -38,6 +39,26 @@ static const char *no_track_reason(size_t len)
 	return NULL;
 }
 
+/*
+ * The region's msyncs persist whole ranges for a reason the library did not
+ * report itself (it reports its own -EOPNOTSUPP): tell the daemon, which
+ * counts such clients (daxtrackctl status), unless a mapping of the region
+ * is tracked.
+ */
+static void report_whole_range(struct dtp_region *reg, int err)
+{
+	struct dt_client *c = reg->r->c;
+	struct dtp_map *m;
+	unsigned i = 0;
+
+	while ((m = dtp_maps_next_of(reg, &i)))
+		if (m->tracked)
+			return;
+	pthread_mutex_lock(&c->lock);
+	dt_client_track_report(reg->r, DT_TRACK_REFUSED, err);
+	pthread_mutex_unlock(&c->lock);
+}
+
 static void track(struct dtp_map *m)
 {
 	char reason[DT_CLIENT_TRACK_REASON_MAX] = "";
@@ -48,11 +69,14 @@ static void track(struct dtp_map *m)
 	if (why) {
 		dtp_debug("region \"%s\": %#lx+%zu at %llu: whole-range mode (%s)", m->reg->name,
 			  (unsigned long)m->addr, m->len, (unsigned long long)m->off, why);
+		report_whole_range(m->reg, len ? -ECANCELED : -EINVAL);
 		return;
 	}
 	err = dt_client_track(m->reg->r, (void *)m->addr, len, m->off,
 			      m->sync ? DT_CLIENT_TRACK_SYNC : 0, reason);
 	m->tracked = !err;
+	if (err && err != -EOPNOTSUPP)
+		report_whole_range(m->reg, err);
 	if (err)
 		dtp_debug("region \"%s\": %#lx+%zu at %llu: whole-range mode (track: %s%s%s)",
 			  m->reg->name, (unsigned long)m->addr, len, (unsigned long long)m->off,
@@ -239,35 +263,49 @@ int msync(void *addr, size_t len, int flags)
 	return kernel ? dtp_real.msync(addr, len, flags) : 0;
 }
 
-/* Persist every mapping of the file of @fd. */
-static void persist_fd(int fd)
+/* Persist every mapping of the file of @fd.  Return: 0, or the first persist error. */
+static int persist_fd(int fd)
 {
 	struct dtp_region *reg;
 	struct dtp_map *m;
 	struct stat st;
 	unsigned i = 0;
+	int ret = 0;
 
 	if (fstat(fd, &st))
-		return;
+		return 0;
 	dtp_enter();
 	dtp_lock();
 	reg = dtp_region_find(&st, false);
-	while (reg && reg->r && (m = dtp_maps_next_of(reg, &i)))
-		dtp_persist(m, m->off, m->len);
+	while (reg && reg->r && (m = dtp_maps_next_of(reg, &i))) {
+		int err = dtp_persist(m, m->off, m->len);
+
+		if (err && !ret)
+			ret = err;
+	}
 	dtp_unlock();
 	dtp_leave();
+	return ret;
 }
 
-/* fsync() and fdatasync(): the mappings of the file, then the kernel's call (metadata). */
+/*
+ * fsync() and fdatasync(): the mappings of the file, then the kernel's call
+ * (metadata).  A persist that failed makes the call fail with EIO, as a
+ * writeback error does, even when the kernel's own call succeeded.
+ */
 static int sync_fd(int fd, bool data_only)
 {
-	int saved = errno;
+	int saved = errno, err = 0, rc;
 
 	if (dtp_active() && !dtp_maps_empty()) {
-		persist_fd(fd);
+		err = persist_fd(fd);
 		errno = saved;
 	}
-	return data_only ? dtp_real.fdatasync(fd) : dtp_real.fsync(fd);
+	rc = data_only ? dtp_real.fdatasync(fd) : dtp_real.fsync(fd);
+	if (rc || !err)
+		return rc;
+	errno = EIO;
+	return -1;
 }
 
 int fsync(int fd)

@@ -17,6 +17,7 @@
  *   fork        map FILE, fork: the child stores and msyncs, then the parent
  *   errno       failing calls fail with the kernel's errno; successful
  *               ones leave errno alone
+ * A device (st_size 0) is mapped PRELOAD_VICTIM_SIZE bytes long.
  * Stores write the byte (page number & 0xff) ^ 0x5a; "check" (MODE) reads
  * FILE back and verifies the scattered pages hold it.
  */
@@ -67,7 +68,9 @@ static unsigned char *map_file(const char *path, int flags, int *fdp, size_t *le
 		expect(0, "open");
 		exit(2);
 	}
-	*len = st.st_size;
+	/* A device has no size: PRELOAD_VICTIM_SIZE says how much to map. */
+	*len = st.st_size ? (size_t)st.st_size :
+			    strtoull(getenv("PRELOAD_VICTIM_SIZE") ?: "0", NULL, 0);
 	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (p == MAP_FAILED) {
 		expect(0, "mmap");

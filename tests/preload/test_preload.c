@@ -21,6 +21,11 @@
  *   - not in-process (PMEM_IS_PMEM_FORCE=0 in the program): the daemon
  *     flushes (its flush log);
  *   - the data reads back without the shim.
+ * On real DAX (the dax-vm guest, backports kernel; see docs/testing.md):
+ * DT_PRELOAD_DIR puts the directory, and so the region, on an fsdax mount
+ * (MAP_SYNC; the daemon-flush case is skipped: every persist is in-process
+ * there); DT_PRELOAD_DEVDAX adds a region on that device DAX (its first
+ * 8 MiB are written): msync, which the kernel refuses there, succeeds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -430,6 +435,25 @@ static void test_daemon_flushes(void)
 	CHECK_EQ(dirty_entries(), 0);
 }
 
+static void test_devdax(const char *dev)
+{
+	static const char size[] = "PRELOAD_VICTIM_SIZE=8388608";
+
+	dt_test_ctx("device DAX %s: msync without the shim", dev);
+	CHECK(run_victim("scatter", dev, false, size) != 0); /* the kernel: EINVAL */
+	dt_test_ctx("device DAX %s", dev);
+	if (!CHECK_EQ(run_victim("scatter", dev, true, size), 0))
+		return;
+	fprintf(stderr, "test_preload: device DAX: %s mode\n",
+		debug_has(": tracked", NULL) ? "tracked" : "whole-range");
+	if (!CHECK_EQ(tr.nr, 1) || !block_ok(&tr.b[0], 0, DB_SIZE))
+		return;
+	if (debug_has(": tracked", NULL))
+		CHECK(flushed_exactly(&tr.b[0], scattered, 5));
+	else
+		CHECK(flushed_range(&tr.b[0], 0, DB_PAGES));
+}
+
 static void test_data(void)
 {
 	dt_test_ctx("the data, read back without the shim");
@@ -448,8 +472,10 @@ static int make_plain(void)
 
 int main(void)
 {
-	static const struct dth_region regions[] = { { .name = "db", .size = "8M" } };
-	const struct dth_options o = { .tag = "preload", .tmp_base = "/dev/shm" };
+	const char *devdax = getenv("DT_PRELOAD_DEVDAX"), *dir = getenv("DT_PRELOAD_DIR");
+	const struct dth_region regions[] = { { .name = "db", .size = "8M" },
+					      { .name = "dax", .path = devdax } };
+	const struct dth_options o = { .tag = "preload", .tmp_base = dir ? dir : "/dev/shm" };
 
 	shim = getenv("DT_PRELOAD_SO");
 	victim = getenv("DT_PRELOAD_VICTIM");
@@ -464,7 +490,7 @@ int main(void)
 	dth_path(&h, plain_path, "plain.file");
 	dth_path(&h, trace_path, "trace");
 	dth_path(&h, debug_path, "debug");
-	if (!CHECK_EQ(dth_config(&h, "workers = 2\n", regions, 1, NULL), 0) ||
+	if (!CHECK_EQ(dth_config(&h, "workers = 2\n", regions, devdax ? 2 : 1, NULL), 0) ||
 	    !CHECK_EQ(dth_start(&h, NULL), 0) || !CHECK_EQ(make_plain(), 0)) {
 		dth_show_log(&h, stderr);
 		dth_cleanup(&h);
@@ -478,8 +504,11 @@ int main(void)
 	test_close_and_unmap();
 	test_threads_and_fork();
 	test_errno();
-	test_daemon_flushes();
+	if (!dir)
+		test_daemon_flushes();
 	test_data();
+	if (devdax)
+		test_devdax(devdax);
 	CHECK_EQ(dth_stop(&h, SIGTERM), 0);
 	if (dt_test_counts.failed)
 		dth_show_log(&h, stderr);

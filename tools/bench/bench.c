@@ -312,11 +312,13 @@ static void usage(FILE *f)
 		"and a timed start (exec -> accepting) with the write-intent log, without it\n"
 		"(today's whole-region flush) and after a clean stop, --reps runs of each;\n"
 		"a page not flushed before the socket accepted is an error (exit 1).\n"
-		"\ntrack: its own daxtrackd with one 192 MiB file region (in --dir); per page,\n"
-		"the time from the first store to the answer of: the stores + dt_client_dirty()\n"
+		"\ntrack: its own daxtrackd with one 256 MiB file region (in --dir); per page,\n"
+		"the time from the first store to the answer of: the stores into a mapping\n"
+		"tracked by dt_client_track() + dt_client_fsync(); the stores + dt_client_dirty()\n"
 		"+ dt_client_fsync(); the stores into a plain shared mapping + msync (on\n"
-		"/dev/shm msync means nothing); 1, 64, 4096 pages, contiguous and scattered;\n"
-		"p50 and p99.  An fsync that flushed other pages than written is an error.\n");
+		"/dev/shm msync means nothing); and the floor of the first: the stores alone,\n"
+		"each a kernel write fault; 1, 64, 4096 pages, contiguous and scattered; p50\n"
+		"and p99.  An fsync that flushed other pages than written is an error.\n");
 }
 
 static const struct bench_section_def *find_section(const char *name)

@@ -2,10 +2,16 @@
 /*
  * bench_track.c - dt-bench's "track" section (issue 21): what an
  * application pays per page to write pages and make them durable, timed
- * from its first store to the answer, on one file region "t" of its own
- * daxtrackd (three areas of 64 MiB, one a way, so that one way's write-back
- * never write-protects the pages of another; the third, the stores tracked
- * by dt_client_track(), comes with it):
+ * from its first store to the answer, three ways, on one file region "t"
+ * of its own daxtrackd (four areas of 64 MiB, one a way and one for the
+ * fault floor, so that one way's write-back never write-protects the pages
+ * of another):
+
+ *   tracked  the stores into the library's mapping of an area tracked by
+ *            dt_client_track() (userfaultfd write-protect + PAGEMAP_SCAN),
+ *            then dt_client_fsync() of the span of the pages, which
+ *            collects the pages written and persists them (in-process
+ *            where the fast path allows): no call per store;
  *
  *   marks    the stores, dt_client_dirty() of each run written, then
  *            dt_client_fsync() of the span of the pages (the library's
@@ -15,6 +21,11 @@
  *            kernel's way.  On shmem (/dev/shm) msync writes nothing back
  *            and the first store to a page faults only once: the figure
  *            is printed but means nothing there;
+ *   fault    the floor of the tracked way: the stores through the plain
+ *            mapping to pages whose entries MADV_DONTNEED just dropped, so
+ *            that each first store is a kernel write fault; only the stores
+ *            are timed.  A tracked page costs one fault an interval (the
+ *            first store after a collection) plus its share of the scan;
  *
  * at 1, 64 and 4096 pages, contiguous (a random run) and scattered
  * (distinct random pages of the area), every cache line of each page
@@ -38,15 +49,16 @@
 #include <daxtrack/client.h>
 
 #include "bench.h"
-#include "bench_daemon_parts.h"	/* PAGE, dmn_sort(), dmn_pct() */
+#include "bench_daemon_parts.h" /* PAGE, dmn_sort(), dmn_pct() */
 
 #define AREA_PAGES 16384ULL /* 64 MiB a way */
 #define AREA_BYTES (AREA_PAGES * PAGE)
 #define SEED_TRACK 0x747261636bULL
 #define MAX_K 4096U
 
-enum { W_MARKS, W_MSYNC, NR_WAYS };
-static const char *const way_name[NR_WAYS] = { "marks", "msync" };
+/* The ways, each with its area of the region (its index). */
+enum { W_TRACKED, W_MARKS, W_MSYNC, W_FAULT, NR_WAYS };
+static const char *const way_name[NR_WAYS] = { "tracked", "marks", "msync", "fault" };
 
 enum { L_CONTIG, L_SCATTER, NR_LAYOUTS };
 static const char *const layout_name[NR_LAYOUTS] = { "contig", "scattered" };
@@ -155,6 +167,13 @@ static int check_rep(const struct trk *t, unsigned w, const struct dt_proto_fsyn
 	return -1;
 }
 
+/* Tracked: the stores, the fsync of the span (which collects them). */
+static int way_tracked(struct trk *t, uint64_t off, uint64_t len, struct dt_proto_fsync_rep *rep)
+{
+	store(t, t->mem + (uint64_t)W_TRACKED * AREA_BYTES);
+	return dt_client_fsync(t->r, off, len, 0, rep);
+}
+
 /* Explicit marks: the stores, a dt_client_dirty() a run, the fsync of the span. */
 static int way_marks(struct trk *t, uint64_t off, uint64_t len, struct dt_proto_fsync_rep *rep)
 {
@@ -176,6 +195,20 @@ static int way_msync(struct trk *t, uint64_t off, uint64_t len)
 	return msync(t->plain + off, len, MS_SYNC) ? -errno : 0;
 }
 
+/* The fault floor: the stores alone, each page's entry dropped first (untimed). */
+static int way_fault(struct trk *t, uint64_t off, uint64_t len, double *ns)
+{
+	char *base = t->plain + (uint64_t)W_FAULT * AREA_BYTES;
+	uint64_t t0;
+
+	if (madvise(t->plain + off, len, MADV_DONTNEED))
+		return -errno;
+	t0 = bench_now_ns();
+	store(t, base);
+	*ns = (double)(bench_now_ns() - t0);
+	return 0;
+}
+
 /* One sample of way @w: its time from the first store to the answer. */
 static int sample(struct trk *t, unsigned w, double *ns)
 {
@@ -184,8 +217,19 @@ static int sample(struct trk *t, unsigned w, double *ns)
 	int ret;
 
 	span(t, w, &off, &len);
+	if (w == W_FAULT) {
+		ret = way_fault(t, off, len, ns);
+		if (ret)
+			bench_fail("fault floor: madvise: %s", strerror(-ret));
+		return ret ? -1 : 0;
+	}
 	t0 = bench_now_ns();
-	ret = w == W_MARKS ? way_marks(t, off, len, &rep) : way_msync(t, off, len);
+	if (w == W_TRACKED)
+		ret = way_tracked(t, off, len, &rep);
+	else if (w == W_MARKS)
+		ret = way_marks(t, off, len, &rep);
+	else
+		ret = way_msync(t, off, len);
 	*ns = (double)(bench_now_ns() - t0);
 	if (ret) {
 		bench_fail("%s of %u pages: %s", way_name[w], t->k, strerror(-ret));
@@ -238,6 +282,14 @@ static void fig_report(const struct bench_opts *o, const struct trk *t, struct t
 	for (unsigned w = 0; w < NR_WAYS; w++) {
 		for (unsigned q = 0; q < 2 && t->ways[w]; q++) {
 			fig_name(name, sizeof(name), f, w, q_name[q]);
+			if (w == W_TRACKED && m[W_MARKS][q] > 0 && m[W_MSYNC][q] > 0 &&
+			    m[W_FAULT][q] > 0) {
+				bench_value(o, name, m[w][q], "ns/page",
+					    "%.2f us the %u; x%.2f marks, x%.2f msync, x%.2f fault",
+					    m[w][q] * f->k / 1000, f->k, m[w][q] / m[W_MARKS][q],
+					    m[w][q] / m[W_MSYNC][q], m[w][q] / m[W_FAULT][q]);
+				continue;
+			}
 			bench_value(o, name, m[w][q], "ns/page",
 				    "%.2f us the %u; %" PRIu64 " samples", m[w][q] * f->k / 1000,
 				    f->k, f->samples);
@@ -252,7 +304,7 @@ static int trk_open(const struct bench_opts *o, struct trk *t)
 		.tag = "track",
 		.nr_regions = 1,
 		.names = names,
-		.size = "192M",
+		.size = "256M",
 		.daemon_conf = "workers = 2\nlog_level = warning\n",
 	};
 	struct dt_client_options opt;
@@ -283,7 +335,7 @@ static int trk_open(const struct bench_opts *o, struct trk *t)
 		return -1;
 	}
 	dt_client_region_info(t->r, &info);
-	bench_note(o, "region \"t\": %s, 192 MiB; library mapping %s, log %s, persist %s",
+	bench_note(o, "region \"t\": %s, 256 MiB; library mapping %s, log %s, persist %s",
 		   t->d.path[0], info.map_sync ? "MAP_SYNC" : "MAP_SHARED", info.log ? "yes" : "no",
 		   info.persist_in_process ? "in-process" : "by the daemon");
 	return 0;
@@ -319,6 +371,35 @@ static int warm_up(struct trk *t)
 	if (ret)
 		bench_fail("warm-up: %s", strerror(-ret));
 	return ret ? -1 : 0;
+}
+
+/*
+ * Track the tracked way's area of the library's mapping (after the warm-up,
+ * whose write-back cleaned it); a refusal leaves that way out, with its reason.
+ */
+static int start_tracking(const struct bench_opts *o, struct trk *t)
+{
+	uint64_t off = (uint64_t)W_TRACKED * AREA_BYTES;
+	char reason[DT_CLIENT_TRACK_REASON_MAX];
+	struct dt_proto_fsync_rep rep;
+	uint64_t t0 = bench_now_ns();
+	int ret;
+
+	ret = dt_client_track(t->r, t->mem + off, AREA_BYTES, off, 0, reason);
+	if (ret == -EOPNOTSUPP) {
+		t->ways[W_TRACKED] = false;
+		bench_note(o, "tracked: refused here (%s): not measured", reason);
+		return 0;
+	}
+	if (!ret)
+		ret = dt_client_fsync(t->r, off, AREA_BYTES, 0, &rep);
+	if (ret) {
+		bench_fail("dt_client_track of 64 MiB: %s", strerror(-ret));
+		return -1;
+	}
+	bench_note(o, "tracked: 64 MiB tracked in %.1f ms (populate, probe, write-protect)",
+		   (double)(bench_now_ns() - t0) / 1e6);
+	return 0;
 }
 
 static int figures(const struct bench_opts *o, struct trk *t)
@@ -360,7 +441,7 @@ out:
 
 int bench_track(const struct bench_opts *o)
 {
-	struct trk t = { .rng = { SEED_TRACK }, .ways = { true, true } };
+	struct trk t = { .rng = { SEED_TRACK }, .ways = { true, true, true, true } };
 	int ret = -1;
 
 	bench_section(o, "track");
@@ -375,12 +456,17 @@ int bench_track(const struct bench_opts *o)
 		   "each rep, median over %u reps",
 		   o->reps);
 	bench_note(o,
-		   "marks: stores, dt_client_dirty() a run, dt_client_fsync() of the span; "
-		   "msync: stores through a plain MAP_SHARED mapping, msync(MS_SYNC) of the span");
+		   "tracked: stores into a mapping tracked by dt_client_track(), dt_client_fsync() "
+		   "of the span; marks: stores, dt_client_dirty() a run, dt_client_fsync() of the "
+		   "span; msync: stores through a plain MAP_SHARED mapping, msync(MS_SYNC) of the "
+		   "span; fault: the stores alone, to pages whose entries were dropped (a kernel "
+		   "write fault each)");
 	if (!strncmp(t.d.path[0], "/dev/shm/", 9))
 		bench_note(o, "on /dev/shm (shmem) msync writes nothing back: its figures mean "
 			      "nothing here (use --dir on a DAX mount)");
 	ret = warm_up(&t);
+	if (!ret)
+		ret = start_tracking(o, &t);
 	if (!ret)
 		ret = figures(o, &t);
 	if (!bench_dmn_alive(&t.d))
