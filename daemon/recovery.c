@@ -310,6 +310,36 @@ static void open_logdir(struct daemon *d)
 		       err);
 }
 
+/*
+ * Tell the owner of a log a previous daemon left that no daemon reads it any
+ * more (DT_DLOG_F_ORPHAN in its header): a client flushing in-process never
+ * talks to the daemon, so without it the client would go on marking a log
+ * that no daemon reads, and its crash or another client's fsync would miss
+ * its pages.  Seeing the flag, it takes the socket path, which reconnects.
+ */
+static void orphan_log(struct daemon *d, const char *name)
+{
+	struct stat st;
+	void *base;
+	int fd;
+
+	fd = openat(d->log_dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (uint64_t)st.st_size < DT_DLOG_HEADER_SIZE)
+		goto out;
+	base = mmap(NULL, DT_DLOG_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		goto out;
+	if (((struct dt_dlog_header *)base)->magic == DT_DLOG_MAGIC)
+		__atomic_fetch_or(&((struct dt_dlog_header *)base)->daemon_flags, DT_DLOG_F_ORPHAN,
+				  __ATOMIC_RELEASE);
+	munmap(base, DT_DLOG_HEADER_SIZE);
+out:
+	close(fd);
+}
+
 /* Remove every log a previous daemon left: "<region>@<anything>.log". */
 static void remove_old_logs(struct daemon *d)
 {
@@ -325,6 +355,7 @@ static void remove_old_logs(struct daemon *d)
 
 		if (!strchr(de->d_name, '@') || len < 5 || strcmp(de->d_name + len - 4, ".log"))
 			continue;
+		orphan_log(d, de->d_name);
 		if (!unlinkat(d->log_dirfd, de->d_name, 0))
 			n++;
 	}

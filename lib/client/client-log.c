@@ -224,10 +224,11 @@ static int remark_run(void *arg, uint64_t first, uint64_t last)
 		if (last >= m->to->l.g.npages)
 			last = m->to->l.g.npages - 1;
 		dt_dlog_mark(&m->to->l, first, last);
-	} else if (first * DT_CLIENT_PAGE < r->size &&
-		   dt_rset_add(&r->batch, first * DT_CLIENT_PAGE, end < r->size ? end : r->size)) {
-		/* Marks lost: the next fsync says so. */
-		__atomic_store_n(&r->dirty_err, -ENOMEM, __ATOMIC_RELAXED);
+	} else if (first * DT_CLIENT_PAGE < r->size) {
+		if (dt_rset_add(&r->batch, first * DT_CLIENT_PAGE, end < r->size ? end : r->size))
+			/* Marks lost: the next fsync says so. */
+			__atomic_store_n(&r->dirty_err, -ENOMEM, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->socket_marks, true, __ATOMIC_RELEASE);
 	}
 	r->c->cnt.remarked_pages += last - first + 1;
 	return 0;
@@ -279,8 +280,11 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 		return 0;
 	if (!length)
 		return -EINVAL;
-	/* Bad blocks in the region: marks go to the daemon, which may refuse them. */
-	if (dt_dlog_daemon_flags(&l->l) & DT_DLOG_F_SOCKET)
+	/*
+	 * Bad blocks in the region: marks go to the daemon, which may refuse
+	 * them.  An orphaned log: to the batch, whose next exchange reconnects.
+	 */
+	if (dt_dlog_daemon_flags(&l->l) & (DT_DLOG_F_SOCKET | DT_DLOG_F_ORPHAN))
 		return 0;
 	for (;;) {
 		if (offset >= l->size || length > l->size - offset)
@@ -348,7 +352,7 @@ void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_c
 static bool may_flush_here(const struct dt_client_region *r, const struct dt_client_log *l)
 {
 	if (!l || !(l->flags & (DT_LOG_PMEM | DT_LOG_EADR)) ||
-	    (dt_dlog_daemon_flags(&l->l) & DT_DLOG_F_SOCKET) ||
+	    (dt_dlog_daemon_flags(&l->l) & (DT_DLOG_F_SOCKET | DT_DLOG_F_ORPHAN)) ||
 	    !__atomic_load_n(&r->addr, __ATOMIC_ACQUIRE) || r->map_len < l->size)
 		return false;
 	return (l->flags & DT_LOG_EADR) || __atomic_load_n(&r->map_pmem, __ATOMIC_RELAXED);
@@ -469,8 +473,13 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 {
 	struct dt_client_log *l = log_of(r);
 
-	/* A refused DIRTY is for the general path to report. */
-	if (!may_flush_here(r, l) || __atomic_load_n(&r->dirty_err, __ATOMIC_RELAXED))
+	/*
+	 * A refused DIRTY is for the general path to report; marks that went
+	 * the socket way (the daemon tagged them, this log has not got them)
+	 * for the general path to flush, unless the whole range is flushed.
+	 */
+	if (!may_flush_here(r, l) || __atomic_load_n(&r->dirty_err, __ATOMIC_RELAXED) ||
+	    (!whole && __atomic_load_n(&r->socket_marks, __ATOMIC_ACQUIRE)))
 		return 1;
 	if (!length || offset >= l->size || length > l->size - offset)
 		return 1;
@@ -536,7 +545,9 @@ int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t le
 	if (!pages)	/* out of the region: the daemon says what is wrong */
 		return sock_fsync(r, offset, length, flags, arg);
 	persist_lock(r);
-	if (!flags && length <= l->size - offset && !r->batch.n && may_flush_here(r, l)) {
+	/* In-process, unless marks of the range went the socket way. */
+	if (!flags && length <= l->size - offset && !r->batch.n &&
+	    !dt_rset_overlaps(&r->acked, offset, offset + length) && may_flush_here(r, l)) {
 		persist_here(r, l, first, last, false, out);
 		persist_unlock(r);
 		return 0;

@@ -80,6 +80,8 @@ struct dt_client_region {
 	int32_t track_err;		/* the errno of DT_TRACK_REFUSED, else 0 */
 	struct dt_rset batch;		/* marked, not acknowledged by the daemon */
 	struct dt_rset acked;		/* acknowledged, no fsync covered them yet */
+	bool socket_marks;		/* atomic: @batch or @acked holds ranges (set with the
+					 * lock, read without: no lock-free fsync then) */
 	void *addr;			/* atomic: read without the lock */
 	size_t map_len;
 	bool map_sync;

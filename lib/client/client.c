@@ -620,6 +620,7 @@ int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t
 	err = dt_rset_add(&r->batch, page_down(offset), page_end(r, offset + length));
 	if (err)
 		return err;
+	__atomic_store_n(&r->socket_marks, true, __ATOMIC_RELEASE);
 	if (r->batch.n >= c->batch_max)
 		return dt_client_send_batch_ahead(c, r);
 	return 0;
@@ -764,6 +765,8 @@ static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t le
 		dt_rset_clear(&r->acked);
 	else
 		dt_rset_sub(&r->acked, page_down(offset), page_end(r, offset + length));
+	if (!r->batch.n && !r->acked.n)
+		__atomic_store_n(&r->socket_marks, false, __ATOMIC_RELAXED);
 	if (out)
 		*out = done;
 	return 0;

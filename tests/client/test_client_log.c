@@ -11,7 +11,9 @@
  *     fast_path = off), DEEP, WHOLE, a region not mapped: the daemon flushes
  *     (its flush log), the log is clean after;
  *   - a kill -9 and restart of the daemon: the new log holds every page of
- *     the old one, also those marked while the daemon was away.
+ *     the old one, also those marked while the daemon was away;
+ *   - a client that only persists in-process learns of the restart: the new
+ *     daemon orphans the old log, and the next persist reconnects.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,6 +112,16 @@ static bool logged(struct dt_client_region *r, uint64_t page)
 	if (!CHECK_EQ(dt_client_query(r, page * PAGE, &q), 0))
 		return false;
 	return q.found && (q.entry.tags & DT_PROTO_TAG_LOGGED);
+}
+
+/* Dirty in the daemon's eyes: tagged DIRTY (a DIRTY message) or LOGGED. */
+static bool known_dirty(struct dt_client_region *r, uint64_t page)
+{
+	struct dt_proto_query_rep q;
+
+	if (!CHECK_EQ(dt_client_query(r, page * PAGE, &q), 0))
+		return false;
+	return q.found && (q.entry.tags & (DT_PROTO_TAG_LOGGED | DT_PROTO_TAG_DIRTY));
 }
 
 static void test_marks(void)
@@ -359,6 +371,45 @@ out:
 	CHECK_EQ(dt_client_close(c), 0);
 }
 
+/*
+ * kill -9 and restart, then only in-process persists: the new daemon flags
+ * the old log DT_DLOG_F_ORPHAN, so the persist goes through the socket and
+ * reconnects, and the new daemon sees the client's marks.
+ */
+static void test_orphaned(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c, true) : NULL;
+	struct dt_client_region_info info;
+	struct dt_client_counters k;
+
+	dt_test_ctx("an orphaned log reconnects");
+	if (!r)
+		goto out;
+	CHECK_EQ(dt_client_dirty(r, 80 * PAGE, PAGE), 0);
+	dtd_kill9(&dtd);
+	if (!CHECK_EQ(dtd_start(&dtd), 0))
+		goto out;
+	CHECK(dt_dlog_daemon_flags(&r->log->l) & DT_DLOG_F_ORPHAN);
+	dt_client_region_info(r, &info);
+	CHECK(!info.persist_in_process);
+	/* A mark while orphaned goes to the batch; the persist reconnects. */
+	CHECK_EQ(dt_client_dirty(r, 81 * PAGE, PAGE), 0);
+	CHECK_EQ(dt_client_persist(r, (char *)info.addr + 90 * PAGE, PAGE), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.reconnects, 1);
+	CHECK(!(dt_dlog_daemon_flags(&r->log->l) & DT_DLOG_F_ORPHAN));
+	dt_client_region_info(r, &info);
+	CHECK(info.persist_in_process);
+	CHECK(logged(r, 80));	/* re-marked into the new log: the daemon sees it */
+	CHECK(known_dirty(r, 81));	/* from the batch: a DIRTY message */
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	CHECK(!known_dirty(r, 80));
+	CHECK(!known_dirty(r, 81));
+out:
+	CHECK_EQ(dt_client_close(c), 0);
+}
+
 int main(void)
 {
 	setenv("PMEM_IS_PMEM_FORCE", "1", 1);	/* the daemon says PMEM, the client believes it */
@@ -371,6 +422,7 @@ int main(void)
 	test_fallbacks();
 	test_fast_path_off();
 	test_reconnect();
+	test_orphaned();
 	CHECK_EQ(dtd_stop(&dtd), 0);
 	dtd_cleanup(&dtd, dt_test_counts.failed);
 	return dt_test_done();

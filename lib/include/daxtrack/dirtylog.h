@@ -60,6 +60,10 @@ extern "C" {
 #define DT_DLOG_F_SOCKET	(1U << 0)	/* persist and mark through the socket: the
 						 * region has bad blocks, which only the daemon
 						 * may answer for (-EIO naming them) */
+#define DT_DLOG_F_ORPHAN	(1U << 1)	/* the daemon that made the log is gone: a
+						 * new one recovered it and removed it; its
+						 * owner must reconnect (through the socket
+						 * path) for its marks to reach a daemon */
 
 /* struct dt_dlog_header.kind */
 enum dt_dlog_kind {
