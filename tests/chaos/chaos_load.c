@@ -384,6 +384,12 @@ static int setup(struct load *l)
 	o.socket = l->cfg->sock;
 	o.batch_ranges = l->cfg->batch_ranges;
 	o.flags = DT_CLIENT_WAIT;
+	/*
+	 * The daemon always comes back here: give it 4x the default patience
+	 * (about 40 s), so that a loaded machine, where a run of kills during
+	 * start-up kept it away past the default 10 s, is not a lost client.
+	 */
+	o.retries = 200;
 	err = dt_client_connect_opts(&o, &l->c);
 	for (unsigned ri = 0; !err && ri < l->cfg->nregions; ri++)
 		err = setup_region(l, ri);
