@@ -21,20 +21,21 @@
 #                        pages against the kernel's msync() of the same pages
 #                        and against the in-process floor, on fsdax and devdax
 #                        ("realdax: persist-msync: ...", not counted)
-#   test_track_realdax   (when the tree has it) on 6.1 every dt_client_track()
-#                        must be refused cleanly
+#   test_track_realdax   on 6.1 every dt_client_track() must be refused
+#                        cleanly
 # The backports boot (each program counts as one test, pass or fail):
 #   test_lmdb_guest      an unmodified LMDB program under the LD_PRELOAD shim
 #                        and with the kernel's msync, the daemon killed in the
 #                        middle, LMDB's own tools and the shim's trace checking
-#                        (tests/lmdb/test_lmdb_guest.sh; --no-shim while the
-#                        tree has no lib/preload); its figures are printed as
-#                        "realdax: lmdb: ..." and "realdax: lmdb-trace-check: ..."
+#                        (tests/lmdb/test_lmdb_guest.sh); its figures are
+#                        printed as "realdax: lmdb: ..." and
+#                        "realdax: lmdb-trace-check: ..."
 #   test_track_realdax   dt_client_track() on fsdax (exact pages) and devdax
-#                        (refused, no SIGBUS), when the tree has it
-#   test_bench_track     `dt-bench track` on the fsdax file (when dt-bench has
-#                        a track subcommand); its figures printed as
-#                        "realdax: bench-track: ..."
+#                        (refused, no SIGBUS)
+#   test_preload         the shim's own test (tests/preload) on the fsdax
+#                        mount and the device DAX (msync made to work there)
+#   test_bench_track     `dt-bench track` on the fsdax file; its figures
+#                        printed as "realdax: bench-track: ..."
 # Their full output goes to BUILD_DIR/realdax-logs/stock/ and .../backports/;
 # their closing lines are printed, as "realdax: PROG: N passed, N failed",
 # and the last line is "realdax: N passed, N failed" (the sum; a program that
@@ -88,29 +89,17 @@ fi
 
 TARGETS=(daemon/daxtrackd tests/realdax/test_realdax_daemon tests/daemon/test_region_realdax
 	tests/realdax/first_touch tests/realdax/persist_msync tests/lmdb/lmdb_commits
-	tools/daxtrackctl/daxtrackctl)
-# The tracking programs of the backports boot that this tree has.
-SHIM_OPT=--no-shim
-if [[ -f lib/preload/meson.build ]]; then
-	SHIM_OPT=
-	TARGETS+=(lib/preload/libdaxtrack-preload.so)
-fi
-TRACK_TEST=0
-if [[ -f tests/realdax/test_track_realdax.c ]]; then
-	TRACK_TEST=1
-	TARGETS+=(tests/realdax/test_track_realdax)
-fi
+	tools/daxtrackctl/daxtrackctl lib/preload/libdaxtrack-preload.so
+	tests/preload/test_preload tests/preload/preload_victim tests/realdax/test_track_realdax
+	tools/dt-bench)
 if ! ninja -C "$BUILD_ABS" -t query tests/lmdb/lmdb_commits >/dev/null 2>&1; then
 	fail_summary "$BUILD has no tests/lmdb/lmdb_commits: LMDB was not found when it was set up\
  (.ci/install-deps.sh installs liblmdb-dev; then meson setup --reconfigure)"
 fi
-if ! ninja -C "$BUILD_ABS" "${TARGETS[@]}" tools/dt-bench >"$BUILD_ABS/realdax-build.log" 2>&1
-then
+if ! ninja -C "$BUILD_ABS" "${TARGETS[@]}" >"$BUILD_ABS/realdax-build.log" 2>&1; then
 	tail -n 30 "$BUILD_ABS/realdax-build.log"
-	fail_summary "building ${TARGETS[*]} tools/dt-bench in $BUILD failed"
+	fail_summary "building ${TARGETS[*]} in $BUILD failed"
 fi
-BENCH_TRACK=0
-"$BUILD_ABS/tools/dt-bench" --help 2>&1 | grep -qE '^  track ' && BENCH_TRACK=1
 
 # The guest sees the current directory read-write at the same path; a build
 # directory elsewhere is shared too.
@@ -153,15 +142,12 @@ step() {
 }
 '
 
-# The stock boot: sh -c GUEST realdax-guest REPO BUILD OUT FIRST_TOUCH_SECS
-# TRACK_TEST.
+# The stock boot: sh -c GUEST realdax-guest REPO BUILD OUT FIRST_TOUCH_SECS.
 # shellcheck disable=SC2016
 GUEST=$STEP'
 step test_realdax_daemon "$b/tests/realdax/test_realdax_daemon" "$b/daemon/daxtrackd"
 step test_region_realdax "$b/tests/daemon/test_region_realdax"
-if [ "$5" = 1 ]; then
-	step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"
-fi
+step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"
 "$b/tests/realdax/first_touch" -t "$4" "$DAX_VM_FSDAX_DIR" >"$out/first_touch.log" 2>&1
 grep "^first-touch:" "$out/first_touch.log"
 "$b/tests/realdax/persist_msync" "$b/daemon/daxtrackd" "$DAX_VM_FSDAX_DIR" "$DAX_VM_DEVDAX" \
@@ -171,19 +157,17 @@ echo "realdax-guest: done"
 exit $all
 '
 
-# The backports boot: sh -c GUEST_BP realdax-guest REPO BUILD OUT SHIM_OPT
-# TRACK_TEST BENCH_TRACK.
+# The backports boot: sh -c GUEST_BP realdax-guest REPO BUILD OUT.
 # shellcheck disable=SC2016
 GUEST_BP=$STEP'
-step test_lmdb_guest bash tests/lmdb/test_lmdb_guest.sh $4 "$b"
+step test_lmdb_guest bash tests/lmdb/test_lmdb_guest.sh "$b"
 grep -E "^lmdb(-trace-check)?: " "$out/test_lmdb_guest.log"
-if [ "$5" = 1 ]; then
-	step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"
-fi
-if [ "$6" = 1 ]; then
-	step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
-	sed -n "s/^ *\(track\.[a-z]\)/bench-track: \1/p" "$out/test_bench_track.log"
-fi
+step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"
+step test_preload env DT_PRELOAD_SO="$b/lib/preload/libdaxtrack-preload.so" \
+	DT_PRELOAD_VICTIM="$b/tests/preload/preload_victim" DT_PRELOAD_DIR="$DAX_VM_FSDAX_DIR" \
+	DT_PRELOAD_DEVDAX="$DAX_VM_DEVDAX" "$b/tests/preload/test_preload"
+step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
+sed -n "s/^ *\(track\.[a-z]\)/bench-track: \1/p" "$out/test_bench_track.log"
 echo "realdax-guest: done"
 exit $all
 '
@@ -281,7 +265,7 @@ finished()
 
 passed=0
 failed=0
-boot stock stock "$TIMEOUT" "$GUEST" "$FIRST_TOUCH_SECS" "$TRACK_TEST"
+boot stock stock "$TIMEOUT" "$GUEST" "$FIRST_TOUCH_SECS"
 wall_stock=$wall
 grep -E '^(first-touch|persist-msync): ' "$tmp/stock.out" | sed 's/^/realdax: /'
 if not_started stock "$TIMEOUT"; then
@@ -291,18 +275,19 @@ fi
 for prog in test_realdax_daemon test_region_realdax; do
 	count stock "$prog" 0
 done
-[[ $TRACK_TEST -eq 0 ]] || count stock test_track_realdax 0
+count stock test_track_realdax 0
 finished stock "$TIMEOUT"
 
-boot backports backports "$BP_TIMEOUT" "$GUEST_BP" "$SHIM_OPT" "$TRACK_TEST" "$BENCH_TRACK"
+boot backports backports "$BP_TIMEOUT" "$GUEST_BP"
 wall_bp=$wall
 grep -E '^(lmdb|lmdb-trace-check|bench-track): ' "$tmp/backports.out" | sed 's/^/realdax: /'
 if not_started backports "$BP_TIMEOUT"; then
 	failed=$((failed + 1))
 else
 	count backports test_lmdb_guest 1
-	[[ $TRACK_TEST -eq 0 ]] || count backports test_track_realdax 1
-	[[ $BENCH_TRACK -eq 0 ]] || count backports test_bench_track 1
+	count backports test_track_realdax 1
+	count backports test_preload 0
+	count backports test_bench_track 1
 	finished backports "$BP_TIMEOUT"
 fi
 

@@ -8,11 +8,15 @@
  *   M begin <off> <len>   a persist of region bytes [off, off + len) starts
  *   F <off> <len>         region bytes [off, off + len) were flushed
  *   D                     the flushes before were drained (ordered)
+ *   S <off> <len>         the daemon answered an FSYNC of region bytes
+ *                         [off, off + len) during the persist: it flushed
+ *                         and drained every page dirty in them
  *   M end <rc>            the persist returned rc (0, or a negative errno)
  *
  * Offsets are the region's, in decimal.  F and D appear only for a persist
- * done in-process (the daemon said the region is persistent memory);
- * otherwise the daemon flushes, and its own flush log tells it.  The hooks
+ * done in-process (the daemon said the region is persistent memory); S for
+ * one the daemon answered (not pmem, a fallback, or the persist that
+ * reconnects after a restart of the daemon).  The hooks
  * run only inside the persists the shim makes, under dtp_lock(), which is
  * what lets them read the table.
  */
@@ -85,6 +89,24 @@ void dtp_trace_init(void)
 void dtp_trace_msync_begin(uint64_t off, uint64_t len)
 {
 	trace_line("M begin %llu %llu\n", (unsigned long long)off, (unsigned long long)len);
+}
+
+uint64_t dtp_trace_fsyncs(struct dt_client_region *r)
+{
+	struct dt_client_counters k;
+
+	if (trace_fd < 0)
+		return 0;
+	dt_client_counters(r->c, &k);
+	return k.sent_by_op[DT_OP_FSYNC];
+}
+
+void dtp_trace_by_daemon(struct dt_client_region *r, uint64_t before, uint64_t off, uint64_t len,
+			 int rc)
+{
+	if (trace_fd < 0 || rc || dtp_trace_fsyncs(r) == before)
+		return;
+	trace_line("S %llu %llu\n", (unsigned long long)off, (unsigned long long)len);
 }
 
 void dtp_trace_msync_end(int rc)

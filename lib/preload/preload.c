@@ -196,6 +196,7 @@ int munmap(void *addr, size_t len)
 
 int dtp_persist(struct dtp_map *m, uint64_t off, uint64_t len)
 {
+	uint64_t fsyncs = dtp_trace_fsyncs(m->reg->r);
 	int err;
 
 	dtp_trace_msync_begin(off, len);
@@ -203,6 +204,7 @@ int dtp_persist(struct dtp_map *m, uint64_t off, uint64_t len)
 		err = dt_client_fsync(m->reg->r, off, len, 0, NULL);
 	else
 		err = dt_client_persist_range(m->reg->r, off, len, NULL);
+	dtp_trace_by_daemon(m->reg->r, fsyncs, off, len, err);
 	dtp_trace_msync_end(err);
 	dtp_debug("region \"%s\": persist %llu+%llu (%s): %s", m->reg->name,
 		  (unsigned long long)off, (unsigned long long)len,

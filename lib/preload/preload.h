@@ -144,6 +144,11 @@ void *dtp_place(void *addr, size_t len, int prot, int flags, int fd, off_t off, 
 void dtp_trace_init(void);
 void dtp_trace_msync_begin(uint64_t off, uint64_t len);
 void dtp_trace_msync_end(int rc);
+/* FSYNCs sent so far on @r's connection when tracing, else 0. */
+uint64_t dtp_trace_fsyncs(struct dt_client_region *r);
+/* "S off len" when tracing, @rc is 0 and an FSYNC was sent since @before. */
+void dtp_trace_by_daemon(struct dt_client_region *r, uint64_t before, uint64_t off, uint64_t len,
+			 int rc);
 
 /* preload.c */
 /* Persist [off, off + len) of mapping @m (traced): 0 or -errno. */

@@ -11,6 +11,9 @@ line a write, so the lines are in the order things happened):
     M begin OFF LEN  a persist of region bytes [OFF, OFF + LEN): an msync
     F OFF LEN        the shim's library flushed LEN bytes at region offset OFF
     D                a drain (the flushes before it are durable)
+    S OFF LEN        the daemon answered an FSYNC of [OFF, OFF + LEN) during
+                     the msync: it flushed and drained the dirty pages there
+                     (the persist that reconnects after a daemon restart)
     M end RC         the msync returns RC
     C T PAGE...      (lmdb_commits) transaction T was committed; the 4 KiB
                      pages of data.mdb (the region, mapped from offset 0)
@@ -45,6 +48,8 @@ def parse_trace(path):
                 events.append(("F", int(w[1], 0), int(w[2], 0)))
             elif len(w) >= 2 and w[0] == "C":
                 events.append(("C", int(w[1]), [int(p) for p in w[2:]]))
+            elif len(w) == 3 and w[0] == "S":
+                events.append(("S", int(w[1], 0), int(w[2], 0)))
             elif w == ["D"]:
                 events.append(("D", 0, 0))
             elif len(w) == 4 and w[:2] == ["M", "begin"]:
@@ -90,7 +95,7 @@ def merged_windows(events):
             cur.append(ev)
 
 
-def check_window(txn, pages, win, fails):
+def check_window(txn, pages, win, fails, by_daemon):
     """Check one commit; return (pages flushed, drains, msyncs)."""
     flushed = set()
     drained_after_last_f = True
@@ -98,7 +103,7 @@ def check_window(txn, pages, win, fails):
     ends = [i for i, ev in enumerate(win) if ev[0] == "E"]
     if not ends:
         fails.append(f"transaction {txn}: no msync in its window")
-    elif any(ev[0] in "FD" for ev in win[ends[-1]:]):
+    elif any(ev[0] in "FDS" for ev in win[ends[-1]:]):
         fails.append(f"transaction {txn}: a flush or drain after its last msync returned")
     for kind, a, b in win[:ends[-1] + 1 if ends else 0]:
         if kind == "F":
@@ -107,6 +112,10 @@ def check_window(txn, pages, win, fails):
         elif kind == "D":
             drains += 1
             drained_after_last_f = True
+        elif kind == "S":
+            # The daemon's FSYNC: flushed and drained before its answer.
+            flushed.update(range(a // PAGE, (a + b + PAGE - 1) // PAGE))
+            by_daemon[0] += 1
         elif kind == "E" and a != 0:
             fails.append(f"transaction {txn}: an msync returned {a}")
     missing = [p for p in pages if p not in flushed]
@@ -142,9 +151,9 @@ def main(argv):
     except (OSError, ValueError) as e:
         print(f"FAIL lmdb-trace-check: {e}")
         return 1
-    fails, changed, flushed, drains, msyncs = [], 0, 0, 0, 0
+    fails, changed, flushed, drains, msyncs, by_daemon = [], 0, 0, 0, 0, [0]
     for txn, pages, win in commits:
-        nf, nd, nm = check_window(txn, pages, win, fails)
+        nf, nd, nm = check_window(txn, pages, win, fails, by_daemon)
         changed += len(pages)
         flushed += nf
         drains += nd
@@ -154,7 +163,8 @@ def main(argv):
     n = len(commits)
     print(f"lmdb-trace-check: {n} commits; per commit {msyncs / n:.1f} msyncs, "
           f"{changed / n:.1f} pages changed, {flushed / n:.1f} flushed, "
-          f"{drains / n:.1f} drains; {len(fails)} failures")
+          f"{drains / n:.1f} drains; {by_daemon[0]} msyncs answered by the daemon; "
+          f"{len(fails)} failures")
     return 1 if fails else 0
 
 

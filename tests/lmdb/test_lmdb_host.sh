@@ -45,13 +45,24 @@ tmp=$(mktemp -d "$base/test_lmdb_host.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 env=$tmp/env
 
-# synth_trace DIFFLOG [drop-page|no-drain|late-flush|separate]: the trace of
-# LMDB 0.9's two msyncs a commit, every changed page flushed and one drain,
-# with the program's C lines between (but with "separate"), or with one fault.
+# synth_trace DIFFLOG [drop-page|no-drain|late-flush|separate|daemon|daemon-short]:
+# the trace of LMDB 0.9's two msyncs a commit, every changed page flushed and
+# one drain, with the program's C lines between (but with "separate"), or
+# with one fault; "daemon": the fifth commit's first msync answered by the
+# daemon (an S line for the whole map instead of F and D lines), a good
+# trace; "daemon-short": the same, the S line covering the first page only.
 synth_trace()
 {
 	awk -v fault="${2:-}" '{
 		print "M begin 0 4194304"
+		if (fault ~ /^daemon/ && NR == 5) {
+			print "S 0 " (fault == "daemon" ? 4194304 : 4096)
+			print "M end 0"
+			print "M begin 0 4096"
+			print "M end 0"
+			print
+			next
+		}
 		for (i = 3; i <= NF; i++)
 			if (!(fault == "drop-page" && NR == 7 && i == NF))
 				print "F " $i * 4096 " 4096"
@@ -88,6 +99,12 @@ synth_trace "$tmp/diff" drop-page >"$tmp/trace"
 not_ok "trace check of a page not flushed" python3 "$check" "$tmp/trace"
 grep -q 'transaction 6: pages changed but not flushed' "$tmp/out" ||
 	{ echo "FAIL trace check: the page not flushed is not named"; failed=$((failed + 1)); }
+synth_trace "$tmp/diff" daemon >"$tmp/trace"
+ok "trace check of a commit the daemon flushed (S)" python3 "$check" "$tmp/trace"
+grep -q '1 msyncs answered by the daemon' "$tmp/out" ||
+	{ echo "FAIL trace check: the S line is not counted"; failed=$((failed + 1)); }
+synth_trace "$tmp/diff" daemon-short >"$tmp/trace"
+not_ok "trace check of an S line short of a changed page" python3 "$check" "$tmp/trace"
 synth_trace "$tmp/diff" no-drain >"$tmp/trace"
 not_ok "trace check of a flush without drain" python3 "$check" "$tmp/trace"
 synth_trace "$tmp/diff" late-flush >"$tmp/trace"
