@@ -28,6 +28,7 @@
 #include "client-private.h"
 #include "daemon_harness.h"
 #include "dt_test.h"
+#include "dt_client_test.h"
 
 DT_TEST_DEFINE("test_client_log");
 
@@ -88,23 +89,6 @@ static struct dt_client_region *attach_db(struct dt_client *c, bool map)
 	return r;
 }
 
-static int count_run(void *arg, uint64_t first, uint64_t last)
-{
-	*(uint64_t *)arg += last - first + 1;
-	return 0;
-}
-
-/* Pages set (dirty or flush) in the region's current log. */
-static uint64_t log_pages(struct dt_client_region *r, uint64_t first, uint64_t last)
-{
-	uint64_t n = 0;
-
-	if (!CHECK(r->log != NULL))
-		return 0;
-	dt_dlog_for_each(&r->log->l, first, last, true, count_run, &n, NULL);
-	return n;
-}
-
 static bool logged(struct dt_client_region *r, uint64_t page)
 {
 	struct dt_proto_query_rep q;
@@ -144,8 +128,8 @@ static void test_marks(void)
 	CHECK_EQ(dt_client_dirty(r, 0, 0), -EINVAL);
 	CHECK_EQ(dt_client_dirty(r, DTD_DB_SIZE, 1), -ERANGE);
 	CHECK_EQ(dt_client_dirty(r, DTD_DB_SIZE - 1, 2), -ERANGE);
-	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 1 + 3 + 2);
-	CHECK_EQ(log_pages(r, 10, 12), 3);
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 1 + 3 + 2);
+	CHECK_EQ(dt_test_log_pages(r, 10, 12), 3);
 	dt_client_counters(c, &k);
 	CHECK_EQ(k.logs, 1);
 	CHECK_EQ(k.log_refused, 0);
@@ -193,8 +177,8 @@ static void test_persist_in_process(void)
 	CHECK_EQ(out.entries, 4);
 	CHECK_EQ(out.bytes, 4 * PAGE);
 	CHECK_EQ(out.ranges, 2);
-	CHECK_EQ(log_pages(r, 0, 31), 0);
-	CHECK_EQ(log_pages(r, 40, 40), 1);
+	CHECK_EQ(dt_test_log_pages(r, 0, 31), 0);
+	CHECK_EQ(dt_test_log_pages(r, 40, 40), 1);
 	/* Nothing left in the range: nothing flushed. */
 	rec.n = 0;
 	CHECK_EQ(dt_client_fsync(r, 0, 32 * PAGE, 0, NULL), 0);
@@ -205,7 +189,7 @@ static void test_persist_in_process(void)
 	CHECK_EQ(rec.first[0], 2);
 	CHECK_EQ(rec.last[0], 3);
 	CHECK_EQ(dt_client_persist_range(r, 40 * PAGE, 1, NULL), 0);
-	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
 	dt_client_counters(c, &k);
 	CHECK_EQ(k.persists_in_process, 4);
 	CHECK_EQ(k.sent_by_op[DT_OP_FSYNC], 0);
@@ -242,7 +226,7 @@ static void fsync_by_daemon(struct dt_client *c, struct dt_client_region *r, uns
 	CHECK_EQ(rec.n, 0);
 	CHECK(dtd_flushed(&dtd, "db", 20 * PAGE, 2 * PAGE, since, NULL));
 	CHECK(dtd_flushed(&dtd, "db", 30 * PAGE, PAGE, since, NULL));
-	CHECK_EQ(log_pages(r, 16, 31), 0);
+	CHECK_EQ(dt_test_log_pages(r, 16, 31), 0);
 	CHECK(!logged(r, 20));
 	dt_client_flush_hook = pmem_flush;
 }
@@ -361,11 +345,11 @@ static void test_reconnect(void)
 	CHECK_EQ(k.reconnects, 1);
 	CHECK_EQ(k.logs, 2);
 	CHECK_EQ(k.remarked_pages, 5);
-	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 5);
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 5);
 	CHECK(r->retired != NULL);
 	/* The new log is the one persisted. */
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
-	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
 	CHECK(!logged(r, 61));
 out:
 	CHECK_EQ(dt_client_close(c), 0);

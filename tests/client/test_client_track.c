@@ -34,6 +34,7 @@
 #include "daemon_harness.h"
 #include "track-kernel.h"
 #include "dt_test.h"
+#include "dt_client_test.h"
 #include "dt_track_test.h"
 
 DT_TEST_DEFINE("test_client_track");
@@ -52,14 +53,7 @@ static void record_drain(void)
 
 static struct dt_client *connect_flags(unsigned flags)
 {
-	struct dt_client_options o;
-	struct dt_client *c = NULL;
-
-	dt_client_options_init(&o);
-	o.socket = dtd.h.sock;
-	o.flags = flags;
-	CHECK_EQ(dt_client_connect_opts(&o, &c), 0);
-	return c;
+	return dt_test_connect(dtd.h.sock, flags);
 }
 
 static struct dt_client_region *attach_db(struct dt_client *c)
@@ -112,23 +106,6 @@ static int can_track(void)
 		CHECK_EQ(err, 0);
 	dt_client_close(c);
 	return err == -EOPNOTSUPP ? DT_TEST_SKIP : 0;
-}
-
-static int count_run(void *arg, uint64_t first, uint64_t last)
-{
-	*(uint64_t *)arg += last - first + 1;
-	return 0;
-}
-
-/* Pages set (dirty or flush) in the region's log. */
-static uint64_t log_pages(struct dt_client_region *r, uint64_t first, uint64_t last)
-{
-	uint64_t n = 0;
-
-	if (!CHECK(r->log != NULL))
-		return 0;
-	dt_dlog_for_each(&r->log->l, first, last, true, count_run, &n, NULL);
-	return n;
 }
 
 /* The whole region tracked and adopted: exact pages, seen again, marks beside. */
@@ -188,7 +165,7 @@ static int whole_region(void)
 	for (uint64_t i = 0; i < 4; i++)
 		touch(p, 1000 + 3 * i);
 	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 4);
-	CHECK_EQ(log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 4);
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 4);
 	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 0);
 	CHECK_EQ(dt_client_track_collect(r, 0, 0), -EINVAL);
 	dt_rec_reset(p);
@@ -198,7 +175,7 @@ static int whole_region(void)
 	dt_test_ctx("whole region: untrack gives the mapping back");
 	touch(p, 1500);
 	CHECK_EQ(dt_client_untrack(r, p, 0), 0);
-	CHECK_EQ(log_pages(r, 1500, 1500), 1); /* collected on the way out */
+	CHECK_EQ(dt_test_log_pages(r, 1500, 1500), 1); /* collected on the way out */
 	dt_client_region_info(r, &info);
 	CHECK(info.addr == NULL);
 	CHECK(!info.persist_in_process);
@@ -283,7 +260,7 @@ static int sub_range(void)
 	dt_test_ctx("sub-range: untrack collects");
 	touch(q, 7);
 	CHECK_EQ(dt_client_untrack(r, q, base * PAGE), 0);
-	CHECK_EQ(log_pages(r, base + 7, base + 7), 1);
+	CHECK_EQ(dt_test_log_pages(r, base + 7, base + 7), 1);
 	touch(q, 8); /* not tracked any more */
 	dt_rec_reset(p);
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);

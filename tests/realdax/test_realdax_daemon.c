@@ -36,6 +36,7 @@
 #include <daxtrack/client.h>
 
 #include "dt_test.h"
+#include "dt_client_test.h"
 #include "harness.h"
 
 DT_TEST_DEFINE("test_realdax_daemon");
@@ -272,14 +273,7 @@ static bool log_has(const char *text)
 
 static struct dt_client *connect_client(void)
 {
-	struct dt_client_options o;
-	struct dt_client *c = NULL;
-
-	dt_client_options_init(&o);
-	o.socket = d.h.sock;
-	o.flags = DT_CLIENT_NO_RECONNECT;
-	CHECK_EQ(dt_client_connect_opts(&o, &c), 0);
-	return c;
+	return dt_test_connect(d.h.sock, DT_CLIENT_NO_RECONNECT);
 }
 
 static void check_regions(struct dt_client *c)

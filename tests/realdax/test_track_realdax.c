@@ -46,6 +46,7 @@
 
 #include "client-private.h"
 #include "dt_test.h"
+#include "dt_client_test.h"
 #include "dt_track_test.h"
 #include "harness.h"
 #include "track-kernel.h"
@@ -117,14 +118,7 @@ static int setup(const char *daxtrackd, const char *fsdir)
 
 static struct dt_client *connect_client(void)
 {
-	struct dt_client_options o;
-	struct dt_client *c = NULL;
-
-	dt_client_options_init(&o);
-	o.socket = d.h.sock;
-	o.flags = DT_CLIENT_NO_RECONNECT;
-	CHECK_EQ(dt_client_connect_opts(&o, &c), 0);
-	return c;
+	return dt_test_connect(d.h.sock, DT_CLIENT_NO_RECONNECT);
 }
 
 /* Attach @path by an O_RDWR fd (kept open in *@fd for the application's mappings). */
