@@ -83,6 +83,8 @@ static int send_msg(struct dt_client *c, const struct dt_msg *m, int fd)
 	c->cnt.sent++;
 	if (m->op < DT_PROTO_STATS_OPS)
 		c->cnt.sent_by_op[m->op]++;
+	if (m->op == DT_OP_DIRTY)
+		c->cnt.dirty_ranges += m->dirty_req.count;
 	return 0;
 }
 

@@ -139,6 +139,7 @@ static void test_batching(void)
 	/* 3 full batches of 32 went out; the STATS request sends the 4th. */
 	dt_client_counters(c, &k);
 	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 3);
+	CHECK_EQ(k.dirty_ranges, 3 * 32);
 	CHECK_EQ(daemon_op(c, DT_OP_DIRTY), d0 + 4);
 	CHECK_EQ(dirty_entries(r), 100);
 	CHECK_EQ(daemon_op(c, DT_OP_DIRTY), d0 + 4);
@@ -146,6 +147,8 @@ static void test_batching(void)
 	for (unsigned i = 0; i < 1000; i++)
 		CHECK_EQ(dt_client_dirty(r, 300 * PAGE + (i % 8) * 512, 512), 0);
 	CHECK_EQ(dt_client_flush_dirty(c), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.dirty_ranges, 100 + 1);	/* the 4th batch of 4, then the merged one */
 	CHECK_EQ(daemon_op(c, DT_OP_DIRTY), d0 + 5);
 	CHECK_EQ(dirty_entries(r), 101);
 	CHECK_EQ(dt_client_fsync(r, 0, 0, DT_FSYNC_WHOLE, NULL), 0);
