@@ -224,11 +224,10 @@ static int remark_run(void *arg, uint64_t first, uint64_t last)
 		if (last >= m->to->l.g.npages)
 			last = m->to->l.g.npages - 1;
 		dt_dlog_mark(&m->to->l, first, last);
-	} else if (first * DT_CLIENT_PAGE < r->size) {
-		if (dt_rset_add(&r->batch, first * DT_CLIENT_PAGE, end < r->size ? end : r->size))
-			/* Marks lost: the next fsync says so. */
-			__atomic_store_n(&r->dirty_err, -ENOMEM, __ATOMIC_RELAXED);
-		__atomic_store_n(&r->socket_marks, true, __ATOMIC_RELEASE);
+	} else if (first * DT_CLIENT_PAGE < r->size &&
+		   dt_client_batch_add(r, first * DT_CLIENT_PAGE, end < r->size ? end : r->size)) {
+		/* Marks lost: the next fsync says so. */
+		__atomic_store_n(&r->dirty_err, -ENOMEM, __ATOMIC_RELAXED);
 	}
 	r->c->cnt.remarked_pages += last - first + 1;
 	return 0;

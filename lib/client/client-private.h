@@ -209,6 +209,14 @@ extern void (*dt_client_drain_hook)(void);
  * Return: 0, or a connection error (the state is kept and sent later).
  */
 int dt_client_track_report(struct dt_client_region *r, uint32_t state, int32_t err);
+
+/*
+ * dt_client_batch_add(): add region bytes [start, end) to @r's DIRTY batch
+ * and raise @r->socket_marks, the one way a mark enters the batch (ranges
+ * only move on from there: in flight, acked, back).  The handle's lock held.
+ * Return: 0 or -ENOMEM.
+ */
+int dt_client_batch_add(struct dt_client_region *r, uint64_t start, uint64_t end);
 /*
  * dt_client_track_restore(): after a reconnect (in restore), TRACK again
  * for a region whose state is not DT_TRACK_NONE.  0 or DT_CLIENT_LOST.

@@ -600,6 +600,15 @@ static uint64_t page_end(const struct dt_client_region *r, uint64_t end)
 	return up > r->size ? (end > r->size ? end : r->size) : up;
 }
 
+int dt_client_batch_add(struct dt_client_region *r, uint64_t start, uint64_t end)
+{
+	int err = dt_rset_add(&r->batch, start, end);
+
+	if (!err)	/* no lock-free fsync now: it would not flush the batch */
+		__atomic_store_n(&r->socket_marks, true, __ATOMIC_RELEASE);
+	return err;
+}
+
 int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t length)
 {
 	struct dt_client *c = r->c;
@@ -617,10 +626,9 @@ int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t
 		return -ERANGE;
 	if (!(r->access & DT_ACCESS_WRITE))
 		return -EPERM;
-	err = dt_rset_add(&r->batch, page_down(offset), page_end(r, offset + length));
+	err = dt_client_batch_add(r, page_down(offset), page_end(r, offset + length));
 	if (err)
 		return err;
-	__atomic_store_n(&r->socket_marks, true, __ATOMIC_RELEASE);
 	if (r->batch.n >= c->batch_max)
 		return dt_client_send_batch_ahead(c, r);
 	return 0;
