@@ -39,7 +39,7 @@ static void count(uint32_t *counter, int delta)
 static void track_count(struct dt_server *srv, struct dt_conn *c, struct srv_region *sr,
 			uint8_t state, int delta)
 {
-	if (state == DT_TRACK_NONE)
+	if (state == DT_TRACK_NONE || state > DT_TRACK_LAST)	/* decoded: never past */
 		return;
 	if (sr)
 		count(region_count(sr, state), delta);

@@ -11,6 +11,14 @@
  * mark are visible before the bit is.  Every bit moves dirty -> flush ->
  * nowhere, and is in dirty or flush at every instant between its mark and
  * the release that follows the drain.
+ *
+ * The owner's top level (@l->top, private memory) is kept the same way one
+ * level up: a mark sets its top bit after the summary bit, each after a full
+ * barrier (the word's locked OR, or the summary's); a take that leaves a
+ * summary word empty clears the word's top bit with a locked AND and then
+ * reads the summary word again, setting the bit back if a mark came in
+ * between (Dekker's pattern: one of the two sees the other).  With
+ * @l->single one thread writes everything: plain stores, program order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +70,8 @@ int dt_dlog_attach(struct dt_dlog *l, void *base, size_t len, uint64_t npages)
 	l->dirty_sum = (uint64_t *)(b + l->g.dirty_sum_off);
 	l->flush = (uint64_t *)(b + l->g.flush_off);
 	l->flush_sum = (uint64_t *)(b + l->g.flush_sum_off);
+	l->top = NULL;
+	l->single = false;
 	return 0;
 }
 
@@ -166,6 +176,103 @@ static uint64_t sum_bit(uint64_t w)
 }
 
 /*
+ * The flush words have one writer, the owner's persist (serialised), and
+ * readers on the other side: a plain load and a release store suffice, and
+ * no locked instruction is left after the drain to wait for the flushes.
+ * So do all the words of a log with a single writer (@l->single).
+ */
+static void own_set(uint64_t *p, uint64_t bits)
+{
+	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	if ((v & bits) != bits)
+		__atomic_store_n(p, v | bits, __ATOMIC_RELEASE);
+}
+
+static void own_clear(uint64_t *p, uint64_t bits)
+{
+	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	if (v & bits)
+		__atomic_store_n(p, v & ~bits, __ATOMIC_RELEASE);
+}
+
+/* Set or clear summary (or top) bits the way the log's writers allow. */
+static void log_set(const struct dt_dlog *l, uint64_t *p, uint64_t bits)
+{
+	if (l->single)
+		own_set(p, bits);
+	else
+		set_bits(p, bits);
+}
+
+static void log_clear(const struct dt_dlog *l, uint64_t *p, uint64_t bits)
+{
+	if (l->single)
+		own_clear(p, bits);
+	else
+		clear_bits(p, bits);
+}
+
+/* ---- the owner's top level ---- */
+
+static uint64_t top_words(const struct dt_dlog *l)
+{
+	return (l->g.nsum + WORD_BITS - 1) / WORD_BITS;
+}
+
+int dt_dlog_owner_init(struct dt_dlog *l)
+{
+	uint64_t s;
+
+	l->top = calloc(top_words(l), sizeof(uint64_t));
+	if (!l->top)
+		return -ENOMEM;
+	for (s = 0; s < l->g.nsum; s++)
+		if (load(&l->dirty_sum[s]))
+			l->top[s / WORD_BITS] |= sum_bit(s);
+	return 0;
+}
+
+void dt_dlog_owner_free(struct dt_dlog *l)
+{
+	free(l->top);
+	l->top = NULL;
+}
+
+/* The top bits of summary words [s0, s1], after their summary bits. */
+static void mark_top(struct dt_dlog *l, uint64_t s0, uint64_t s1)
+{
+	uint64_t t;
+
+	if (!l->top)
+		return;
+	for (t = s0 / WORD_BITS; t <= s1 / WORD_BITS; t++)
+		log_set(l, &l->top[t], dt_dlog_word_mask(t, s0, s1));
+}
+
+/*
+ * Summary word @s was left empty by a take: its top bit goes.  Shared, the
+ * locked AND is the barrier before the second look, which sets the bit back
+ * if a mark set a summary bit meanwhile (that mark reads the top word after
+ * its own locked instruction, so one of the two sees the other).
+ */
+static void drop_top(struct dt_dlog *l, uint64_t s)
+{
+	uint64_t *tp = &l->top[s / WORD_BITS];
+
+	if (load(&l->dirty_sum[s]))
+		return;
+	if (l->single) {
+		own_clear(tp, sum_bit(s));
+		return;
+	}
+	__atomic_fetch_and(tp, ~sum_bit(s), __ATOMIC_SEQ_CST);
+	if (load(&l->dirty_sum[s]))
+		set_bits(tp, sum_bit(s));
+}
+
+/*
  * A whole word is set with a plain release store: idempotent whatever the
  * word held, and ordered after the caller's stores.  A part of one needs
  * the read-modify-write, which is also the barrier.
@@ -174,6 +281,8 @@ static void mark_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 {
 	if (m == ~0ULL)
 		__atomic_store_n(&l->dirty[w], ~0ULL, __ATOMIC_RELEASE);
+	else if (l->single)
+		own_set(&l->dirty[w], m);
 	else
 		__atomic_fetch_or(&l->dirty[w], m, __ATOMIC_RELEASE);
 }
@@ -183,16 +292,25 @@ void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, w, s;
 
 	if (w0 == w1) {
-		__atomic_fetch_or(&l->dirty[w0], dt_dlog_word_mask(w0, first, last),
-				  __ATOMIC_RELEASE);
-		set_bits(&l->dirty_sum[w0 / WORD_BITS], sum_bit(w0));
+		s = w0 / WORD_BITS;
+		mark_word(l, w0, dt_dlog_word_mask(w0, first, last));
+		log_set(l, &l->dirty_sum[s], sum_bit(w0));
+		if (l->top)
+			log_set(l, &l->top[s / WORD_BITS], sum_bit(s));
 		return;
 	}
 	for (w = w0; w <= w1; w++)
 		mark_word(l, w, dt_dlog_word_mask(w, first, last));
+	/*
+	 * A whole word's release store may pass the summary loads below: a
+	 * take clearing the summary bit meanwhile would then miss the word.
+	 */
+	if (!l->single)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* The summary words over [w0, w1], after every dirty word. */
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++)
-		set_bits(&l->dirty_sum[s], dt_dlog_word_mask(s, w0, w1));
+		log_set(l, &l->dirty_sum[s], dt_dlog_word_mask(s, w0, w1));
+	mark_top(l, w0 / WORD_BITS, w1 / WORD_BITS);
 }
 
 /*
@@ -243,32 +361,19 @@ static int run_add(struct run *r, uint64_t w, uint64_t bits)
 	return 0;
 }
 
-/*
- * The flush words have one writer, the owner's persist (serialised), and
- * readers on the other side: a plain load and a release store suffice, and
- * no locked instruction is left after the drain to wait for the flushes.
- */
-static void own_set(uint64_t *p, uint64_t bits)
-{
-	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
-
-	if ((v & bits) != bits)
-		__atomic_store_n(p, v | bits, __ATOMIC_RELEASE);
-}
-
-static void own_clear(uint64_t *p, uint64_t bits)
-{
-	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
-
-	if (v & bits)
-		__atomic_store_n(p, v & ~bits, __ATOMIC_RELEASE);
-}
-
 /* Take the bits @m of word @w: into flush first, then out of dirty. */
 static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 {
 	uint64_t old = load(&l->dirty[w]);
 
+	if (l->single) {
+		if (!(old & m))
+			return 0;
+		own_set(&l->flush[w], old & m);
+		own_set(&l->flush_sum[w / WORD_BITS], sum_bit(w));
+		__atomic_store_n(&l->dirty[w], old & ~m, __ATOMIC_RELEASE);
+		return old & m;
+	}
 	do {
 		if (!(old & m))
 			return 0;
@@ -279,33 +384,72 @@ static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 	return old & m;
 }
 
-int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn, void *arg)
+/* A take in progress: the range, the run being gathered, the pages taken. */
+struct take {
+	struct run r;
+	uint64_t first, last, w0, w1;
+	uint64_t taken;
+};
+
+/* Take the words of [w0, w1] that summary word @s names. */
+static int take_sum(struct dt_dlog *l, uint64_t s, struct take *t)
 {
-	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, s, taken = 0;
-	struct run r = { .fn = fn, .arg = arg };
+	uint64_t bits = load(&l->dirty_sum[s]) & dt_dlog_word_mask(s, t->w0, t->w1);
 	int ret;
 
-	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
-		uint64_t sm = dt_dlog_word_mask(s, w0, w1), bits;
+	while (bits) {
+		uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
+		uint64_t m = dt_dlog_word_mask(w, t->first, t->last), got;
 
-		bits = load(&l->dirty_sum[s]) & sm;
+		bits &= bits - 1;
+		/* Only a word taken whole loses its summary bit. */
+		if (m == ~0ULL)
+			log_clear(l, &l->dirty_sum[s], sum_bit(w));
+		got = take_word(l, w, m);
+		t->taken += (uint64_t)__builtin_popcountll(got);
+		ret = run_add(&t->r, w, got);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The summary words of [s0, s1] that the top level names; each left empty loses its bit. */
+static int take_by_top(struct dt_dlog *l, uint64_t s0, uint64_t s1, struct take *t)
+{
+	uint64_t x, s;
+	int ret;
+
+	for (x = s0 / WORD_BITS; x <= s1 / WORD_BITS; x++) {
+		uint64_t bits = load(&l->top[x]) & dt_dlog_word_mask(x, s0, s1);
+
 		while (bits) {
-			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
-			uint64_t m = dt_dlog_word_mask(w, first, last), got;
-
+			s = x * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
 			bits &= bits - 1;
-			/* Only a word taken whole loses its summary bit. */
-			if (m == ~0ULL)
-				clear_bits(&l->dirty_sum[s], sum_bit(w));
-			got = take_word(l, w, m);
-			taken += (uint64_t)__builtin_popcountll(got);
-			ret = run_add(&r, w, got);
+			ret = take_sum(l, s, t);
 			if (ret)
 				return ret;
+			drop_top(l, s);
 		}
 	}
-	ret = run_flush(&r);
-	return ret ? ret : (int64_t)taken;
+	return 0;
+}
+
+int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn, void *arg)
+{
+	struct take t = { .r = { .fn = fn, .arg = arg }, .first = first, .last = last,
+			  .w0 = first / WORD_BITS, .w1 = last / WORD_BITS };
+	uint64_t s0 = t.w0 / WORD_BITS, s1 = t.w1 / WORD_BITS, s;
+	int ret = 0;
+
+	if (l->top)
+		ret = take_by_top(l, s0, s1, &t);
+	else
+		for (s = s0; s <= s1 && !ret; s++)
+			ret = take_sum(l, s, &t);
+	if (!ret)
+		ret = run_flush(&t.r);
+	return ret ? ret : (int64_t)t.taken;
 }
 
 /*
@@ -338,7 +482,7 @@ void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last)
 
 void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
-	clear_range(l->dirty, l->dirty_sum, first, last, clear_bits);
+	clear_range(l->dirty, l->dirty_sum, first, last, l->single ? own_clear : clear_bits);
 }
 
 /* ---- the reader ---- */

@@ -4,7 +4,10 @@
  * for dirty and for flush, driven by random marks, takes and releases, and
  * read back by dt_dlog_for_each() and dt_dlog_scan() (whose shadow must
  * follow the model exactly); then geometry edges, hostile words, header
- * checks and a failing callback.
+ * checks and a failing callback.  The random walk runs three ways: as the
+ * reader sees the log (no top level), as its owner (the top level of
+ * dt_dlog_owner_init(), whose bits must cover every summary word in use),
+ * and as its owner switching to and from one writer (@single).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -234,7 +237,22 @@ static void step_shadow(struct fixture *f, uint64_t first, uint64_t last, bool s
 		f->m.seen[p] = set;
 }
 
-static void test_random(uint64_t npages, unsigned steps, uint64_t seed)
+/* Every summary word that names a word has its top bit (stale bits may stay). */
+static void check_top(struct fixture *f)
+{
+	if (!f->l.top)
+		return;
+	for (uint64_t s = 0; s < f->l.g.nsum; s++)
+		if (f->l.dirty_sum[s] && !((f->l.top[s / 64] >> (s % 64)) & 1)) {
+			dt_test_ctx("top bit of summary word %llu", (unsigned long long)s);
+			CHECK(0);
+			return;
+		}
+}
+
+enum { WALK_READER, WALK_OWNER, WALK_SINGLE };
+
+static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 {
 	struct fixture f;
 	struct rng rng;
@@ -243,10 +261,15 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed)
 	rng_seed(&rng, seed);
 	if (!CHECK(a && b && !fixture_init(&f, npages)))
 		return;
+	if (how != WALK_READER)
+		CHECK(!dt_dlog_owner_init(&f.l));
 	for (unsigned i = 0; i < steps; i++) {
 		uint64_t first, last;
 
-		dt_test_ctx("npages %llu step %u", (unsigned long long)npages, i);
+		dt_test_ctx("npages %llu step %u walk %d", (unsigned long long)npages, i, how);
+		if (how == WALK_SINGLE && !rng_below(&rng, 50))
+			f.l.single = !f.l.single;
+		check_top(&f);
 		random_range(&rng, npages, &first, &last);
 		switch (rng_below(&rng, 8)) {
 		case 0:
@@ -272,6 +295,8 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed)
 		}
 	}
 	check_scan(&f, true, a, b);
+	check_top(&f);
+	dt_dlog_owner_free(&f.l);
 	fixture_free(&f);
 	free(a);
 	free(b);
@@ -403,11 +428,15 @@ int main(void)
 	test_hostile();
 	test_scan_error();
 	test_check();
-	test_random(1, 200, 1);
-	test_random(64, 2000, 2);
-	test_random(65, 2000, 3);
-	test_random(1000, 3000, 4);
-	test_random(64 * 64 + 7, 3000, 5);
-	test_random(64 * 64 * 3 + 100, 2000, 6);
+	for (int how = WALK_READER; how <= WALK_SINGLE; how++) {
+		test_random(1, 200, 1, how);
+		test_random(64, 2000, 2, how);
+		test_random(65, 2000, 3, how);
+		test_random(1000, 3000, 4, how);
+		test_random(64 * 64 + 7, 3000, 5, how);
+		test_random(64 * 64 * 3 + 100, 2000, 6, how);
+		/* Past one top word: 65 summary words. */
+		test_random(64 * 64 * 65 + 3, 1500, 7, how);
+	}
 	return dt_test_done();
 }

@@ -166,6 +166,14 @@ int dt_dlog_geometry(uint64_t npages, struct dt_dlog_geometry *g);
  * @g: The geometry this side trusts (never read back from the header).
  * @base: The mapping, @g.file_size bytes; owned by the caller.
  * @dirty, @dirty_sum, @flush, @flush_sum: Into @base.
+ * @top: The owner's third level, in its private memory (never shared):
+ *	one bit per word of dirty_sum, set by a mark after the summary bit,
+ *	cleared by a take that leaves the summary word empty.  NULL (the
+ *	reader, the daemon's own log) until dt_dlog_owner_init().  A take walks
+ *	by it: a one-page persist of a 1 GiB range reads 3 words, not 64.
+ * @single: Set by the owner while one thread alone writes the log (its own
+ *	guarantee, see dt_dlog_owner_init()): marks, takes and clears then
+ *	use plain loads and stores, no locked instruction.
  *
  * Fill it with dt_dlog_attach(); the caller maps and unmaps @base.
  */
@@ -176,6 +184,8 @@ struct dt_dlog {
 	uint64_t *dirty_sum;
 	uint64_t *flush;
 	uint64_t *flush_sum;
+	uint64_t *top;
+	bool single;
 };
 
 /**
@@ -240,6 +250,28 @@ void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags);
 /* ---- the owner ---- */
 
 /**
+ * dt_dlog_owner_init() - Give the owner's handle its private top level.
+ * @l: The attached log, before any mark through this handle.
+ *
+ * Allocates @l->top (freed by dt_dlog_owner_free()) and sets a bit for each
+ * summary word that is not zero, so a log already marked is walked whole.
+ * The owner may then set @l->single while one thread alone writes: a mark
+ * becomes plain stores, and so do a take and a release.  Whoever hands the
+ * log from one thread to another, or to many, must make the switch a
+ * synchronisation point (all of the previous writer's stores visible, none
+ * of its operations still running) before changing @l->single.
+ *
+ * Return: 0, or -ENOMEM (the handle stays usable without a top level).
+ */
+int dt_dlog_owner_init(struct dt_dlog *l);
+
+/**
+ * dt_dlog_owner_free() - Free what dt_dlog_owner_init() allocated.
+ * @l: The handle; @l->top becomes NULL.
+ */
+void dt_dlog_owner_free(struct dt_dlog *l);
+
+/**
  * dt_dlog_mark() - Mark pages dirty.
  * @l: The log.
  * @first: First page.
@@ -248,8 +280,10 @@ void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags);
  * Sets the dirty bits, one atomic operation a word: a release store of all
  * ones for a word marked whole, else a read-modify-write (which writes even
  * over bits already set: it is the barrier that makes the caller's earlier
- * stores visible before a reader may flush them), then the summary bits.
- * Lock-free, from any thread.  The caller checks the range.
+ * stores visible before another thread's take may flush them), then the
+ * summary bits, then the top bits (if @l->top).  Lock-free, from any thread.
+ * With @l->single, plain stores where a bit is missing: the one writer's
+ * take follows its stores in program order.  The caller checks the range.
  */
 void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
 
@@ -273,11 +307,12 @@ typedef int (*dt_dlog_run_fn)(void *arg, uint64_t first, uint64_t last);
  *	dirty), in ascending order; may be NULL.
  * @arg: For @run.
  *
- * For each word the dirty summary names: its summary bit is cleared if the
- * word is taken whole, then the dirty bits in range are ORed into flush
- * (summary after; plain release stores, flush having one writer), then
- * exchanged out of dirty; a mark racing with it lands in dirty again, never
- * nowhere.  The owner flushes the pages @run names, drains, then calls
+ * For each word the dirty summary names (found through @l->top if there is
+ * one, whose bit of a summary word left empty is cleared): its summary bit
+ * is cleared if the word is taken whole, then the dirty bits in range are
+ * ORed into flush (summary after; plain release stores, flush having one
+ * writer), then exchanged out of dirty; a mark racing with it lands in dirty
+ * again, never nowhere.  With @l->single, every store is a plain one.  The owner flushes the pages @run names, drains, then calls
  * dt_dlog_release().  Persists of one log are serialised by the owner.
  *
  * Return: Pages taken, or @run's error (the pages taken so far stay in
