@@ -66,6 +66,8 @@ static struct dt_client_log *log_of(const struct dt_client_region *r)
 static void log_unmap(struct dt_client_log *l)
 {
 	munmap(l->l.base, l->l.g.file_size);
+	dt_dlog_owner_free(&l->l);
+	free(l->runs);
 	free(l);
 }
 
@@ -81,9 +83,6 @@ void dt_client_log_free(struct dt_client_region *r)
 	}
 	r->log = NULL;
 	r->retired = NULL;
-	free(r->runs);
-	r->runs = NULL;
-	r->runs_cap = 0;
 }
 
 /* ---- getting a log ---- */
@@ -130,6 +129,8 @@ static int log_map(const struct dt_client_region *r, const struct dt_proto_log_r
 		return err;
 	}
 	err = dt_dlog_attach(&l->l, base, g.file_size, npages);
+	if (!err)	/* the owner's top level: a take reads a few words */
+		err = dt_dlog_owner_init(&l->l);
 	if (err) {
 		log_unmap(l);
 		return err;
@@ -262,8 +263,13 @@ int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
 		return 0;
 	barrier_all(c);
 	m.to = l;
-	if (!r->gone)
+	if (!r->gone) {
+		bool owned = l && dt_client_log_enter(c, l);
+
 		dt_dlog_for_each(&old->l, 0, old->l.g.npages - 1, true, remark_run, &m, NULL);
+		if (l)
+			dt_client_log_exit(l, owned);
+	}
 	old->retired = r->retired;
 	r->retired = old;
 	return 0;
@@ -286,8 +292,11 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 	if (dt_dlog_daemon_flags(&l->l) & (DT_DLOG_F_SOCKET | DT_DLOG_F_ORPHAN))
 		return 0;
 	for (;;) {
+		bool owned;
+
 		if (offset >= l->size || length > l->size - offset)
 			return -ERANGE;
+		owned = dt_client_log_enter(r->c, l);
 		dt_dlog_mark(&l->l, offset / DT_CLIENT_PAGE,
 			     (offset + length - 1) / DT_CLIENT_PAGE);
 		/* The reconnect's membarrier() is our fence; without it, our own. */
@@ -296,6 +305,7 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 		else
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		now = log_of(r);
+		dt_client_log_exit(l, owned);
 		if (now == l)
 			return 1;
 		if (!now)
@@ -335,16 +345,27 @@ static void persist_unlock(struct dt_client_region *r)
 	__atomic_store_n(&r->persist_lock, 0, __ATOMIC_RELEASE);
 }
 
-/* A counter written under the persist lock, read anywhere: no locked add. */
+/* A counter written by the log's serialised persists, read anywhere: no locked add. */
 static void count(uint64_t *n)
 {
 	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
+static void log_counters(const struct dt_client_log *l, struct dt_client_counters *k)
+{
+	k->persists_in_process += __atomic_load_n(&l->persists_in_process, __ATOMIC_RELAXED);
+	k->persists_log_socket += __atomic_load_n(&l->persists_log_socket, __ATOMIC_RELAXED);
+}
+
+/* The current log's and every retired one's. */
 void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k)
 {
-	k->persists_in_process += __atomic_load_n(&r->persists_in_process, __ATOMIC_RELAXED);
-	k->persists_log_socket += __atomic_load_n(&r->persists_log_socket, __ATOMIC_RELAXED);
+	const struct dt_client_log *l = log_of(r);
+
+	if (l)
+		log_counters(l, k);
+	for (l = r->retired; l; l = l->retired)
+		log_counters(l, k);
 }
 
 /* The log says pmem or eADR, and the client's mapping may be flushed (lock-free reads). */
@@ -365,11 +386,11 @@ bool dt_client_log_in_process(const struct dt_client_region *r)
 /*
  * The runs a take moved into flush are flushed after the take, all at once:
  * the take's locked instructions would each wait for the flushes issued
- * before them, one run at a time.  Kept in the region's @runs (grown under
- * the persist lock); without memory, a run is flushed as it comes.
+ * before them, one run at a time.  Kept in the log's @runs (grown by its
+ * serialised persists); without memory, a run is flushed as it comes.
  */
 struct flush {
-	struct dt_client_region *r;
+	struct dt_client_log *l;
 	const char *base;
 	uint64_t len;
 	bool eadr;			/* the caches are persistent: no flush */
@@ -392,18 +413,18 @@ static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
 
 static bool keep_run(struct flush *f, uint64_t first, uint64_t last)
 {
-	struct dt_client_region *r = f->r;
+	struct dt_client_log *l = f->l;
 	uint64_t *a;
 
-	if (f->n == r->runs_cap) {
-		a = realloc(r->runs, (r->runs_cap ? 2 * r->runs_cap : 64) * 2 * sizeof(*a));
+	if (f->n == l->runs_cap) {
+		a = realloc(l->runs, (l->runs_cap ? 2 * l->runs_cap : 64) * 2 * sizeof(*a));
 		if (!a)
 			return false;
-		r->runs = a;
-		r->runs_cap = r->runs_cap ? 2 * r->runs_cap : 64;
+		l->runs = a;
+		l->runs_cap = l->runs_cap ? 2 * l->runs_cap : 64;
 	}
-	r->runs[2 * f->n] = first;
-	r->runs[2 * f->n + 1] = last;
+	l->runs[2 * f->n] = first;
+	l->runs[2 * f->n + 1] = last;
 	f->n++;
 	return true;
 }
@@ -432,7 +453,8 @@ static uint64_t now_ns(void)
 }
 
 /*
- * Flush from the client's own mapping (persist lock held) the marked pages
+ * Flush from the client's own mapping (the log entered, and if shared the
+ * persist lock held) the marked pages
  * of [first, last], or with @whole (a persist of that range) every page of
  * it: those marked before are taken and released as for an fsync, the
  * range's own need no mark, the flush and drain being done before the call
@@ -441,7 +463,7 @@ static uint64_t now_ns(void)
 static void persist_here(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
 			 uint64_t last, bool whole, struct dt_proto_fsync_rep *out)
 {
-	struct flush f = { .r = r, .base = r->addr, .len = r->map_len,
+	struct flush f = { .l = l, .base = r->addr, .len = r->map_len,
 			   .eadr = l->flags & DT_LOG_EADR, .whole = whole };
 	uint64_t t0 = out ? now_ns() : 0;
 
@@ -452,12 +474,12 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 		f.runs = 1;
 	}
 	for (size_t i = 0; i < f.n; i++)
-		flush_range(&f, r->runs[2 * i], r->runs[2 * i + 1]);
+		flush_range(&f, l->runs[2 * i], l->runs[2 * i + 1]);
 	dt_client_drain_hook();
 	/* Only this persist's flush bits are set (persists are serialised): their extent. */
 	if (f.taken)
 		dt_dlog_release(&l->l, f.lo, f.hi);
-	count(&r->persists_in_process);
+	count(&l->persists_in_process);
 	if (!out)
 		return;
 	memset(out, 0, sizeof(*out));
@@ -467,10 +489,31 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 	out->time_ns = now_ns() - t0;
 }
 
+/*
+ * A persist of @l: its owner's (nothing to lock: true), or a shared log's
+ * under the region's persist lock (false).
+ */
+static bool persist_begin(struct dt_client_region *r, struct dt_client_log *l)
+{
+	bool owned = dt_client_log_enter(r->c, l);
+
+	if (!owned)
+		persist_lock(r);
+	return owned;
+}
+
+static void persist_end(struct dt_client_region *r, struct dt_client_log *l, bool owned)
+{
+	if (!owned)
+		persist_unlock(r);
+	dt_client_log_exit(l, owned);
+}
+
 int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t length,
 			  bool whole, struct dt_proto_fsync_rep *out)
 {
 	struct dt_client_log *l = log_of(r);
+	bool owned;
 
 	/*
 	 * A refused DIRTY is for the general path to report; marks that went
@@ -482,26 +525,42 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 		return 1;
 	if (!length || offset >= l->size || length > l->size - offset)
 		return 1;
-	persist_lock(r);
-	/* Again under the lock: an adopted mapping may have gone (untrack). */
+	owned = persist_begin(r, l);
+	/* Again, entered: an adopted mapping may have gone (untrack). */
 	if (!may_flush_here(r, l)) {
-		persist_unlock(r);
+		persist_end(r, l, owned);
 		return 1;
 	}
 	persist_here(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE, whole,
 		     out);
-	persist_unlock(r);
+	persist_end(r, l, owned);
 	return 0;
 }
 
+/*
+ * No persist may use the old mapping after: the current log is entered (a
+ * log published meanwhile too), retired ones shared (their owners' persists
+ * that began before a reconnect have ended), and the persist lock held.
+ */
 void dt_client_log_set_mapping(struct dt_client_region *r, void *addr, size_t len, bool pmem)
 {
-	persist_lock(r);
-	__atomic_store_n(&r->addr, NULL, __ATOMIC_RELEASE);
-	r->map_len = len;
-	__atomic_store_n(&r->map_pmem, pmem, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->addr, addr, __ATOMIC_RELEASE);
-	persist_unlock(r);
+	struct dt_client_log *l, *old;
+	bool owned;
+
+	for (old = r->retired; old; old = old->retired)
+		dt_client_log_share(old);
+	do {
+		l = log_of(r);
+		owned = l && dt_client_log_enter(r->c, l);
+		persist_lock(r);
+		__atomic_store_n(&r->addr, NULL, __ATOMIC_RELEASE);
+		r->map_len = len;
+		__atomic_store_n(&r->map_pmem, pmem, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->addr, addr, __ATOMIC_RELEASE);
+		persist_unlock(r);
+		if (l)
+			dt_client_log_exit(l, owned);
+	} while (log_of(r) != l);
 }
 
 /* The pages of a byte range (the whole region with WHOLE); false if none is in the log. */
@@ -535,7 +594,7 @@ int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t le
 {
 	struct dt_client_log *l = log_of(r);
 	uint64_t first, last;
-	bool pages;
+	bool pages, owned;
 	int err;
 
 	if (!l)
@@ -543,20 +602,20 @@ int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t le
 	pages = range_pages(l, offset, length, flags, &first, &last);
 	if (!pages)	/* out of the region: the daemon says what is wrong */
 		return sock_fsync(r, offset, length, flags, arg);
-	persist_lock(r);
+	owned = persist_begin(r, l);
 	/* In-process, unless marks of the range went the socket way. */
 	if (!flags && length <= l->size - offset && !r->batch.n &&
 	    !dt_rset_overlaps(&r->acked, offset, offset + length) && may_flush_here(r, l)) {
 		persist_here(r, l, first, last, false, out);
-		persist_unlock(r);
+		persist_end(r, l, owned);
 		return 0;
 	}
-	count(&r->persists_log_socket);
+	count(&l->persists_log_socket);
 	dt_dlog_take(&l->l, first, last, NULL, NULL);
 	err = sock_fsync(r, offset, length, flags, arg);
 	if (err)	/* not durable: the pages taken are dirty again */
 		dt_dlog_for_each(&l->l, first, last, false, mark_back, &l->l, NULL);
 	dt_dlog_release(&l->l, first, last);
-	persist_unlock(r);
+	persist_end(r, l, owned);
 	return err;
 }

@@ -13,10 +13,12 @@
  * for the pointers) and read with atomic loads; a log, once published
  * there, stays mapped until the region is detached (retired logs too), and
  * its @size never changes.  The persists of a region's log (take, flush or
- * FSYNC, release) are serialised by the region's @persist_lock, a spinlock
- * whose release is a plain store: no locked instruction after the drain, so
- * a persist waits for its flushes no longer than pmem_drain() itself does.
- * Lock order: dt_client.lock, then a region's @persist_lock.
+ * FSYNC, release) are serialised by its owner thread's program order while
+ * one thread owns the log (client-log-owner.c), else by the region's
+ * @persist_lock, a spinlock whose release is a plain store: no locked
+ * instruction after the drain, so a persist waits for its flushes no longer
+ * than pmem_drain() itself does.  Lock order: dt_client.lock, then entering
+ * a log (dt_client_log_enter()), then a region's @persist_lock.
  */
 #ifndef DT_CLIENT_PRIVATE_H
 #define DT_CLIENT_PRIVATE_H
@@ -62,6 +64,13 @@ struct dt_client_log {
 	uint32_t flags;			/* DT_LOG_* */
 	uint32_t id;			/* the daemon's serial */
 	struct dt_client_log *retired;	/* the next older log of the region */
+	int own;			/* atomic: who writes it (client-log-owner.c) */
+	const void *owner;		/* atomic: the owning thread, while it owns it */
+	unsigned busy;			/* atomic: the owner's operations running */
+	uint64_t *runs;			/* [first, last] pairs taken, to flush (persists) */
+	size_t runs_cap;		/* pairs room at @runs */
+	uint64_t persists_in_process;	/* atomic, written by the persists */
+	uint64_t persists_log_socket;	/* atomic, written by the persists */
 };
 
 struct dt_client_region {
@@ -89,11 +98,7 @@ struct dt_client_region {
 	bool map_pmem;			/* atomic: MAP_SYNC, devdax or PMEM_IS_PMEM_FORCE=1 */
 	struct dt_client_log *log;	/* atomic: the current log, or NULL */
 	struct dt_client_log *retired;	/* logs replaced after reconnects */
-	int persist_lock;		/* the spinlock of the log's persists */
-	uint64_t *runs;			/* [first, last] pairs taken, to flush (persist_lock) */
-	size_t runs_cap;		/* pairs room at @runs */
-	uint64_t persists_in_process;	/* atomic, written under persist_lock */
-	uint64_t persists_log_socket;	/* atomic, written under persist_lock */
+	int persist_lock;		/* the spinlock of a shared log's persists */
 	struct dt_client_tracks *tracks;	/* tracked mappings (client-track.c), or NULL */
 	unsigned track_n;		/* atomic: how many, read without the lock */
 	bool adopted;			/* @addr is a tracked mapping of the application's */
@@ -197,6 +202,52 @@ void dt_client_log_env(struct dt_client *c);
  * flushed, under the persist lock (no persist is using the old one after).
  */
 void dt_client_log_set_mapping(struct dt_client_region *r, void *addr, size_t len, bool pmem);
+/*
+ * client-log-owner.c: who writes a log.
+ * dt_client_log_enter(): before writing @l (marks, takes, releases): true
+ *	if this thread owns it (plain stores, no persist lock; the log cannot
+ *	be given up until dt_client_log_exit()), false if it is shared (atomic
+ *	operations; a persist takes the region's persist lock).  May wait for
+ *	the owner's running operation when this thread takes the log from it.
+ *	Nests in the owner.
+ * dt_client_log_exit(): after, with what enter returned.
+ * dt_client_log_share(): make @l shared, whoever owns it (waiting for its
+ *	owner's running operation): not from inside an operation on @l.
+ */
+enum { LOG_FREE, LOG_BUSY, LOG_OWNED, LOG_SHARED };	/* dt_client_log.own */
+/* A thread's identity: the address of its own copy (initial-exec: no call). */
+extern __thread char dt_client_thread_token __attribute__((tls_model("initial-exec")));
+bool dt_client_log_enter_slow(const struct dt_client *c, struct dt_client_log *l);
+void dt_client_log_share(struct dt_client_log *l);
+
+/* The owner's way in: false if the log is being given up meanwhile. */
+static inline bool dt_client_log_owner_enter(struct dt_client_log *l)
+{
+	unsigned b = __atomic_load_n(&l->busy, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&l->busy, b + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&l->own, __ATOMIC_RELAXED) == LOG_OWNED)
+		return true;
+	__atomic_store_n(&l->busy, b, __ATOMIC_RELEASE);
+	return false;
+}
+
+static inline bool dt_client_log_enter(const struct dt_client *c, struct dt_client_log *l)
+{
+	if (__atomic_load_n(&l->own, __ATOMIC_ACQUIRE) == LOG_OWNED &&
+	    __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == &dt_client_thread_token &&
+	    dt_client_log_owner_enter(l))
+		return true;
+	return dt_client_log_enter_slow(c, l);
+}
+
+static inline void dt_client_log_exit(struct dt_client_log *l, bool owned)
+{
+	if (owned)
+		__atomic_store_n(&l->busy, __atomic_load_n(&l->busy, __ATOMIC_RELAXED) - 1,
+				 __ATOMIC_RELEASE);
+}
 /* The flush and the drain of an in-process persist: libpmem's, or a test's recorders. */
 extern void (*dt_client_flush_hook)(const void *addr, size_t len);
 extern void (*dt_client_drain_hook)(void);
