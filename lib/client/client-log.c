@@ -466,8 +466,13 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 	struct flush f = { .l = l, .base = r->addr, .len = r->map_len,
 			   .eadr = l->flags & DT_LOG_EADR, .whole = whole };
 	uint64_t t0 = out ? now_ns() : 0;
+	/* Owned: no other mark can race, the pages stay dirty until durable. */
+	bool single = l->l.single;
 
-	dt_dlog_take(&l->l, first, last, take_run, &f);
+	if (single)
+		dt_dlog_find(&l->l, first, last, take_run, &f);
+	else
+		dt_dlog_take(&l->l, first, last, take_run, &f);
 	if (whole) {
 		flush_range(&f, first, last);
 		f.pages = last - first + 1;
@@ -476,8 +481,13 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 	for (size_t i = 0; i < f.n; i++)
 		flush_range(&f, l->runs[2 * i], l->runs[2 * i + 1]);
 	dt_client_drain_hook();
-	/* Only this persist's flush bits are set (persists are serialised): their extent. */
-	if (f.taken)
+	/*
+	 * Only this persist's flush bits are set (persists are serialised):
+	 * their extent.  Owned: the dirty bits of the extent, all of them found.
+	 */
+	if (f.taken && single)
+		dt_dlog_clear(&l->l, f.lo, f.hi);
+	else if (f.taken)
 		dt_dlog_release(&l->l, f.lo, f.hi);
 	count(&l->persists_in_process);
 	if (!out)

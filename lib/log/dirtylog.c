@@ -384,14 +384,18 @@ static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 	return old & m;
 }
 
-/* A take in progress: the range, the run being gathered, the pages taken. */
+/*
+ * A take in progress: the range, the run being gathered, the pages taken;
+ * @find: only find them (dt_dlog_find()), nothing written.
+ */
 struct take {
 	struct run r;
 	uint64_t first, last, w0, w1;
 	uint64_t taken;
+	bool find;
 };
 
-/* Take the words of [w0, w1] that summary word @s names. */
+/* Take (or find) the words of [w0, w1] that summary word @s names. */
 static int take_sum(struct dt_dlog *l, uint64_t s, struct take *t)
 {
 	uint64_t bits = load(&l->dirty_sum[s]) & dt_dlog_word_mask(s, t->w0, t->w1);
@@ -402,10 +406,14 @@ static int take_sum(struct dt_dlog *l, uint64_t s, struct take *t)
 		uint64_t m = dt_dlog_word_mask(w, t->first, t->last), got;
 
 		bits &= bits - 1;
-		/* Only a word taken whole loses its summary bit. */
-		if (m == ~0ULL)
-			log_clear(l, &l->dirty_sum[s], sum_bit(w));
-		got = take_word(l, w, m);
+		if (t->find) {
+			got = load(&l->dirty[w]) & m;
+		} else {
+			/* Only a word taken whole loses its summary bit. */
+			if (m == ~0ULL)
+				log_clear(l, &l->dirty_sum[s], sum_bit(w));
+			got = take_word(l, w, m);
+		}
 		t->taken += (uint64_t)__builtin_popcountll(got);
 		ret = run_add(&t->r, w, got);
 		if (ret)
@@ -429,16 +437,18 @@ static int take_by_top(struct dt_dlog *l, uint64_t s0, uint64_t s1, struct take 
 			ret = take_sum(l, s, t);
 			if (ret)
 				return ret;
-			drop_top(l, s);
+			if (!t->find)
+				drop_top(l, s);
 		}
 	}
 	return 0;
 }
 
-int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn, void *arg)
+static int64_t take_or_find(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
+			    void *arg, bool find)
 {
 	struct take t = { .r = { .fn = fn, .arg = arg }, .first = first, .last = last,
-			  .w0 = first / WORD_BITS, .w1 = last / WORD_BITS };
+			  .w0 = first / WORD_BITS, .w1 = last / WORD_BITS, .find = find };
 	uint64_t s0 = t.w0 / WORD_BITS, s1 = t.w1 / WORD_BITS, s;
 	int ret = 0;
 
@@ -450,6 +460,18 @@ int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_r
 	if (!ret)
 		ret = run_flush(&t.r);
 	return ret ? ret : (int64_t)t.taken;
+}
+
+int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn, void *arg)
+{
+	return take_or_find(l, first, last, fn, arg, false);
+}
+
+int64_t dt_dlog_find(const struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
+		     void *arg)
+{
+	/* Nothing is written through @l: the walk is the take's, with t.find. */
+	return take_or_find((struct dt_dlog *)l, first, last, fn, arg, true);
 }
 
 /*
@@ -482,7 +504,13 @@ void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last)
 
 void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
+	uint64_t s;
+
 	clear_range(l->dirty, l->dirty_sum, first, last, l->single ? own_clear : clear_bits);
+	if (!l->top)
+		return;
+	for (s = first / WORD_BITS / WORD_BITS; s <= last / WORD_BITS / WORD_BITS; s++)
+		drop_top(l, s);
 }
 
 /* ---- the reader ---- */

@@ -7,7 +7,8 @@
  * checks and a failing callback.  The random walk runs three ways: as the
  * reader sees the log (no top level), as its owner (the top level of
  * dt_dlog_owner_init(), whose bits must cover every summary word in use),
- * and as its owner switching to and from one writer (@single).
+ * and as its owner switching to and from one writer (@single), whose
+ * persists also find and clear (dt_dlog_find(), dt_dlog_clear()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -154,6 +155,37 @@ static void step_take(struct fixture *f, uint64_t first, uint64_t last, bool *tm
 	CHECK_EQ(n, want);
 }
 
+/* A single writer's persist: find the dirty pages, then clear them (after the "drain"). */
+static void step_find_clear(struct fixture *f, uint64_t first, uint64_t last, bool *tmp)
+{
+	struct collect c;
+	int64_t n, want = 0;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	collect_init(&c, tmp, f->m.npages);
+	n = dt_dlog_find(&f->l, first, last, collect_run, &c);
+	CHECK(!c.bad);
+	for (uint64_t p = 0; p < f->m.npages; p++) {
+		bool in = p >= first && p <= last && f->m.dirty[p];
+
+		if (tmp[p] != in) {
+			CHECK(tmp[p] == in);
+			break;
+		}
+		if (in) {
+			want++;
+			lo = p < lo ? p : lo;
+			hi = p;
+		}
+	}
+	CHECK_EQ(n, want);
+	if (!want)
+		return;
+	dt_dlog_clear(&f->l, lo, hi);
+	for (uint64_t p = lo; p <= hi; p++)
+		f->m.dirty[p] = false;
+}
+
 static void step_release(struct fixture *f, uint64_t first, uint64_t last)
 {
 	dt_dlog_release(&f->l, first, last);
@@ -278,7 +310,10 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 			step_mark(&f, first, last);
 			break;
 		case 3:
-			step_take(&f, first, last, a);
+			if (how == WALK_SINGLE && f.l.single && rng_below(&rng, 2))
+				step_find_clear(&f, first, last, a);
+			else
+				step_take(&f, first, last, a);
 			break;
 		case 4:
 			step_release(&f, first, last);

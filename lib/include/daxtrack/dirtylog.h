@@ -335,10 +335,30 @@ void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last);
  * @first: First page.
  * @last: Last page (inclusive).
  *
- * For the daemon's own log, whose pages it flushes by its tree: the caller
+ * For the daemon's own log, whose pages it flushes by its tree, and for a
+ * single writer's persist after its drain (dt_dlog_find()): the caller
  * makes sure no mark of the range is racing (daemon: region sweep lock).
+ * Summary words left empty lose their top bits.
  */
 void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last);
+
+/**
+ * dt_dlog_find() - The dirty pages of a range, written nowhere.
+ * @l: The log.
+ * @first: First page.
+ * @last: Last page (inclusive), < @l->g.npages.
+ * @run: Called for each run of dirty pages, ascending; may be NULL.
+ * @arg: For @run.
+ *
+ * The persist of a single writer (@l->single): it finds the pages, flushes
+ * them, drains, then dt_dlog_clear()s them: they stay in dirty until they
+ * are durable, and nothing is stored before the flushes.  Walks by the top
+ * level where there is one.
+ *
+ * Return: Pages found, or @run's error.
+ */
+int64_t dt_dlog_find(const struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn run,
+		     void *arg);
 
 /* ---- the reader ---- */
 
