@@ -293,6 +293,31 @@ void dt_region_close(struct dt_region *r);
  */
 const struct dt_flush_ops *dt_region_flush_ops(const struct dt_region *r);
 
+/* A byte range of a region. */
+struct dt_region_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+/**
+ * dt_region_prefault() - Map byte ranges of the region before flushing them.
+ * @r: The region.
+ * @ranges: Ranges inside the region, page-aligned.
+ * @n: How many.
+ *
+ * Only a hint: for the flush path that touches the mapping (PMEM: CLWB by
+ * virtual address), process_madvise(2) of MADV_POPULATE_READ of every range,
+ * a system call per 256 ranges, so that the flushes that follow do not take
+ * a page fault each.  A range the kernel cannot populate is skipped (its
+ * flush faults as it would have).  Nothing for the other paths.
+ *
+ * Context: Any thread; may sleep.  Opens and closes a pidfd.
+ * Return: 0 (done, or nothing to do), or the negative errno with which the
+ * kernel refuses MADV_POPULATE_READ through process_madvise(2) (-EINVAL
+ * before Linux 6.13, -ENOSYS before 5.10): the flushes then fault.
+ */
+int dt_region_prefault(struct dt_region *r, const struct dt_region_range *ranges, unsigned n);
+
 /**
  * dt_region_writeback() - Write back the dirty entries of a byte range.
  * @r: The region.

@@ -12,7 +12,10 @@
  *     another boot, one not made by the daemon that died, no own log at
  *     all, fast_path = off: the whole region, the reason logged;
  *   - a clean stop removes every log, a start removes stale ones, a reload
- *     makes and removes the logs of the regions it adds and drops.
+ *     makes and removes the logs of the regions it adds and drops;
+ *   - on the PMEM flush path (PMEM_IS_PMEM_FORCE=1), where the recovery maps
+ *     its runs a batch at a time before flushing them (region-prefault.c):
+ *     every run of more than one batch of scattered pages.
  */
 #include <dirent.h>
 #include <stddef.h>
@@ -401,6 +404,45 @@ static void test_clean_and_reload(void)
 	dh_config(NULL, NULL);
 }
 
+/* Every other page of "a": more single-page runs than a batch of the recovery flush (512). */
+#define SCATTERED (A_PAGES / 2)
+
+static unsigned missed_scattered(void)
+{
+	unsigned missed = 0;
+
+	for (uint64_t i = 0; i < SCATTERED; i++)
+		missed += dh_flush_count("a", (int64_t)(2 * i * PG), PG, "range") != 1;
+	return missed;
+}
+
+static void test_pmem_batches(void)
+{
+	const struct client_log ca = { .region = "a", .npages = A_PAGES, .serial = 5 };
+	static uint64_t dirty[2 * SCATTERED];
+
+	dt_test_ctx("PMEM: %u scattered pages, batches of runs prefaulted, then flushed",
+		    SCATTERED);
+	if (!CHECK_EQ(setenv("PMEM_IS_PMEM_FORCE", "1", 1), 0) || !CHECK_EQ(dh_start(), 0))
+		goto out;
+	CHECK(dh_log_has("region \"a\": "));
+	CHECK(dh_log_has(", pmem yes, "));
+	for (unsigned i = 0; i < SCATTERED; i++)
+		dirty[2 * i] = dirty[2 * i + 1] = 2 * i;
+	CHECK_EQ(write_client_log(&ca, dirty, SCATTERED, NULL, 0), 0);
+	if (!crash_and_restart(NULL))
+		goto out;
+	CHECK_EQ(dh_flush_count("a", -1, -1, "range"), SCATTERED);
+	CHECK_EQ(missed_scattered(), 0);
+	CHECK_EQ(dh_flush_count("a", -1, -1, "drain"), 1);
+	CHECK_EQ(dh_flush_count(NULL, -1, -1, "full"), 0);
+	CHECK(dh_log_has("region \"a\": recovery flush: 1024 pages in 1024 runs, from 2 "
+			 "write-intent"));
+	CHECK_EQ(dh_stop(SIGTERM), 0);
+out:
+	unsetenv("PMEM_IS_PMEM_FORCE");
+}
+
 int main(int argc, char **argv)
 {
 	dh_init(argc, argv, 120);
@@ -410,5 +452,6 @@ int main(int argc, char **argv)
 	test_bad_logs();
 	test_no_log();
 	test_clean_and_reload();
+	test_pmem_batches();
 	return dt_test_done();
 }
