@@ -395,6 +395,7 @@ struct flush {
 	uint64_t len;
 	bool eadr;			/* the caches are persistent: no flush */
 	bool whole;			/* flush the whole range, not the runs */
+	bool single;			/* the owner's: found, not taken */
 	size_t n;			/* runs kept in r->runs */
 	uint64_t pages, runs;
 	bool taken;			/* a run was taken: [lo, hi] their extent */
@@ -433,7 +434,8 @@ static int take_run(void *arg, uint64_t first, uint64_t last)
 {
 	struct flush *f = arg;
 
-	if (!f->eadr && !f->whole && !keep_run(f, first, last))
+	/* Owned: no locked instruction follows, flush now. */
+	if (!f->eadr && !f->whole && (f->single || !keep_run(f, first, last)))
 		flush_range(f, first, last);
 	if (!f->taken)
 		f->lo = first;
@@ -463,11 +465,11 @@ static uint64_t now_ns(void)
 static void persist_here(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
 			 uint64_t last, bool whole, struct dt_proto_fsync_rep *out)
 {
-	struct flush f = { .l = l, .base = r->addr, .len = r->map_len,
-			   .eadr = l->flags & DT_LOG_EADR, .whole = whole };
-	uint64_t t0 = out ? now_ns() : 0;
 	/* Owned: no other mark can race, the pages stay dirty until durable. */
 	bool single = l->l.single;
+	struct flush f = { .l = l, .base = r->addr, .len = r->map_len,
+			   .eadr = l->flags & DT_LOG_EADR, .whole = whole, .single = single };
+	uint64_t t0 = out ? now_ns() : 0;
 
 	if (single)
 		dt_dlog_find(&l->l, first, last, take_run, &f);

@@ -476,10 +476,17 @@ int64_t dt_dlog_find(const struct dt_dlog *l, uint64_t first, uint64_t last, dt_
 
 /*
  * Clear bits [first, last] of @words with the summary @sum, by the summary,
- * with @clear: clear_bits() where marks may race, own_clear() for flush.
+ * with clear_bits() where marks may race, own_clear() (@own) for flush or a single writer.
  */
-static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t last,
-			void (*clear)(uint64_t *p, uint64_t bits))
+static void clear_one(uint64_t *p, uint64_t bits, bool own)
+{
+	if (own)
+		own_clear(p, bits);
+	else
+		clear_bits(p, bits);
+}
+
+static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t last, bool own)
 {
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, s;
 
@@ -490,23 +497,23 @@ static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t
 			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
 
 			bits &= bits - 1;
-			clear(&words[w], dt_dlog_word_mask(w, first, last));
+			clear_one(&words[w], dt_dlog_word_mask(w, first, last), own);
 			if (!load(&words[w]))
-				clear(&sum[s], sum_bit(w));
+				clear_one(&sum[s], sum_bit(w), own);
 		}
 	}
 }
 
 void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
-	clear_range(l->flush, l->flush_sum, first, last, own_clear);
+	clear_range(l->flush, l->flush_sum, first, last, true);
 }
 
 void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
 	uint64_t s;
 
-	clear_range(l->dirty, l->dirty_sum, first, last, l->single ? own_clear : clear_bits);
+	clear_range(l->dirty, l->dirty_sum, first, last, l->single);
 	if (!l->top)
 		return;
 	for (s = first / WORD_BITS / WORD_BITS; s <= last / WORD_BITS / WORD_BITS; s++)
