@@ -23,29 +23,8 @@
 
 #include "daxtrackd.h"
 #include "fastlog.h"
+#include "flush-log.h"
 #include "log.h"
-
-/* ---- the flush log (testing) ---- */
-
-static int flush_log_fd = -1;
-
-static void flush_log_hook(struct dt_region *r, enum dt_flush_event ev, uint64_t off,
-			   uint64_t len)
-{
-	static const char *const kinds[] = {
-		[DT_FLUSH_EV_RANGE] = "range", [DT_FLUSH_EV_DRAIN] = "drain",
-		[DT_FLUSH_EV_ALL] = "full", [DT_FLUSH_EV_DEEP] = "deep",
-	};
-	char line[160];
-	int n;
-
-	/* The trailing CLOCK_MONOTONIC ns lets a test order flushes against its clients. */
-	n = snprintf(line, sizeof(line), "%s %llu %llu %s %llu\n", r->name,
-		     (unsigned long long)off, (unsigned long long)len,
-		     (unsigned)ev < 4 ? kinds[ev] : "?", (unsigned long long)srv_now_ns());
-	if (n > 0 && write(flush_log_fd, line, (size_t)n) < 0)
-		dt_log(LOG_ERR, "flush log: %s", strerror(errno));
-}
 
 /* ---- syslog output of a detached daemon ---- */
 
@@ -438,7 +417,7 @@ static void cleanup(struct daemon *d, bool clean)
 	if (d->main_ep >= 0)
 		close(d->main_ep);
 	if (d->flush_log_fd >= 0) {
-		__atomic_store_n(&dt_region_flush_hook, NULL, __ATOMIC_RELAXED);
+		dt_flush_log_stop();
 		close(d->flush_log_fd);
 	}
 }
@@ -470,10 +449,8 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);	/* before any thread: all inherit it */
 	urcu_memb_register_thread();
-	if (d.flush_log_fd >= 0) {
-		flush_log_fd = d.flush_log_fd;
-		__atomic_store_n(&dt_region_flush_hook, flush_log_hook, __ATOMIC_RELAXED);
-	}
+	if (d.flush_log_fd >= 0)
+		dt_flush_log_start(d.flush_log_fd);
 	dt_log(LOG_INFO, "daxtrackd %s starting (pid %d)", DAXTRACK_VERSION, (int)getpid());
 	ret = srv_init(&d.srv);
 	if (!ret)
