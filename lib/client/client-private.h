@@ -235,7 +235,11 @@ static inline bool dt_client_log_owner_enter(struct dt_client_log *l)
 
 static inline bool dt_client_log_enter(const struct dt_client *c, struct dt_client_log *l)
 {
-	if (__atomic_load_n(&l->own, __ATOMIC_ACQUIRE) == LOG_OWNED &&
+	int own = __atomic_load_n(&l->own, __ATOMIC_ACQUIRE);
+
+	if (own == LOG_SHARED)
+		return false;
+	if (own == LOG_OWNED &&
 	    __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == &dt_client_thread_token &&
 	    dt_client_log_owner_enter(l))
 		return true;

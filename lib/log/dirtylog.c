@@ -292,11 +292,20 @@ void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, w, s;
 
 	if (w0 == w1) {
+		uint64_t m = dt_dlog_word_mask(w0, first, last);
+
 		s = w0 / WORD_BITS;
-		mark_word(l, w0, dt_dlog_word_mask(w0, first, last));
-		log_set(l, &l->dirty_sum[s], sum_bit(w0));
+		if (l->single) {
+			own_set(&l->dirty[w0], m);
+			own_set(&l->dirty_sum[s], sum_bit(w0));
+			if (l->top)
+				own_set(&l->top[s / WORD_BITS], sum_bit(s));
+			return;
+		}
+		__atomic_fetch_or(&l->dirty[w0], m, __ATOMIC_RELEASE);
+		set_bits(&l->dirty_sum[s], sum_bit(w0));
 		if (l->top)
-			log_set(l, &l->top[s / WORD_BITS], sum_bit(s));
+			set_bits(&l->top[s / WORD_BITS], sum_bit(s));
 		return;
 	}
 	for (w = w0; w <= w1; w++)
