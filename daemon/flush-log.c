@@ -52,12 +52,13 @@ static void write_pending(void)
 	pending.n = 0;
 }
 
-static void flush_log_hook(struct dt_region *r, enum dt_flush_event ev, uint64_t off,
-			   uint64_t len)
+static void flush_log_hook(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len)
 {
 	static const char *const kinds[] = {
-		[DT_FLUSH_EV_RANGE] = "range", [DT_FLUSH_EV_DRAIN] = "drain",
-		[DT_FLUSH_EV_ALL] = "full", [DT_FLUSH_EV_DEEP] = "deep",
+		[DT_FLUSH_EV_RANGE] = "range",
+		[DT_FLUSH_EV_DRAIN] = "drain",
+		[DT_FLUSH_EV_ALL] = "full",
+		[DT_FLUSH_EV_DEEP] = "deep",
 	};
 	int n;
 

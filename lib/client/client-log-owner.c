@@ -94,7 +94,7 @@ bool dt_client_log_enter_slow(const struct dt_client *c, struct dt_client_log *l
 		case LOG_FREE:
 			claim(c, l);
 			break;
-		default:	/* LOG_BUSY: a moment */
+		default: /* LOG_BUSY: a moment */
 			sched_yield();
 			break;
 		}

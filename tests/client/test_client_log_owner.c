@@ -36,8 +36,8 @@ DT_TEST_DEFINE("test_client_log_owner");
 static struct dt_client client;
 static struct dt_client_log *lg;
 static pthread_mutex_t persist_mutex = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t version[NPAGES];	/* the "data": bumped before each mark */
-static uint64_t persisted[NPAGES];	/* the version a take saw */
+static uint64_t version[NPAGES]; /* the "data": bumped before each mark */
+static uint64_t persisted[NPAGES]; /* the version a take saw */
 static unsigned marks_per_thread;
 
 static struct dt_client_log *log_new(void)
@@ -135,7 +135,7 @@ static void round_(unsigned r)
 	log_free(lg);
 }
 
-static int taker_done;		/* atomic */
+static int taker_done; /* atomic */
 
 static void *taker(void *arg)
 {
@@ -163,7 +163,7 @@ static void test_wait_for_owner(void)
 	CHECK_EQ(pthread_create(&t, NULL, taker, NULL), 0);
 	nanosleep(&ts, NULL);
 	CHECK_EQ(__atomic_load_n(&taker_done, __ATOMIC_ACQUIRE), 0);
-	CHECK(lg->l.single);	/* still the owner's */
+	CHECK(lg->l.single); /* still the owner's */
 	dt_client_log_exit(lg, a);
 	pthread_join(t, &owned);
 	CHECK_EQ(taker_done, 1);

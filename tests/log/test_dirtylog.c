@@ -131,14 +131,17 @@ static void step_mark(struct fixture *f, uint64_t first, uint64_t last)
 		f->m.dirty[p] = true;
 }
 
-static void step_take(struct fixture *f, uint64_t first, uint64_t last, bool *tmp)
+/*
+ * The pages a take or a find reported (@tmp) are exactly the model's dirty
+ * pages of [first, last]: their count, and their extent in @lo, @hi.
+ */
+static int64_t check_found(const struct fixture *f, uint64_t first, uint64_t last, const bool *tmp,
+			   uint64_t *lo, uint64_t *hi)
 {
-	struct collect c;
-	int64_t n, want = 0;
+	int64_t want = 0;
 
-	collect_init(&c, tmp, f->m.npages);
-	n = dt_dlog_take(&f->l, first, last, collect_run, &c);
-	CHECK(!c.bad);
+	*lo = UINT64_MAX;
+	*hi = 0;
 	for (uint64_t p = 0; p < f->m.npages; p++) {
 		bool in = p >= first && p <= last && f->m.dirty[p];
 
@@ -148,42 +151,39 @@ static void step_take(struct fixture *f, uint64_t first, uint64_t last, bool *tm
 		}
 		if (in) {
 			want++;
-			f->m.dirty[p] = false;
-			f->m.flush[p] = true;
+			*lo = p < *lo ? p : *lo;
+			*hi = p;
 		}
 	}
-	CHECK_EQ(n, want);
+	return want;
 }
 
-/* A single writer's persist: find the dirty pages, then clear them (after the "drain"). */
-static void step_find_clear(struct fixture *f, uint64_t first, uint64_t last, bool *tmp)
+/*
+ * A persist's first half: a take (dirty -> flush), or with @find a single
+ * writer's find, then the clear of what it found (after the "drain").
+ */
+static void step_take(struct fixture *f, uint64_t first, uint64_t last, bool *tmp, bool find)
 {
 	struct collect c;
-	int64_t n, want = 0;
-	uint64_t lo = UINT64_MAX, hi = 0;
+	uint64_t lo, hi;
+	int64_t n;
 
 	collect_init(&c, tmp, f->m.npages);
-	n = dt_dlog_find(&f->l, first, last, collect_run, &c);
+	if (find)
+		n = dt_dlog_find(&f->l, first, last, collect_run, &c);
+	else
+		n = dt_dlog_take(&f->l, first, last, collect_run, &c);
 	CHECK(!c.bad);
-	for (uint64_t p = 0; p < f->m.npages; p++) {
-		bool in = p >= first && p <= last && f->m.dirty[p];
-
-		if (tmp[p] != in) {
-			CHECK(tmp[p] == in);
-			break;
-		}
-		if (in) {
-			want++;
-			lo = p < lo ? p : lo;
-			hi = p;
-		}
-	}
-	CHECK_EQ(n, want);
-	if (!want)
+	CHECK_EQ(n, check_found(f, first, last, tmp, &lo, &hi));
+	if (n <= 0)
 		return;
-	dt_dlog_clear(&f->l, lo, hi);
+	if (find)
+		dt_dlog_clear(&f->l, lo, hi);
 	for (uint64_t p = lo; p <= hi; p++)
-		f->m.dirty[p] = false;
+		if (tmp[p] || find) {
+			f->m.dirty[p] = false;
+			f->m.flush[p] = f->m.flush[p] || !find;
+		}
 }
 
 static void step_release(struct fixture *f, uint64_t first, uint64_t last)
@@ -310,10 +310,8 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 			step_mark(&f, first, last);
 			break;
 		case 3:
-			if (how == WALK_SINGLE && f.l.single && rng_below(&rng, 2))
-				step_find_clear(&f, first, last, a);
-			else
-				step_take(&f, first, last, a);
+			step_take(&f, first, last, a,
+				  how == WALK_SINGLE && f.l.single && rng_below(&rng, 2));
 			break;
 		case 4:
 			step_release(&f, first, last);
