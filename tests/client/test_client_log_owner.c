@@ -98,7 +98,7 @@ static void persist(void)
 static void *odd_marker(void *arg)
 {
 	for (unsigned i = 0; i < marks_per_thread; i++)
-		mark((2 * (uint64_t)i + 1) % NPAGES | 1);
+		mark((2 * (uint64_t)i + 1) % (NPAGES - 1) | 1);
 	return NULL;
 }
 
