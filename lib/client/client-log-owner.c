@@ -28,6 +28,7 @@
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client-private.h"
@@ -43,6 +44,20 @@ static int state(const struct dt_client_log *l)
 static bool is_owner(const struct dt_client_log *l)
 {
 	return __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == &thread_token;
+}
+
+/*
+ * Waiting for the owner's running operation (or for another thread that
+ * waits for it): an FSYNC round trip, or a reconnection, may take seconds.
+ */
+static void wait_a_moment(unsigned *tries)
+{
+	struct timespec pause = { 0, 100000 };
+
+	if ((*tries)++ < 100)
+		sched_yield();
+	else
+		nanosleep(&pause, NULL);
 }
 
 /* LOG_FREE: this thread's, or shared where the giving up could not be done. */
@@ -65,6 +80,7 @@ static void claim(const struct dt_client *c, struct dt_client_log *l)
 /* LOG_OWNED by another thread: shared, once its running operations ended. */
 static void give_up(struct dt_client_log *l)
 {
+	unsigned tries = 0;
 	int expect = LOG_OWNED;
 
 	if (!__atomic_compare_exchange_n(&l->own, &expect, LOG_BUSY, false, __ATOMIC_SEQ_CST,
@@ -73,7 +89,7 @@ static void give_up(struct dt_client_log *l)
 	/* Registered before the log was claimed: it cannot fail. */
 	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	while (__atomic_load_n(&l->busy, __ATOMIC_ACQUIRE))
-		sched_yield();
+		wait_a_moment(&tries);
 	l->l.single = false;
 	__atomic_store_n(&l->owner, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->own, LOG_SHARED, __ATOMIC_RELEASE);
@@ -81,6 +97,8 @@ static void give_up(struct dt_client_log *l)
 
 bool dt_client_log_enter_slow(const struct dt_client *c, struct dt_client_log *l)
 {
+	unsigned tries = 0;
+
 	for (;;) {
 		switch (state(l)) {
 		case LOG_SHARED:
@@ -94,8 +112,8 @@ bool dt_client_log_enter_slow(const struct dt_client *c, struct dt_client_log *l
 		case LOG_FREE:
 			claim(c, l);
 			break;
-		default: /* LOG_BUSY: a moment */
-			sched_yield();
+		default: /* LOG_BUSY: being given up */
+			wait_a_moment(&tries);
 			break;
 		}
 	}
@@ -103,6 +121,7 @@ bool dt_client_log_enter_slow(const struct dt_client *c, struct dt_client_log *l
 
 void dt_client_log_share(struct dt_client_log *l)
 {
+	unsigned tries = 0;
 	int s;
 
 	while ((s = state(l)) != LOG_SHARED) {
@@ -114,7 +133,7 @@ void dt_client_log_share(struct dt_client_log *l)
 			__atomic_compare_exchange_n(&l->own, &expect, LOG_SHARED, false,
 						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 		} else {
-			sched_yield();
+			wait_a_moment(&tries);
 		}
 	}
 }
