@@ -206,9 +206,10 @@ static void log_set(const struct dt_dlog *l, uint64_t *p, uint64_t bits)
 		set_bits(p, bits);
 }
 
-static void log_clear(const struct dt_dlog *l, uint64_t *p, uint64_t bits)
+/* @own: the words have one writer (flush, or a single writer's log). */
+static void clear_one(uint64_t *p, uint64_t bits, bool own)
 {
-	if (l->single)
+	if (own)
 		own_clear(p, bits);
 	else
 		clear_bits(p, bits);
@@ -420,7 +421,7 @@ static int take_sum(struct dt_dlog *l, uint64_t s, struct take *t)
 		} else {
 			/* Only a word taken whole loses its summary bit. */
 			if (m == ~0ULL)
-				log_clear(l, &l->dirty_sum[s], sum_bit(w));
+				clear_one(&l->dirty_sum[s], sum_bit(w), l->single);
 			got = take_word(l, w, m);
 		}
 		t->taken += (uint64_t)__builtin_popcountll(got);
@@ -487,14 +488,6 @@ int64_t dt_dlog_find(const struct dt_dlog *l, uint64_t first, uint64_t last, dt_
  * Clear bits [first, last] of @words with the summary @sum, by the summary,
  * with clear_bits() where marks may race, own_clear() (@own) for flush or a single writer.
  */
-static void clear_one(uint64_t *p, uint64_t bits, bool own)
-{
-	if (own)
-		own_clear(p, bits);
-	else
-		clear_bits(p, bits);
-}
-
 static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t last, bool own)
 {
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, s;
