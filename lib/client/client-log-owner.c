@@ -90,6 +90,8 @@ static void give_up(struct dt_client_log *l)
 	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	while (__atomic_load_n(&l->busy, __ATOMIC_ACQUIRE))
 		wait_a_moment(&tries);
+	/* The other writers know the bitmap only. */
+	dt_dlog_ring_fold(&l->l);
 	l->l.single = false;
 	__atomic_store_n(&l->owner, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->own, LOG_SHARED, __ATOMIC_RELEASE);

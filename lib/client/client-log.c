@@ -9,7 +9,10 @@
  *   - a persist flushes in-process when it may (the daemon said PMEM or
  *     EADR, and the client's own mapping is MAP_SYNC, of a device DAX, or on
  *     eADR): dt_dlog_take() of the range, pmem_flush() of each run taken from
- *     the client's own mapping, one pmem_drain(), dt_dlog_release();
+ *     the client's own mapping, one pmem_drain(), dt_dlog_release(); by the
+ *     log's owner thread, its ring's records and the pages dt_dlog_find()
+ *     finds, flushed as one stream of runs, one pmem_drain(), then
+ *     dt_dlog_clear() and dt_dlog_ring_settle();
  *   - otherwise (DEEP, WHOLE, not mapped, not pmem) it takes the pages, has
  *     the daemon flush them (FSYNC reads dirty | flush), and releases them
  *     once the FSYNC succeeded (or marks them dirty again if it failed).
@@ -400,6 +403,11 @@ struct flush {
 	uint64_t pages, runs;
 	bool taken;			/* a run was taken: [lo, hi] their extent */
 	uint64_t lo, hi;
+	/* The owner's: the ring's runs, merged in order with those found. */
+	const struct dt_dlog_run *ring;
+	unsigned nring, iring;
+	bool open;			/* [o_first, o_last] is being gathered */
+	uint64_t o_first, o_last;
 };
 
 static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
@@ -430,20 +438,72 @@ static bool keep_run(struct flush *f, uint64_t first, uint64_t last)
 	return true;
 }
 
+/* A run of the owner's persist, complete: flushed now (no locked instruction follows). */
+static void flush_run(struct flush *f, uint64_t first, uint64_t last)
+{
+	if (!f->whole)
+		flush_range(f, first, last);
+	f->pages += last - first + 1;
+	f->runs++;
+}
+
+/* The owner's runs, ascending: overlapping or adjacent ones become one. */
+static void gather_run(struct flush *f, uint64_t first, uint64_t last)
+{
+	if (f->open && first <= f->o_last + 1) {
+		if (last > f->o_last)
+			f->o_last = last;
+		return;
+	}
+	if (f->open)
+		flush_run(f, f->o_first, f->o_last);
+	f->open = true;
+	f->o_first = first;
+	f->o_last = last;
+}
+
+/* The ring's runs that begin before @page go in first. */
+static void ring_until(struct flush *f, uint64_t page)
+{
+	for (; f->iring < f->nring && f->ring[f->iring].first < page; f->iring++)
+		gather_run(f, f->ring[f->iring].first, f->ring[f->iring].last);
+}
+
 static int take_run(void *arg, uint64_t first, uint64_t last)
 {
 	struct flush *f = arg;
 
-	/* Owned: no locked instruction follows, flush now. */
-	if (!f->eadr && !f->whole && (f->single || !keep_run(f, first, last)))
-		flush_range(f, first, last);
 	if (!f->taken)
 		f->lo = first;
 	f->taken = true;
 	f->hi = last;
+	if (f->single) {
+		ring_until(f, first);
+		gather_run(f, first, last);
+		return 0;
+	}
+	if (!f->eadr && !f->whole && !keep_run(f, first, last))
+		flush_range(f, first, last);
 	f->pages += last - first + 1;
 	f->runs++;
 	return 0;
+}
+
+/*
+ * The owner's ring, before its find: its runs if every record is in
+ * [first, last]; else, but for a whole-range persist (which leaves the ring
+ * alone), folded into dirty for the find.  Return: whether to settle it.
+ */
+static bool ring_begin(struct dt_client_log *l, struct flush *f, uint64_t first, uint64_t last,
+		       struct dt_dlog_run *runs)
+{
+	int n = dt_dlog_ring_runs(&l->l, first, last, runs);
+
+	if (n < 0 && !f->whole)
+		dt_dlog_ring_fold(&l->l);
+	f->ring = runs;
+	f->nring = n > 0 ? (unsigned)n : 0;
+	return n >= 0;
 }
 
 static uint64_t now_ns(void)
@@ -470,11 +530,18 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 	struct flush f = { .l = l, .base = r->addr, .len = r->map_len,
 			   .eadr = l->flags & DT_LOG_EADR, .whole = whole, .single = single };
 	uint64_t t0 = out ? now_ns() : 0;
+	struct dt_dlog_run ring[DT_DLOG_RING_SLOTS];
+	bool settle = false;
 
-	if (single)
+	if (single) {
+		settle = ring_begin(l, &f, first, last, ring);
 		dt_dlog_find(&l->l, first, last, take_run, &f);
-	else
+		ring_until(&f, UINT64_MAX);
+		if (f.open)
+			flush_run(&f, f.o_first, f.o_last);
+	} else {
 		dt_dlog_take(&l->l, first, last, take_run, &f);
+	}
 	if (whole) {
 		flush_range(&f, first, last);
 		f.pages = last - first + 1;
@@ -491,6 +558,8 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 		dt_dlog_clear(&l->l, f.lo, f.hi);
 	else if (f.taken)
 		dt_dlog_release(&l->l, f.lo, f.hi);
+	if (settle)
+		dt_dlog_ring_settle(&l->l);
 	count(&l->persists_in_process);
 	if (!out)
 		return;
@@ -623,6 +692,9 @@ int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t le
 		return 0;
 	}
 	count(&l->persists_log_socket);
+	/* The take knows the bitmap only: the owner's ring goes there first. */
+	if (l->l.single)
+		dt_dlog_ring_fold(&l->l);
 	dt_dlog_take(&l->l, first, last, NULL, NULL);
 	err = sock_fsync(r, offset, length, flags, arg);
 	if (err)	/* not durable: the pages taken are dirty again */

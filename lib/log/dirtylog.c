@@ -72,6 +72,10 @@ int dt_dlog_attach(struct dt_dlog *l, void *base, size_t len, uint64_t npages)
 	l->flush_sum = (uint64_t *)(b + l->g.flush_sum_off);
 	l->top = NULL;
 	l->single = false;
+	l->ring = false;
+	l->ring_off = false;
+	l->ring_head = 0;
+	l->ring_clean = 0;
 	return 0;
 }
 
@@ -222,6 +226,25 @@ static uint64_t top_words(const struct dt_dlog *l)
 	return (l->g.nsum + WORD_BITS - 1) / WORD_BITS;
 }
 
+/*
+ * The ring's indices as the file holds them (a fresh log: 0), bounded and
+ * stored back: a writer that takes over a log keeps its records pending,
+ * and the reader must see the indices the writer goes on from.
+ */
+static void owner_ring_init(struct dt_dlog *l)
+{
+	struct dt_dlog_ring *r = (struct dt_dlog_ring *)((char *)l->base + DT_DLOG_RING_OFF);
+	uint64_t head = load(&r->head), clean = load(&r->clean);
+
+	if (head - clean > DT_DLOG_RING_SLOTS) {
+		clean = head - DT_DLOG_RING_SLOTS;
+		__atomic_store_n(&r->clean, clean, __ATOMIC_RELEASE);
+	}
+	l->ring_head = head;
+	l->ring_clean = clean;
+	l->ring = true;
+}
+
 int dt_dlog_owner_init(struct dt_dlog *l)
 {
 	uint64_t s;
@@ -232,6 +255,7 @@ int dt_dlog_owner_init(struct dt_dlog *l)
 	for (s = 0; s < l->g.nsum; s++)
 		if (load(&l->dirty_sum[s]))
 			l->top[s / WORD_BITS] |= sum_bit(s);
+	owner_ring_init(l);
 	return 0;
 }
 
@@ -239,6 +263,7 @@ void dt_dlog_owner_free(struct dt_dlog *l)
 {
 	free(l->top);
 	l->top = NULL;
+	l->ring = false;
 }
 
 /* The top bits of summary words [s0, s1], after their summary bits. */
@@ -288,7 +313,7 @@ static void mark_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 		__atomic_fetch_or(&l->dirty[w], m, __ATOMIC_RELEASE);
 }
 
-void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
+static void mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, w, s;
 
@@ -321,6 +346,161 @@ void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++)
 		log_set(l, &l->dirty_sum[s], dt_dlog_word_mask(s, w0, w1));
 	mark_top(l, w0 / WORD_BITS, w1 / WORD_BITS);
+}
+
+/* ---- the single writer's ring ---- */
+
+static struct dt_dlog_ring *ring_of(const struct dt_dlog *l)
+{
+	return (struct dt_dlog_ring *)((char *)l->base + DT_DLOG_RING_OFF);
+}
+
+static uint64_t rec_first(uint64_t rec)
+{
+	return rec >> DT_DLOG_REC_SHIFT;
+}
+
+static uint64_t rec_last(uint64_t rec)
+{
+	return rec_first(rec) + (rec & ((1ULL << DT_DLOG_REC_SHIFT) - 1));
+}
+
+static uint64_t *ring_slot(const struct dt_dlog *l, uint64_t i)
+{
+	return &ring_of(l)->rec[i % DT_DLOG_RING_SLOTS];
+}
+
+void dt_dlog_ring_fold(struct dt_dlog *l)
+{
+	uint64_t i, rec;
+
+	if (!l->ring || l->ring_clean == l->ring_head)
+		return;
+	for (i = l->ring_clean; i != l->ring_head; i++) {
+		uint64_t first, last;
+
+		/* Bounded: the records of a log the owner took over are the file's. */
+		rec = __atomic_load_n(ring_slot(l, i), __ATOMIC_RELAXED);
+		first = rec_first(rec);
+		last = rec_last(rec);
+		if (first >= l->g.npages)
+			continue;
+		mark_bitmap(l, first, last < l->g.npages ? last : l->g.npages - 1);
+	}
+	/* The bits before the index that drops the records (release). */
+	l->ring_clean = l->ring_head;
+	__atomic_store_n(&ring_of(l)->clean, l->ring_clean, __ATOMIC_RELEASE);
+}
+
+void dt_dlog_ring_settle(struct dt_dlog *l)
+{
+	l->ring_off = false;
+	if (!l->ring || l->ring_clean == l->ring_head)
+		return;
+	l->ring_clean = l->ring_head;
+	__atomic_store_n(&ring_of(l)->clean, l->ring_clean, __ATOMIC_RELEASE);
+}
+
+/*
+ * Merge [first, last] into the last record if they overlap or touch and the
+ * result still fits: one store, and a reader sees the old record or the new
+ * one, both of them pages that may be dirty.
+ */
+static bool ring_merge(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	uint64_t *p, rec, f, e;
+
+	if (l->ring_head == l->ring_clean)
+		return false;
+	p = ring_slot(l, l->ring_head - 1);
+	rec = __atomic_load_n(p, __ATOMIC_RELAXED);
+	f = rec_first(rec);
+	e = rec_last(rec);
+	if (first > e + 1 || last + 1 < f)
+		return false;
+	f = first < f ? first : f;
+	e = last > e ? last : e;
+	if (e - f >= DT_DLOG_RING_PAGES)
+		return false;
+	if (DT_DLOG_REC(f, e) != rec)
+		__atomic_store_n(p, DT_DLOG_REC(f, e), __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
+ * A small mark of the single writer: a record, no store to dirty.  The
+ * ring holds the first marks after a persist: one that finds it full folds
+ * it, and the marks go to dirty until the next persist settles the ring
+ * (a writer marking more than the ring holds between its persists pays a
+ * flag's test a mark, not a fold every SLOTS marks).
+ */
+static bool ring_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	if (l->ring_off || last - first >= DT_DLOG_RING_PAGES)
+		return false;
+	if (ring_merge(l, first, last))
+		return true;
+	if (l->ring_head - l->ring_clean >= DT_DLOG_RING_SLOTS) {
+		dt_dlog_ring_fold(l);
+		l->ring_off = true;
+		return false;
+	}
+	__atomic_store_n(ring_slot(l, l->ring_head), DT_DLOG_REC(first, last), __ATOMIC_RELEASE);
+	l->ring_head++;
+	__atomic_store_n(&ring_of(l)->head, l->ring_head, __ATOMIC_RELEASE);
+	return true;
+}
+
+void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	if (l->single && l->ring && ring_mark(l, first, last))
+		return;
+	mark_bitmap(l, first, last);
+}
+
+/* Insert [first, last] into the @n runs sorted by first (the records mostly come in order). */
+static unsigned runs_insert(struct dt_dlog_run *runs, unsigned n, uint64_t first, uint64_t last)
+{
+	unsigned i;
+
+	for (i = n; i && runs[i - 1].first > first; i--)
+		runs[i] = runs[i - 1];
+	runs[i].first = first;
+	runs[i].last = last;
+	return n + 1;
+}
+
+/* Merge the overlapping and adjacent ones of @n sorted runs: how many are left. */
+static unsigned runs_merge(struct dt_dlog_run *runs, unsigned n)
+{
+	unsigned i = 0, j;
+
+	for (j = 0; j < n; j++) {
+		if (i && runs[j].first <= runs[i - 1].last + 1) {
+			if (runs[j].last > runs[i - 1].last)
+				runs[i - 1].last = runs[j].last;
+			continue;
+		}
+		runs[i++] = runs[j];
+	}
+	return i;
+}
+
+int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
+		      struct dt_dlog_run *runs)
+{
+	unsigned n = 0;
+	uint64_t k, rec;
+
+	if (!l->ring)
+		return 0;
+	for (k = l->ring_clean; k != l->ring_head; k++) {
+		rec = __atomic_load_n(ring_slot(l, k), __ATOMIC_RELAXED);
+		if (rec_first(rec) < first || rec_last(rec) > last)
+			return -ERANGE;
+		n = runs_insert(runs, n, rec_first(rec), rec_last(rec));
+	}
+	return (int)runs_merge(runs, n);
 }
 
 /*
@@ -536,11 +716,84 @@ static uint64_t valid_sum(const struct dt_dlog *l, uint64_t s)
 	return dt_dlog_word_mask(s, 0, l->g.nwords - 1);
 }
 
-/* dirty | flush of word @w inside [first, last], counting the bits past the end. */
-static uint64_t read_word(const struct dt_dlog *l, uint64_t w, uint64_t m,
+/*
+ * The reader's copy of the ring: the pages of the records not settled,
+ * bounded by the region, ascending and merged, with a cursor for the words
+ * and one for the summary words of an ascending walk.
+ */
+struct ring_view {
+	unsigned n, wi, si;
+	struct dt_dlog_run run[DT_DLOG_RING_SLOTS];
+};
+
+/*
+ * Read @head, then @clean (acquire): a writer's @clean only grows and is
+ * never less than @head - SLOTS, so @clean read later is at least the
+ * @head read first minus SLOTS, or past it (all settled meanwhile).  More
+ * pending than the ring holds is a scribble: every slot is read.  A slot
+ * rewritten while it is read holds a newer record: more pages, never fewer
+ * of those still pending.
+ */
+static void ring_read(const struct dt_dlog *l, struct ring_view *v, struct dt_dlog_scan_stats *st)
+{
+	const struct dt_dlog_ring *r = ring_of(l);
+	uint64_t head = load(&r->head), clean = load(&r->clean), k;
+
+	v->n = v->wi = v->si = 0;
+	if ((int64_t)(head - clean) <= 0)
+		return;
+	if (head - clean > DT_DLOG_RING_SLOTS) {
+		st->bad_bits++;
+		clean = head - DT_DLOG_RING_SLOTS;
+	}
+	for (k = clean; k != head; k++) {
+		uint64_t rec = load(ring_slot(l, k)), first = rec_first(rec), last = rec_last(rec);
+
+		if (first >= l->g.npages) {
+			st->bad_bits++;
+			continue;
+		}
+		if (last >= l->g.npages) {
+			st->bad_bits++;
+			last = l->g.npages - 1;
+		}
+		v->n = runs_insert(v->run, v->n, first, last);
+	}
+	v->n = runs_merge(v->run, v->n);
+}
+
+/* The ring's pages in word @w (@w not below any word asked before). */
+static uint64_t view_word(struct ring_view *v, uint64_t w)
+{
+	uint64_t lo = w * WORD_BITS, hi = lo + WORD_BITS - 1, m = 0;
+
+	while (v->wi < v->n && v->run[v->wi].last < lo)
+		v->wi++;
+	for (unsigned j = v->wi; j < v->n && v->run[j].first <= hi; j++)
+		m |= dt_dlog_word_mask(w, v->run[j].first, v->run[j].last);
+	return m;
+}
+
+/* The words of summary word @s that hold ring pages (@s ascending). */
+static uint64_t view_sum(struct ring_view *v, uint64_t s)
+{
+	uint64_t w0 = s * WORD_BITS, w1 = w0 + WORD_BITS - 1, m = 0;
+
+	while (v->si < v->n && v->run[v->si].last / WORD_BITS < w0)
+		v->si++;
+	for (unsigned j = v->si; j < v->n && v->run[j].first / WORD_BITS <= w1; j++)
+		m |= dt_dlog_word_mask(s, v->run[j].first / WORD_BITS, v->run[j].last / WORD_BITS);
+	return m;
+}
+
+/*
+ * dirty | flush | the ring's pages of word @w inside [first, last],
+ * counting the bits past the end.
+ */
+static uint64_t read_word(const struct dt_dlog *l, struct ring_view *rv, uint64_t w, uint64_t m,
 			  struct dt_dlog_scan_stats *st)
 {
-	uint64_t v = load(&l->dirty[w]) | load(&l->flush[w]);
+	uint64_t v = load(&l->dirty[w]) | load(&l->flush[w]) | view_word(rv, w);
 	uint64_t bad = v & ~valid_mask(l, w);
 
 	st->words++;
@@ -553,21 +806,24 @@ static uint64_t read_word(const struct dt_dlog *l, uint64_t w, uint64_t m,
  * every one with @full (counting the non-zero words whose bit is missing,
  * once their word is read).
  */
-static uint64_t candidates(const struct dt_dlog *l, uint64_t s, bool full,
+static uint64_t candidates(const struct dt_dlog *l, struct ring_view *rv, uint64_t s, bool full,
 			   struct dt_dlog_scan_stats *st)
 {
 	uint64_t named = load(&l->dirty_sum[s]) | load(&l->flush_sum[s]);
 	uint64_t valid = valid_sum(l, s);
 
 	st->bad_bits += (uint64_t)__builtin_popcountll(named & ~valid);
-	return full ? valid : named & valid;
+	return full ? valid : (named | view_sum(rv, s)) & valid;
 }
 
+/* @v: the word as read; only its bits from dirty | flush need a summary bit. */
 static void count_missing_sum(const struct dt_dlog *l, uint64_t w, uint64_t v,
 			      struct dt_dlog_scan_stats *st)
 {
 	uint64_t s = w / WORD_BITS;
 
+	if (v)
+		v = (load(&l->dirty[w]) | load(&l->flush[w])) & valid_mask(l, w);
 	if (v && !((load(&l->dirty_sum[s]) | load(&l->flush_sum[s])) & sum_bit(w)))
 		st->bad_summary++;
 }
@@ -577,6 +833,7 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 {
 	struct dt_dlog_scan_stats dummy;
 	struct run r = { .fn = fn, .arg = arg };
+	struct ring_view rv;
 	uint64_t w0, w1, s;
 	int ret;
 
@@ -586,16 +843,17 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 		last = l->g.npages - 1;
 	if (first > last)
 		return 0;
+	ring_read(l, &rv, st);
 	w0 = first / WORD_BITS;
 	w1 = last / WORD_BITS;
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
-		uint64_t bits = candidates(l, s, full, st) & dt_dlog_word_mask(s, w0, w1);
+		uint64_t bits = candidates(l, &rv, s, full, st) & dt_dlog_word_mask(s, w0, w1);
 
 		while (bits) {
 			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits), v;
 
 			bits &= bits - 1;
-			v = read_word(l, w, dt_dlog_word_mask(w, first, last), st);
+			v = read_word(l, &rv, w, dt_dlog_word_mask(w, first, last), st);
 			if (full)
 				count_missing_sum(l, w, v, st);
 			st->set_pages += (uint64_t)__builtin_popcountll(v);
@@ -703,10 +961,11 @@ static int scan_undo(struct dt_dlog_shadow *s, struct run *set, struct run *clr,
 }
 
 /* Compare word @w with the shadow, update it and extend the two runs. */
-static int scan_word(const struct dt_dlog *l, struct dt_dlog_shadow *s, uint64_t w, bool full,
-		     struct run *set, struct run *clr, struct dt_dlog_scan_stats *st)
+static int scan_word(const struct dt_dlog *l, struct ring_view *rv, struct dt_dlog_shadow *s,
+		     uint64_t w, bool full, struct run *set, struct run *clr,
+		     struct dt_dlog_scan_stats *st)
 {
-	uint64_t v = read_word(l, w, ~0ULL, st), old = s->words[w];
+	uint64_t v = read_word(l, rv, w, ~0ULL, st), old = s->words[w];
 	int ret;
 
 	if (full)
@@ -731,19 +990,21 @@ int dt_dlog_scan(const struct dt_dlog *l, struct dt_dlog_shadow *s, bool full, d
 {
 	struct dt_dlog_scan_stats dummy;
 	struct run rs = { .fn = set, .arg = arg }, rc = { .fn = cleared, .arg = arg };
+	struct ring_view rv;
 	uint64_t sidx;
 	int ret;
 
 	if (!st)
 		st = &dummy;
+	ring_read(l, &rv, st);
 	for (sidx = 0; sidx < l->g.nsum; sidx++) {
-		uint64_t bits = candidates(l, sidx, full, st) | s->sum[sidx];
+		uint64_t bits = candidates(l, &rv, sidx, full, st) | s->sum[sidx];
 
 		while (bits) {
 			uint64_t w = sidx * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
 
 			bits &= bits - 1;
-			ret = scan_word(l, s, w, full, &rs, &rc, st);
+			ret = scan_word(l, &rv, s, w, full, &rs, &rc, st);
 			if (ret)
 				return ret;
 		}

@@ -4,7 +4,8 @@
  * log that a hostile client wrote (lib/log/dirtylog.c).
  *
  * Input: byte 0..2 the region's pages (1 .. 2^18, little endian, + 1),
- * byte 3 flags (bit 0: full scans, bit 1: also run the owner's operations),
+ * byte 3 flags (bit 0: full scans, bit 1: also run the owner's operations,
+ * bit 2: the owner's ring: a small mark, seen, its runs, folded, seen),
  * bytes 4..19 a sub-range (two u64 taken modulo the pages), the rest is
  * copied over the log file from its start (header, dirty, summaries, flush),
  * repeating the input until the file is full.  Then dt_dlog_check() of the
@@ -133,6 +134,51 @@ static void check_scan(const struct dt_dlog *l, struct dt_dlog_shadow *sh, bool 
 				bad("cleared page still in the shadow", p, 0);
 }
 
+/* The pages of [lo, hi] are all reported (among others). */
+static int require_run(void *arg, uint64_t first, uint64_t last)
+{
+	uint64_t *need = arg;	/* [lo, hi]: lo moves past what is covered */
+
+	if (first <= need[0] && last >= need[0])
+		need[0] = last + 1;
+	return 0;
+}
+
+/*
+ * The owner's ring over whatever the file held: a single writer's small
+ * mark goes to the ring (or, full, to dirty), every reader sees it, and a
+ * persist's runs of the ring are sorted, merged and inside the region.
+ */
+static void check_ring(struct dt_dlog *l, uint64_t lo, uint64_t hi)
+{
+	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
+	uint64_t need[2];
+	int n;
+
+	if (dt_dlog_owner_init(l))
+		return;
+	l->single = true;
+	if (hi - lo >= DT_DLOG_RING_PAGES)
+		hi = lo + DT_DLOG_RING_PAGES - 1;
+	dt_dlog_mark(l, lo, hi);
+	need[0] = lo;
+	need[1] = hi;
+	dt_dlog_for_each(l, lo, hi, false, require_run, need, NULL);
+	if (need[0] <= hi)
+		bad("a ring mark not seen", lo, hi);
+	n = dt_dlog_ring_runs(l, 0, l->g.npages - 1, runs);
+	for (int i = 0; i < n; i++)
+		if (runs[i].first > runs[i].last || (i && runs[i].first <= runs[i - 1].last + 1))
+			bad("ring runs not sorted and merged", runs[i].first, runs[i].last);
+	dt_dlog_ring_fold(l);
+	need[0] = lo;
+	dt_dlog_for_each(l, lo, hi, false, require_run, need, NULL);
+	if (need[0] <= hi)
+		bad("a folded mark not seen", lo, hi);
+	l->single = false;
+	dt_dlog_owner_free(l);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dt_dlog_geometry g;
@@ -189,6 +235,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		dt_dlog_mark(&l, lo, hi);
 		check_for_each(&l, lo, hi, false);
 	}
+	if (flags & 4)
+		check_ring(&l, lo, hi);
 	dt_dlog_shadow_free(&sh);
 	free(base);
 	return 0;

@@ -7,8 +7,10 @@
  * checks and a failing callback.  The random walk runs three ways: as the
  * reader sees the log (no top level), as its owner (the top level of
  * dt_dlog_owner_init(), whose bits must cover every summary word in use),
- * and as its owner switching to and from one writer (@single), whose
- * persists also find and clear (dt_dlog_find(), dt_dlog_clear()).
+ * and as its owner switching to and from one writer (@single), whose small
+ * marks go to its ring and whose persists also find and clear
+ * (dt_dlog_find(), dt_dlog_ring_runs(), dt_dlog_clear(), settle); and the
+ * ring directed and scribbled over.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -159,8 +161,38 @@ static int64_t check_found(const struct fixture *f, uint64_t first, uint64_t las
 }
 
 /*
- * A persist's first half: a take (dirty -> flush), or with @find a single
- * writer's find, then the clear of what it found (after the "drain").
+ * A single writer's persist finds in dirty and in its ring (folded first
+ * when a record lies outside the range): the ring's runs must be ascending,
+ * disjoint and not adjacent, and are added to @tmp.  Return: the pages.
+ */
+static int64_t find_with_ring(struct fixture *f, uint64_t first, uint64_t last, bool *tmp)
+{
+	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
+	struct collect c;
+	int nr = dt_dlog_ring_runs(&f->l, first, last, runs);
+	int64_t n;
+
+	if (nr < 0)
+		dt_dlog_ring_fold(&f->l);
+	collect_init(&c, tmp, f->m.npages);
+	n = dt_dlog_find(&f->l, first, last, collect_run, &c);
+	CHECK(!c.bad);
+	for (int i = 0; i < nr; i++) {
+		CHECK(runs[i].first <= runs[i].last && runs[i].last <= last && runs[i].first >= first);
+		CHECK(!i || runs[i].first > runs[i - 1].last + 1);
+		for (uint64_t p = runs[i].first; p <= runs[i].last; p++)
+			if (!tmp[p]) {
+				tmp[p] = true;
+				n++;
+			}
+	}
+	return n;
+}
+
+/*
+ * A persist's first half: a take (dirty -> flush; the owner's ring folded
+ * first, as its socket path does), or with @find a single writer's find,
+ * then the clear of what it found and the ring's settle (after the "drain").
  */
 static void step_take(struct fixture *f, uint64_t first, uint64_t last, bool *tmp, bool find)
 {
@@ -169,16 +201,21 @@ static void step_take(struct fixture *f, uint64_t first, uint64_t last, bool *tm
 	int64_t n;
 
 	collect_init(&c, tmp, f->m.npages);
-	if (find)
-		n = dt_dlog_find(&f->l, first, last, collect_run, &c);
-	else
+	if (find) {
+		n = find_with_ring(f, first, last, tmp);
+	} else {
+		if (f->l.single)
+			dt_dlog_ring_fold(&f->l);
 		n = dt_dlog_take(&f->l, first, last, collect_run, &c);
+	}
 	CHECK(!c.bad);
 	CHECK_EQ(n, check_found(f, first, last, tmp, &lo, &hi));
 	if (n <= 0)
 		return;
-	if (find)
+	if (find) {
 		dt_dlog_clear(&f->l, lo, hi);
+		dt_dlog_ring_settle(&f->l);
+	}
 	for (uint64_t p = lo; p <= hi; p++)
 		if (tmp[p] || find) {
 			f->m.dirty[p] = false;
@@ -299,8 +336,12 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 		uint64_t first, last;
 
 		dt_test_ctx("npages %llu step %u walk %d", (unsigned long long)npages, i, how);
-		if (how == WALK_SINGLE && !rng_below(&rng, 50))
+		if (how == WALK_SINGLE && !rng_below(&rng, 50)) {
+			/* Giving a log up folds its ring (the other writers know dirty only). */
+			if (f.l.single)
+				dt_dlog_ring_fold(&f.l);
 			f.l.single = !f.l.single;
+		}
 		check_top(&f);
 		random_range(&rng, npages, &first, &last);
 		switch (rng_below(&rng, 8)) {
@@ -383,6 +424,106 @@ static void test_hostile(void)
 	fixture_free(&f);
 }
 
+static struct dt_dlog_ring *ring_of(struct fixture *f)
+{
+	return (struct dt_dlog_ring *)((char *)f->base + DT_DLOG_RING_OFF);
+}
+
+/* Pages [first, last] exactly are what for_each reports. */
+static void check_pages(struct fixture *f, uint64_t first, uint64_t last)
+{
+	bool mark[1000];
+	struct collect c;
+
+	collect_init(&c, mark, f->m.npages);
+	CHECK_EQ(dt_dlog_for_each(&f->l, 0, UINT64_MAX, false, collect_run, &c, NULL), 0);
+	for (uint64_t p = 0; p < f->m.npages; p++)
+		if (mark[p] != (p >= first && p <= last)) {
+			dt_test_ctx("page %llu", (unsigned long long)p);
+			CHECK(0);
+			break;
+		}
+}
+
+/*
+ * The single writer's ring: small marks are records, merged with the last
+ * one where they touch it, a full ring folded into dirty; ring_runs() says
+ * -ERANGE for a persist that does not hold every record; settle drops them.
+ */
+static void test_ring(void)
+{
+	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
+	struct fixture f;
+
+	if (!CHECK(!fixture_init(&f, 1000)) || !CHECK(!dt_dlog_owner_init(&f.l)))
+		return;
+	f.l.single = true;
+	for (uint64_t p = 100; p < 200; p++)
+		dt_dlog_mark(&f.l, p, p);
+	/* 100 adjacent pages: two records (a record holds 64), no bit in dirty. */
+	CHECK_EQ(ring_of(&f)->head, 2);
+	CHECK_EQ(ring_of(&f)->clean, 0);
+	CHECK_EQ(f.l.dirty_sum[0], 0);
+	check_pages(&f, 100, 199);
+	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 1);
+	CHECK(runs[0].first == 100 && runs[0].last == 199);
+	CHECK_EQ(dt_dlog_ring_runs(&f.l, 150, 999, runs), -ERANGE);
+	dt_dlog_ring_settle(&f.l);
+	CHECK_EQ(ring_of(&f)->clean, 2);
+	check_pages(&f, 1, 0);
+	/*
+	 * 66 scattered pages: the 65th folds the first 64 into dirty, and it
+	 * and the marks after go to dirty until the next settle.
+	 */
+	for (uint64_t p = 0; p < 66; p++)
+		dt_dlog_mark(&f.l, 10 * p, 10 * p);
+	CHECK_EQ(ring_of(&f)->head - ring_of(&f)->clean, 0);
+	CHECK(f.l.dirty[0] & 1 && f.l.dirty[650 / 64] >> (650 % 64) & 1);
+	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 0);
+	dt_dlog_ring_settle(&f.l);
+	dt_dlog_mark(&f.l, 5, 5);
+	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 1);
+	CHECK_EQ(runs[0].first, 5);
+	/* A mark of more than a record holds goes to dirty. */
+	dt_dlog_mark(&f.l, 900, 999);
+	CHECK_EQ(ring_of(&f)->head - ring_of(&f)->clean, 1);
+	CHECK(f.l.dirty[15] >> (960 % 64) & 1);
+	dt_dlog_owner_free(&f.l);
+	fixture_free(&f);
+}
+
+/* A scribbled ring: too many pending, records past the end, a pending index past the head. */
+static void test_ring_hostile(void)
+{
+	struct dt_dlog_scan_stats st = { 0 };
+	struct fixture f;
+	struct collect c;
+	struct dt_dlog_ring *r;
+	bool mark[100];
+
+	if (!CHECK(!fixture_init(&f, 100)))
+		return;
+	r = ring_of(&f);
+	r->head = 1000;
+	r->clean = 0; /* 1000 pending: every slot is read */
+	for (unsigned i = 0; i < DT_DLOG_RING_SLOTS; i++)
+		r->rec[i] = DT_DLOG_REC(200, 200); /* past the end */
+	r->rec[5] = DT_DLOG_REC(10, 12);
+	r->rec[6] = DT_DLOG_REC(98, 98) + 4095; /* 98 .. 98 + 4095: clamped */
+	collect_init(&c, mark, 100);
+	CHECK_EQ(dt_dlog_for_each(&f.l, 0, UINT64_MAX, false, collect_run, &c, &st), 0);
+	CHECK(!c.bad && mark[10] && mark[12] && !mark[13] && mark[98] && mark[99] && !mark[97]);
+	CHECK_EQ(st.set_pages, 5);
+	CHECK_EQ(st.bad_bits, 1 + 62 + 1);
+	/* The scan sees them too, and drops them when the index says settled. */
+	CHECK_EQ(dt_dlog_scan(&f.l, &f.sh, false, NULL, NULL, NULL, NULL), 0);
+	CHECK(dt_dlog_shadow_test(&f.sh, 11) && dt_dlog_shadow_test(&f.sh, 99));
+	r->clean = 2000;
+	CHECK_EQ(dt_dlog_scan(&f.l, &f.sh, false, NULL, NULL, NULL, NULL), 0);
+	CHECK(!dt_dlog_shadow_test(&f.sh, 11) && !dt_dlog_shadow_test(&f.sh, 99));
+	fixture_free(&f);
+}
+
 /* A callback error leaves the shadow so that the next scan reports the rest again. */
 static void test_scan_error(void)
 {
@@ -459,6 +600,8 @@ int main(void)
 {
 	test_geometry();
 	test_hostile();
+	test_ring();
+	test_ring_hostile();
 	test_scan_error();
 	test_check();
 	for (int how = WALK_READER; how <= WALK_SINGLE; how++) {

@@ -39,6 +39,18 @@
  *
  * A bitmap has no records to tear or wrap: every word is whole, a mark is
  * idempotent and the log never fills, so there is no doorbell to ring.
+ *
+ * The single writer's ring (struct dt_dlog_ring, in the header page): while
+ * one thread alone writes a log (@single), a mark of at most
+ * DT_DLOG_RING_PAGES pages is a record appended to a ring of
+ * DT_DLOG_RING_SLOTS, not bits in dirty: two stores to lines the writer
+ * keeps hot, where a bit of a scattered page is a store to a cold line that
+ * the persist's drain then waits for.  The pages of the records in
+ * [@clean, @head) may be dirty, as the bits of dirty and flush are; a full
+ * ring is folded into dirty (dt_dlog_ring_fold()), and a persist that
+ * flushed the records' pages moves @clean to @head after its drain
+ * (dt_dlog_ring_settle()).  The reader adds them to every read, after
+ * bounding @head - @clean and every record by the region.
  */
 #ifndef DAXTRACK_DIRTYLOG_H
 #define DAXTRACK_DIRTYLOG_H
@@ -52,9 +64,35 @@ extern "C" {
 #endif
 
 #define DT_DLOG_MAGIC		0x31474f4c4b545844ULL	/* "DXTKLOG1", little endian */
-#define DT_DLOG_VERSION		1
+#define DT_DLOG_VERSION		2	/* 2: the single writer's ring */
 #define DT_DLOG_HEADER_SIZE	4096u
 #define DT_DLOG_NAME_MAX	64
+
+/*
+ * The single writer's ring: at DT_DLOG_RING_OFF of the header page.  A
+ * record is one little-endian word: the first page << 12 | (pages - 1).
+ */
+#define DT_DLOG_RING_OFF	2048u
+#define DT_DLOG_RING_SLOTS	64u
+#define DT_DLOG_RING_PAGES	64u	/* the most pages the writer puts in a record */
+#define DT_DLOG_REC_SHIFT	12
+#define DT_DLOG_REC(first, last) ((uint64_t)(first) << DT_DLOG_REC_SHIFT | ((last) - (first)))
+
+/**
+ * struct dt_dlog_ring - The single writer's records, in the header page.
+ * @head: Records appended so far (free-running); stored after the record.
+ * @clean: Records whose pages are durable, or folded into dirty (before
+ *	it is stored); @head - @clean <= DT_DLOG_RING_SLOTS.
+ * @rec: Record i is in slot i % DT_DLOG_RING_SLOTS; a record in
+ *	[@clean, @head) may only grow (the writer merging the next mark into
+ *	its last record), a slot is reused only after @clean passed it.
+ */
+struct dt_dlog_ring {
+	uint64_t head;
+	uint64_t clean;
+	uint64_t pad[6];
+	uint64_t rec[DT_DLOG_RING_SLOTS];
+};
 
 /* struct dt_dlog_header.daemon_flags */
 #define DT_DLOG_F_SOCKET	(1U << 0)	/* persist and mark through the socket: the
@@ -173,7 +211,13 @@ int dt_dlog_geometry(uint64_t npages, struct dt_dlog_geometry *g);
  *	by it: a one-page persist of a 1 GiB range reads 3 words, not 64.
  * @single: Set by the owner while one thread alone writes the log (its own
  *	guarantee, see dt_dlog_owner_init()): marks, takes and clears then
- *	use plain loads and stores, no locked instruction.
+ *	use plain loads and stores, no locked instruction, and small marks
+ *	go to the ring (after dt_dlog_owner_init()).
+ * @ring: The owner's: dt_dlog_owner_init() done, the ring may be written.
+ * @ring_off: The owner's: a mark found the ring full and folded it; marks
+ *	go to dirty until the next dt_dlog_ring_settle().
+ * @ring_head, @ring_clean: The owner's copies of the ring's indices (the
+ *	shared ones are only ever stored from them).
  *
  * Fill it with dt_dlog_attach(); the caller maps and unmaps @base.
  */
@@ -186,6 +230,9 @@ struct dt_dlog {
 	uint64_t *flush_sum;
 	uint64_t *top;
 	bool single;
+	bool ring;
+	bool ring_off;
+	uint64_t ring_head, ring_clean;
 };
 
 /**
@@ -261,6 +308,11 @@ void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags);
  * synchronisation point (all of the previous writer's stores visible, none
  * of its operations still running) before changing @l->single.
  *
+ * Also takes the ring's indices from the file (a fresh log: 0), @clean
+ * bounded to @head - DT_DLOG_RING_SLOTS and stored back if it was not,
+ * for the single writer's ring; whoever clears @l->single must first
+ * dt_dlog_ring_fold() (the other writers' operations do not read the ring).
+ *
  * Return: 0, or -ENOMEM (the handle stays usable without a top level).
  */
 int dt_dlog_owner_init(struct dt_dlog *l);
@@ -283,9 +335,57 @@ void dt_dlog_owner_free(struct dt_dlog *l);
  * stores visible before another thread's take may flush them), then the
  * summary bits, then the top bits (if @l->top).  Lock-free, from any thread.
  * With @l->single, plain stores where a bit is missing: the one writer's
- * take follows its stores in program order.  The caller checks the range.
+ * take follows its stores in program order; and with @l->ring, a range of
+ * at most DT_DLOG_RING_PAGES pages is merged into the ring's last record
+ * where it overlaps or touches it, else appended: no store to dirty.  A
+ * mark that finds the ring full folds it and goes to dirty, as every mark
+ * does until the next dt_dlog_ring_settle().  The caller checks the range.
  */
 void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
+
+/**
+ * struct dt_dlog_run - A run of pages [@first, @last].
+ */
+struct dt_dlog_run {
+	uint64_t first, last;
+};
+
+/**
+ * dt_dlog_ring_runs() - The single writer's ring records not yet settled, as runs.
+ * @l: The log, with @l->ring.
+ * @first: First page of the persist.
+ * @last: Last page (inclusive).
+ * @runs: Filled with the records' pages, ascending, overlapping and
+ *	adjacent ones merged; room for DT_DLOG_RING_SLOTS.
+ *
+ * Reads the owner's own records (no locked instruction, nothing written).
+ *
+ * Return: The number of runs (0: none pending), or -ERANGE if a record has
+ * pages outside [@first, @last] (fold the ring, or leave it as it is).
+ */
+int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
+		      struct dt_dlog_run *runs);
+
+/**
+ * dt_dlog_ring_settle() - The pages of every ring record are durable.
+ * @l: The log, with @l->ring.
+ *
+ * After the drain that followed their flush: @clean takes @head (a release
+ * store), and the reader no longer counts the records.  The ring takes the
+ * marks again (after a full one sent them to dirty).
+ */
+void dt_dlog_ring_settle(struct dt_dlog *l);
+
+/**
+ * dt_dlog_ring_fold() - Move the ring's records into dirty.
+ * @l: The log, with @l->single (and @l->ring, else nothing to do).
+ *
+ * Marks each record's pages in dirty (plain stores, the single writer's),
+ * then stores @clean: at every instant the pages are in the ring or in
+ * dirty.  Called by a mark that finds the ring full, a persist of a range
+ * that does not hold every record, and before @l->single is cleared.
+ */
+void dt_dlog_ring_fold(struct dt_dlog *l);
 
 /**
  * typedef dt_dlog_run_fn - One run of consecutive pages.
@@ -367,7 +467,9 @@ int64_t dt_dlog_find(const struct dt_dlog *l, uint64_t first, uint64_t last, dt_
  * @words: Words read.
  * @set_pages: Pages found newly set (dt_dlog_scan()) or set (for_each).
  * @cleared_pages: Pages found newly cleared (dt_dlog_scan()).
- * @bad_bits: Bits set past the region's last page (ignored).
+ * @bad_bits: Bits set past the region's last page (ignored), and ring
+ *	records with pages past it (those pages ignored) or more pending
+ *	than the ring holds (each slot then read).
  * @bad_summary: Non-zero words whose summary bit was clear (a full scan).
  */
 struct dt_dlog_scan_stats {
@@ -385,7 +487,8 @@ struct dt_dlog_scan_stats {
  * @last: Last page (inclusive); clamped to the region.
  * @full: Read every word, not only those the summaries name (a dead
  *	owner's log, a recovery).
- * @run: Called for each run of pages set in dirty | flush, ascending.
+ * @run: Called for each run of pages set in dirty | flush or in a ring
+ *	record not settled, ascending.
  * @arg: For @run.
  * @st: Accumulated into; may be NULL.
  *
@@ -458,7 +561,8 @@ int dt_dlog_shadow_for_each(const struct dt_dlog_shadow *s, dt_dlog_run_fn run, 
  * @st: Accumulated into; may be NULL.
  *
  * Each word is read once (dirty | flush, acquire loads, after the summary
- * words that name it), compared with @s, and @s takes the new value.
+ * words that name it; with the pages of the ring records not settled, read
+ * first), compared with @s, and @s takes the new value.
  * Runs are gathered across words, so a callback may report pages of many.
  *
  * Return: 0 or the first callback error.  Then the run that failed and the
