@@ -30,6 +30,13 @@
 #define WORD_BITS 64ULL
 #define NPAGES_MAX (1ULL << 52)
 
+_Static_assert(sizeof(struct dt_dlog_header) <= DT_DLOG_RING_OFF &&
+		       DT_DLOG_RING_OFF + sizeof(struct dt_dlog_ring) <= DT_DLOG_HEADER_SIZE,
+	       "the ring lies in the header page, after the header");
+_Static_assert((NPAGES_MAX - 1) << DT_DLOG_REC_SHIFT >> DT_DLOG_REC_SHIFT == NPAGES_MAX - 1 &&
+		       DT_DLOG_RING_PAGES <= 1u << DT_DLOG_REC_SHIFT,
+	       "a record holds any page and up to DT_DLOG_RING_PAGES of them");
+
 static uint64_t page_round(uint64_t bytes)
 {
 	return (bytes + PAGE - 1) & ~(PAGE - 1);
