@@ -534,7 +534,9 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 	bool settle = false;
 
 	if (single) {
-		settle = ring_begin(l, &f, first, last, ring);
+		/* Settled also with none pending: a full ring sent the marks to dirty. */
+		settle = dt_dlog_ring_pending(&l->l) ? ring_begin(l, &f, first, last, ring)
+						     : l->l.ring_off;
 		dt_dlog_find(&l->l, first, last, take_run, &f);
 		ring_until(&f, UINT64_MAX);
 		if (f.open)
@@ -601,13 +603,13 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 	 * the socket way (the daemon tagged them, this log has not got them)
 	 * for the general path to flush, unless the whole range is flushed.
 	 */
-	if (!may_flush_here(r, l) || __atomic_load_n(&r->dirty_err, __ATOMIC_RELAXED) ||
+	if (!l || __atomic_load_n(&r->dirty_err, __ATOMIC_RELAXED) ||
 	    (!whole && __atomic_load_n(&r->socket_marks, __ATOMIC_ACQUIRE)))
 		return 1;
 	if (!length || offset >= l->size || length > l->size - offset)
 		return 1;
 	owned = persist_begin(r, l);
-	/* Again, entered: an adopted mapping may have gone (untrack). */
+	/* Entered: a mapping that goes (an untrack) waits for us from here. */
 	if (!may_flush_here(r, l)) {
 		persist_end(r, l, owned);
 		return 1;

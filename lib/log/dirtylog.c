@@ -151,11 +151,6 @@ static uint32_t *daemon_flags(const struct dt_dlog *l)
 	return &((struct dt_dlog_header *)l->base)->daemon_flags;
 }
 
-uint32_t dt_dlog_daemon_flags(const struct dt_dlog *l)
-{
-	return __atomic_load_n(daemon_flags(l), __ATOMIC_ACQUIRE);
-}
-
 void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags)
 {
 	if (__atomic_load_n(daemon_flags(l), __ATOMIC_RELAXED) != flags)

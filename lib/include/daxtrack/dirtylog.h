@@ -280,9 +280,15 @@ int dt_dlog_check(const void *base, size_t len, const struct dt_dlog_header *exp
  * dt_dlog_daemon_flags() - The daemon's flags of a log (an atomic load).
  * @l: The log.
  *
+ * Inline: the owner reads it before each mark and persist.
+ *
  * Return: DT_DLOG_F_* of the header.
  */
-uint32_t dt_dlog_daemon_flags(const struct dt_dlog *l);
+static inline uint32_t dt_dlog_daemon_flags(const struct dt_dlog *l)
+{
+	return __atomic_load_n(&((const struct dt_dlog_header *)l->base)->daemon_flags,
+			       __ATOMIC_ACQUIRE);
+}
 
 /**
  * dt_dlog_set_daemon_flags() - Set the daemon's flags of a log (the daemon).
@@ -349,6 +355,17 @@ void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
 struct dt_dlog_run {
 	uint64_t first, last;
 };
+
+/**
+ * dt_dlog_ring_pending() - Whether the owner's ring holds records not settled.
+ * @l: The log (the owner's handle).
+ *
+ * Return: true if dt_dlog_ring_runs() has runs to give (or a fold to ask for).
+ */
+static inline bool dt_dlog_ring_pending(const struct dt_dlog *l)
+{
+	return l->ring_head != l->ring_clean;
+}
 
 /**
  * dt_dlog_ring_runs() - The single writer's ring records not yet settled, as runs.
