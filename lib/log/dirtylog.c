@@ -477,6 +477,8 @@ static unsigned runs_merge(struct dt_dlog_run *runs, unsigned n)
 {
 	unsigned i = 0, j;
 
+	if (n < 2)
+		return n;
 	for (j = 0; j < n; j++) {
 		if (i && runs[j].first <= runs[i - 1].last + 1) {
 			if (runs[j].last > runs[i - 1].last)
@@ -636,8 +638,9 @@ static int take_by_top(struct dt_dlog *l, uint64_t s0, uint64_t s1, struct take 
 	return 0;
 }
 
-static int64_t take_or_find(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
-			    void *arg, bool find)
+/* The take's (or the find's) walk, by the top level or by the summaries. */
+static int64_t take_walk(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
+			 void *arg, bool find)
 {
 	struct take t = { .r = { .fn = fn, .arg = arg }, .first = first, .last = last,
 			  .w0 = first / WORD_BITS, .w1 = last / WORD_BITS, .find = find };
@@ -652,6 +655,25 @@ static int64_t take_or_find(struct dt_dlog *l, uint64_t first, uint64_t last, dt
 	if (!ret)
 		ret = run_flush(&t.r);
 	return ret ? ret : (int64_t)t.taken;
+}
+
+/* No top bit over the summary words of [first, last]: nothing to walk (an owner's usual persist). */
+static bool top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	uint64_t s0 = first / WORD_BITS / WORD_BITS, s1 = last / WORD_BITS / WORD_BITS, x;
+
+	for (x = s0 / WORD_BITS; x <= s1 / WORD_BITS; x++)
+		if (load(&l->top[x]) & dt_dlog_word_mask(x, s0, s1))
+			return false;
+	return true;
+}
+
+static int64_t take_or_find(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
+			    void *arg, bool find)
+{
+	if (l->top && top_clear(l, first, last))
+		return 0;
+	return take_walk(l, first, last, fn, arg, find);
 }
 
 int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn, void *arg)
