@@ -19,23 +19,17 @@
  * reads the summary word again, setting the bit back if a mark came in
  * between (Dekker's pattern: one of the two sees the other).  With
  * @l->single one thread writes everything: plain stores, program order.
+ *
+ * The single writer's ring (its small marks as records in the header page)
+ * is dirtylog-ring.c; the reader here adds its records to every read.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog-private.h"
 
 #define PAGE 4096ULL
-#define WORD_BITS 64ULL
-#define NPAGES_MAX (1ULL << 52)
-
-_Static_assert(sizeof(struct dt_dlog_header) <= DT_DLOG_RING_OFF &&
-		       DT_DLOG_RING_OFF + sizeof(struct dt_dlog_ring) <= DT_DLOG_HEADER_SIZE,
-	       "the ring lies in the header page, after the header");
-_Static_assert((NPAGES_MAX - 1) << DT_DLOG_REC_SHIFT >> DT_DLOG_REC_SHIFT == NPAGES_MAX - 1 &&
-		       DT_DLOG_RING_PAGES <= 1u << DT_DLOG_REC_SHIFT,
-	       "a record holds any page and up to DT_DLOG_RING_PAGES of them");
 
 static uint64_t page_round(uint64_t bytes)
 {
@@ -159,11 +153,6 @@ void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags)
 
 /* ---- bits ---- */
 
-static uint64_t load(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
 static void set_bits(uint64_t *p, uint64_t bits)
 {
 	if ((load(p) & bits) != bits)
@@ -228,25 +217,6 @@ static uint64_t top_words(const struct dt_dlog *l)
 	return (l->g.nsum + WORD_BITS - 1) / WORD_BITS;
 }
 
-/*
- * The ring's indices as the file holds them (a fresh log: 0), bounded and
- * stored back: a writer that takes over a log keeps its records pending,
- * and the reader must see the indices the writer goes on from.
- */
-static void owner_ring_init(struct dt_dlog *l)
-{
-	struct dt_dlog_ring *r = (struct dt_dlog_ring *)((char *)l->base + DT_DLOG_RING_OFF);
-	uint64_t head = load(&r->head), clean = load(&r->clean);
-
-	if (head - clean > DT_DLOG_RING_SLOTS) {
-		clean = head - DT_DLOG_RING_SLOTS;
-		__atomic_store_n(&r->clean, clean, __ATOMIC_RELEASE);
-	}
-	l->ring_head = head;
-	l->ring_clean = clean;
-	l->ring = true;
-}
-
 int dt_dlog_owner_init(struct dt_dlog *l)
 {
 	uint64_t s;
@@ -257,7 +227,7 @@ int dt_dlog_owner_init(struct dt_dlog *l)
 	for (s = 0; s < l->g.nsum; s++)
 		if (load(&l->dirty_sum[s]))
 			l->top[s / WORD_BITS] |= sum_bit(s);
-	owner_ring_init(l);
+	dt_dlog_owner_ring_init(l);
 	return 0;
 }
 
@@ -315,7 +285,7 @@ static void mark_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 		__atomic_fetch_or(&l->dirty[w], m, __ATOMIC_RELEASE);
 }
 
-static void mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
+void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, w, s;
 
@@ -350,161 +320,11 @@ static void mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
 	mark_top(l, w0 / WORD_BITS, w1 / WORD_BITS);
 }
 
-/* ---- the single writer's ring ---- */
-
-static struct dt_dlog_ring *ring_of(const struct dt_dlog *l)
-{
-	return (struct dt_dlog_ring *)((char *)l->base + DT_DLOG_RING_OFF);
-}
-
-static uint64_t rec_first(uint64_t rec)
-{
-	return rec >> DT_DLOG_REC_SHIFT;
-}
-
-static uint64_t rec_last(uint64_t rec)
-{
-	return rec_first(rec) + (rec & ((1ULL << DT_DLOG_REC_SHIFT) - 1));
-}
-
-static uint64_t *ring_slot(const struct dt_dlog *l, uint64_t i)
-{
-	return &ring_of(l)->rec[i % DT_DLOG_RING_SLOTS];
-}
-
-void dt_dlog_ring_fold(struct dt_dlog *l)
-{
-	uint64_t i, rec;
-
-	if (!l->ring || l->ring_clean == l->ring_head)
-		return;
-	for (i = l->ring_clean; i != l->ring_head; i++) {
-		uint64_t first, last;
-
-		/* Bounded: the records of a log the owner took over are the file's. */
-		rec = __atomic_load_n(ring_slot(l, i), __ATOMIC_RELAXED);
-		first = rec_first(rec);
-		last = rec_last(rec);
-		if (first >= l->g.npages)
-			continue;
-		mark_bitmap(l, first, last < l->g.npages ? last : l->g.npages - 1);
-	}
-	/* The bits before the index that drops the records (release). */
-	l->ring_clean = l->ring_head;
-	__atomic_store_n(&ring_of(l)->clean, l->ring_clean, __ATOMIC_RELEASE);
-}
-
-void dt_dlog_ring_settle(struct dt_dlog *l)
-{
-	l->ring_off = false;
-	if (!l->ring || l->ring_clean == l->ring_head)
-		return;
-	l->ring_clean = l->ring_head;
-	__atomic_store_n(&ring_of(l)->clean, l->ring_clean, __ATOMIC_RELEASE);
-}
-
-/*
- * Merge [first, last] into the last record if they overlap or touch and the
- * result still fits: one store, and a reader sees the old record or the new
- * one, both of them pages that may be dirty.
- */
-static bool ring_merge(struct dt_dlog *l, uint64_t first, uint64_t last)
-{
-	uint64_t *p, rec, f, e;
-
-	if (l->ring_head == l->ring_clean)
-		return false;
-	p = ring_slot(l, l->ring_head - 1);
-	rec = __atomic_load_n(p, __ATOMIC_RELAXED);
-	f = rec_first(rec);
-	e = rec_last(rec);
-	if (first > e + 1 || last + 1 < f)
-		return false;
-	f = first < f ? first : f;
-	e = last > e ? last : e;
-	if (e - f >= DT_DLOG_RING_PAGES)
-		return false;
-	if (DT_DLOG_REC(f, e) != rec)
-		__atomic_store_n(p, DT_DLOG_REC(f, e), __ATOMIC_RELEASE);
-	return true;
-}
-
-/*
- * A small mark of the single writer: a record, no store to dirty.  The
- * ring holds the first marks after a persist: one that finds it full folds
- * it, and the marks go to dirty until the next persist settles the ring
- * (a writer marking more than the ring holds between its persists pays a
- * flag's test a mark, not a fold every SLOTS marks).
- */
-static bool ring_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
-{
-	if (l->ring_off || last - first >= DT_DLOG_RING_PAGES)
-		return false;
-	if (ring_merge(l, first, last))
-		return true;
-	if (l->ring_head - l->ring_clean >= DT_DLOG_RING_SLOTS) {
-		dt_dlog_ring_fold(l);
-		l->ring_off = true;
-		return false;
-	}
-	__atomic_store_n(ring_slot(l, l->ring_head), DT_DLOG_REC(first, last), __ATOMIC_RELEASE);
-	l->ring_head++;
-	__atomic_store_n(&ring_of(l)->head, l->ring_head, __ATOMIC_RELEASE);
-	return true;
-}
-
 void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
-	if (l->single && l->ring && ring_mark(l, first, last))
+	if (l->single && l->ring && dt_dlog_ring_mark(l, first, last))
 		return;
-	mark_bitmap(l, first, last);
-}
-
-/* Insert [first, last] into the @n runs sorted by first (the records mostly come in order). */
-static unsigned runs_insert(struct dt_dlog_run *runs, unsigned n, uint64_t first, uint64_t last)
-{
-	unsigned i;
-
-	for (i = n; i && runs[i - 1].first > first; i--)
-		runs[i] = runs[i - 1];
-	runs[i].first = first;
-	runs[i].last = last;
-	return n + 1;
-}
-
-/* Merge the overlapping and adjacent ones of @n sorted runs: how many are left. */
-static unsigned runs_merge(struct dt_dlog_run *runs, unsigned n)
-{
-	unsigned i = 0, j;
-
-	if (n < 2)
-		return n;
-	for (j = 0; j < n; j++) {
-		if (i && runs[j].first <= runs[i - 1].last + 1) {
-			if (runs[j].last > runs[i - 1].last)
-				runs[i - 1].last = runs[j].last;
-			continue;
-		}
-		runs[i++] = runs[j];
-	}
-	return i;
-}
-
-int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
-		      struct dt_dlog_run *runs)
-{
-	unsigned n = 0;
-	uint64_t k, rec;
-
-	if (!l->ring)
-		return 0;
-	for (k = l->ring_clean; k != l->ring_head; k++) {
-		rec = __atomic_load_n(ring_slot(l, k), __ATOMIC_RELAXED);
-		if (rec_first(rec) < first || rec_last(rec) > last)
-			return -ERANGE;
-		n = runs_insert(runs, n, rec_first(rec), rec_last(rec));
-	}
-	return (int)runs_merge(runs, n);
+	dt_dlog_mark_bitmap(l, first, last);
 }
 
 /*
@@ -741,83 +561,13 @@ static uint64_t valid_sum(const struct dt_dlog *l, uint64_t s)
 }
 
 /*
- * The reader's copy of the ring: the pages of the records not settled,
- * bounded by the region, ascending and merged, with a cursor for the words
- * and one for the summary words of an ascending walk.
- */
-struct ring_view {
-	unsigned n, wi, si;
-	struct dt_dlog_run run[DT_DLOG_RING_SLOTS];
-};
-
-/*
- * Read @head, then @clean (acquire): a writer's @clean only grows and is
- * never less than @head - SLOTS, so @clean read later is at least the
- * @head read first minus SLOTS, or past it (all settled meanwhile).  More
- * pending than the ring holds is a scribble: every slot is read.  A slot
- * rewritten while it is read holds a newer record: more pages, never fewer
- * of those still pending.
- */
-static void ring_read(const struct dt_dlog *l, struct ring_view *v, struct dt_dlog_scan_stats *st)
-{
-	const struct dt_dlog_ring *r = ring_of(l);
-	uint64_t head = load(&r->head), clean = load(&r->clean), k;
-
-	v->n = v->wi = v->si = 0;
-	if ((int64_t)(head - clean) <= 0)
-		return;
-	if (head - clean > DT_DLOG_RING_SLOTS) {
-		st->bad_bits++;
-		clean = head - DT_DLOG_RING_SLOTS;
-	}
-	for (k = clean; k != head; k++) {
-		uint64_t rec = load(ring_slot(l, k)), first = rec_first(rec), last = rec_last(rec);
-
-		if (first >= l->g.npages) {
-			st->bad_bits++;
-			continue;
-		}
-		if (last >= l->g.npages) {
-			st->bad_bits++;
-			last = l->g.npages - 1;
-		}
-		v->n = runs_insert(v->run, v->n, first, last);
-	}
-	v->n = runs_merge(v->run, v->n);
-}
-
-/* The ring's pages in word @w (@w not below any word asked before). */
-static uint64_t view_word(struct ring_view *v, uint64_t w)
-{
-	uint64_t lo = w * WORD_BITS, hi = lo + WORD_BITS - 1, m = 0;
-
-	while (v->wi < v->n && v->run[v->wi].last < lo)
-		v->wi++;
-	for (unsigned j = v->wi; j < v->n && v->run[j].first <= hi; j++)
-		m |= dt_dlog_word_mask(w, v->run[j].first, v->run[j].last);
-	return m;
-}
-
-/* The words of summary word @s that hold ring pages (@s ascending). */
-static uint64_t view_sum(struct ring_view *v, uint64_t s)
-{
-	uint64_t w0 = s * WORD_BITS, w1 = w0 + WORD_BITS - 1, m = 0;
-
-	while (v->si < v->n && v->run[v->si].last / WORD_BITS < w0)
-		v->si++;
-	for (unsigned j = v->si; j < v->n && v->run[j].first / WORD_BITS <= w1; j++)
-		m |= dt_dlog_word_mask(s, v->run[j].first / WORD_BITS, v->run[j].last / WORD_BITS);
-	return m;
-}
-
-/*
  * dirty | flush | the ring's pages of word @w inside [first, last],
  * counting the bits past the end.
  */
-static uint64_t read_word(const struct dt_dlog *l, struct ring_view *rv, uint64_t w, uint64_t m,
+static uint64_t read_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, uint64_t w, uint64_t m,
 			  struct dt_dlog_scan_stats *st)
 {
-	uint64_t v = load(&l->dirty[w]) | load(&l->flush[w]) | view_word(rv, w);
+	uint64_t v = load(&l->dirty[w]) | load(&l->flush[w]) | dt_dlog_view_word(rv, w);
 	uint64_t bad = v & ~valid_mask(l, w);
 
 	st->words++;
@@ -830,14 +580,14 @@ static uint64_t read_word(const struct dt_dlog *l, struct ring_view *rv, uint64_
  * every one with @full (counting the non-zero words whose bit is missing,
  * once their word is read).
  */
-static uint64_t candidates(const struct dt_dlog *l, struct ring_view *rv, uint64_t s, bool full,
+static uint64_t candidates(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, uint64_t s, bool full,
 			   struct dt_dlog_scan_stats *st)
 {
 	uint64_t named = load(&l->dirty_sum[s]) | load(&l->flush_sum[s]);
 	uint64_t valid = valid_sum(l, s);
 
 	st->bad_bits += (uint64_t)__builtin_popcountll(named & ~valid);
-	return full ? valid : (named | view_sum(rv, s)) & valid;
+	return full ? valid : (named | dt_dlog_view_sum(rv, s)) & valid;
 }
 
 /* @v: the word as read; only its bits from dirty | flush need a summary bit. */
@@ -857,7 +607,7 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 {
 	struct dt_dlog_scan_stats dummy;
 	struct run r = { .fn = fn, .arg = arg };
-	struct ring_view rv;
+	struct dt_dlog_ring_view rv;
 	uint64_t w0, w1, s;
 	int ret;
 
@@ -867,7 +617,7 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 		last = l->g.npages - 1;
 	if (first > last)
 		return 0;
-	ring_read(l, &rv, st);
+	dt_dlog_ring_read(l, &rv, st);
 	w0 = first / WORD_BITS;
 	w1 = last / WORD_BITS;
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
@@ -985,7 +735,7 @@ static int scan_undo(struct dt_dlog_shadow *s, struct run *set, struct run *clr,
 }
 
 /* Compare word @w with the shadow, update it and extend the two runs. */
-static int scan_word(const struct dt_dlog *l, struct ring_view *rv, struct dt_dlog_shadow *s,
+static int scan_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, struct dt_dlog_shadow *s,
 		     uint64_t w, bool full, struct run *set, struct run *clr,
 		     struct dt_dlog_scan_stats *st)
 {
@@ -1014,13 +764,13 @@ int dt_dlog_scan(const struct dt_dlog *l, struct dt_dlog_shadow *s, bool full, d
 {
 	struct dt_dlog_scan_stats dummy;
 	struct run rs = { .fn = set, .arg = arg }, rc = { .fn = cleared, .arg = arg };
-	struct ring_view rv;
+	struct dt_dlog_ring_view rv;
 	uint64_t sidx;
 	int ret;
 
 	if (!st)
 		st = &dummy;
-	ring_read(l, &rv, st);
+	dt_dlog_ring_read(l, &rv, st);
 	for (sidx = 0; sidx < l->g.nsum; sidx++) {
 		uint64_t bits = candidates(l, &rv, sidx, full, st) | s->sum[sidx];
 

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lib/log/dirtylog-private.h - what the bitmap (dirtylog.c) and the single
+ * writer's ring (dirtylog-ring.c) of the shared dirty log share; not
+ * installed, not exported (libdaxtrack-client.sym lists neither side's).
+ */
+#ifndef DT_DIRTYLOG_PRIVATE_H
+#define DT_DIRTYLOG_PRIVATE_H
+
+#include <daxtrack/dirtylog.h>
+
+#define WORD_BITS 64ULL
+#define NPAGES_MAX (1ULL << 52)
+
+static inline uint64_t load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* dirtylog.c: a mark of the bitmap, as dt_dlog_mark() without the ring (a fold's). */
+void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last);
+
+/* dirtylog-ring.c: the owner's side. */
+void dt_dlog_owner_ring_init(struct dt_dlog *l);
+/* A small mark of the single writer into the ring: false if it goes to the bitmap. */
+bool dt_dlog_ring_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
+
+/* dirtylog-ring.c: the reader's side. */
+/*
+ * The reader's copy of the ring: the pages of the records not settled,
+ * bounded by the region, ascending and merged, with a cursor for the words
+ * and one for the summary words of an ascending walk.
+ */
+struct dt_dlog_ring_view {
+	unsigned n, wi, si;
+	struct dt_dlog_run run[DT_DLOG_RING_SLOTS];
+};
+
+void dt_dlog_ring_read(const struct dt_dlog *l, struct dt_dlog_ring_view *v,
+		       struct dt_dlog_scan_stats *st);
+
+/* The ring's pages in word @w (@w not below any word asked before). */
+static inline uint64_t dt_dlog_view_word(struct dt_dlog_ring_view *v, uint64_t w)
+{
+	uint64_t lo = w * WORD_BITS, hi = lo + WORD_BITS - 1, m = 0;
+
+	while (v->wi < v->n && v->run[v->wi].last < lo)
+		v->wi++;
+	for (unsigned j = v->wi; j < v->n && v->run[j].first <= hi; j++)
+		m |= dt_dlog_word_mask(w, v->run[j].first, v->run[j].last);
+	return m;
+}
+
+/* The words of summary word @s that hold ring pages (@s ascending). */
+static inline uint64_t dt_dlog_view_sum(struct dt_dlog_ring_view *v, uint64_t s)
+{
+	uint64_t w0 = s * WORD_BITS, w1 = w0 + WORD_BITS - 1, m = 0;
+
+	while (v->si < v->n && v->run[v->si].last / WORD_BITS < w0)
+		v->si++;
+	for (unsigned j = v->si; j < v->n && v->run[j].first / WORD_BITS <= w1; j++)
+		m |= dt_dlog_word_mask(s, v->run[j].first / WORD_BITS, v->run[j].last / WORD_BITS);
+	return m;
+}
+
+#endif /* DT_DIRTYLOG_PRIVATE_H */
