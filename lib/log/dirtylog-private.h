@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lib/log/dirtylog-private.h - what the bitmap (dirtylog.c) and the single
- * writer's ring (dirtylog-ring.c) of the shared dirty log share; not
- * installed, not exported (libdaxtrack-client.sym lists neither side's).
+ * lib/log/dirtylog-private.h - what the bitmap (dirtylog.c), the single
+ * writer's ring (dirtylog-ring.c) and the reader (dirtylog-read.c) of the
+ * shared dirty log share; not installed, not exported.  The ring uses the
+ * bitmap, the reader both; the bitmap neither.
  */
 #ifndef DT_DIRTYLOG_PRIVATE_H
 #define DT_DIRTYLOG_PRIVATE_H
@@ -17,15 +18,67 @@ static inline uint64_t load(const uint64_t *p)
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+static inline uint64_t sum_bit(uint64_t w)
+{
+	return 1ULL << (w % WORD_BITS);
+}
+
+/*
+ * A run of pages being gathered: reported when the next page set is not
+ * adjacent.  @open says whether [@first, @last] holds anything.
+ */
+struct run {
+	dt_dlog_run_fn fn;
+	void *arg;
+	bool open;
+	uint64_t first, last;
+};
+
+/* Report the run; on an error it stays open, for the caller to undo. */
+static inline int run_flush(struct run *r)
+{
+	int ret = 0;
+
+	if (r->open && r->fn)
+		ret = r->fn(r->arg, r->first, r->last);
+	if (!ret)
+		r->open = false;
+	return ret;
+}
+
+/* Add the set bits of @bits (word @w) to the run, reporting what ends. */
+static inline int run_add(struct run *r, uint64_t w, uint64_t bits)
+{
+	int ret;
+
+	while (bits) {
+		uint64_t lo = (uint64_t)__builtin_ctzll(bits), x = bits >> lo;
+		uint64_t len = ~x ? (uint64_t)__builtin_ctzll(~x) : 64;
+		uint64_t first = w * WORD_BITS + lo;
+
+		if (r->open && r->last + 1 == first) {
+			r->last = first + len - 1;
+		} else {
+			ret = run_flush(r);
+			if (ret)
+				return ret;
+			r->open = true;
+			r->first = first;
+			r->last = first + len - 1;
+		}
+		bits = lo + len >= 64 ? 0 : bits & (~0ULL << (lo + len));
+	}
+	return 0;
+}
+
 /* dirtylog.c: a mark of the bitmap, as dt_dlog_mark() without the ring (a fold's). */
 void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last);
+/* dirtylog.c: the owner's top level (dt_dlog_owner_init(), _free()). */
+int dt_dlog_top_init(struct dt_dlog *l);
+void dt_dlog_top_free(struct dt_dlog *l);
 
-/* dirtylog-ring.c: the owner's side. */
-void dt_dlog_owner_ring_init(struct dt_dlog *l);
-/* A small mark of the single writer into the ring: false if it goes to the bitmap. */
-bool dt_dlog_ring_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
 
-/* dirtylog-ring.c: the reader's side. */
+/* dirtylog-ring.c: the reader's copy of the ring (dirtylog-read.c). */
 /*
  * The reader's copy of the ring: the pages of the records not settled,
  * bounded by the region, ascending and merged, with a cursor for the words

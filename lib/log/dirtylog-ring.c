@@ -108,7 +108,7 @@ static bool ring_merge(struct dt_dlog *l, uint64_t first, uint64_t last)
  * (a writer marking more than the ring holds between its persists pays a
  * flag's test a mark, not a fold every SLOTS marks).
  */
-bool dt_dlog_ring_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
+static bool ring_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
 	if (l->ring_off || last - first >= DT_DLOG_RING_PAGES)
 		return false;
@@ -123,6 +123,13 @@ bool dt_dlog_ring_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
 	l->ring_head++;
 	__atomic_store_n(&ring_of(l)->head, l->ring_head, __ATOMIC_RELEASE);
 	return true;
+}
+
+void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	if (l->single && l->ring && ring_mark(l, first, last))
+		return;
+	dt_dlog_mark_bitmap(l, first, last);
 }
 
 /* Insert [first, last] into the @n runs sorted by first (the records mostly come in order). */
@@ -177,7 +184,7 @@ int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
  * stored back: a writer that takes over a log keeps its records pending,
  * and the reader must see the indices the writer goes on from.
  */
-void dt_dlog_owner_ring_init(struct dt_dlog *l)
+static void owner_ring_init(struct dt_dlog *l)
 {
 	struct dt_dlog_ring *r = ring_of(l);
 	uint64_t head = load(&r->head), clean = load(&r->clean);
@@ -189,6 +196,21 @@ void dt_dlog_owner_ring_init(struct dt_dlog *l)
 	l->ring_head = head;
 	l->ring_clean = clean;
 	l->ring = true;
+}
+
+int dt_dlog_owner_init(struct dt_dlog *l)
+{
+	int ret = dt_dlog_top_init(l);
+
+	if (!ret)
+		owner_ring_init(l);
+	return ret;
+}
+
+void dt_dlog_owner_free(struct dt_dlog *l)
+{
+	dt_dlog_top_free(l);
+	l->ring = false;
 }
 
 /*
