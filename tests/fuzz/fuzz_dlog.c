@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * fuzz_dlog.c - libFuzzer target: the daemon's reading of a shared dirty
- * log that a hostile client wrote (lib/log/dirtylog.c).
+ * log that a hostile client wrote (lib/log/dirtylog-read.c).
  *
  * Input: byte 0..2 the region's pages (1 .. 2^18, little endian, + 1),
  * byte 3 flags (bit 0: full scans, bit 1: also run the owner's operations,
