@@ -25,19 +25,31 @@ static uint64_t valid_sum(const struct dt_dlog *l, uint64_t s)
 	return dt_dlog_word_mask(s, 0, l->g.nwords - 1);
 }
 
-/*
- * dirty | flush | the ring's pages of word @w inside [first, last],
- * counting the bits past the end.
- */
-static uint64_t read_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, uint64_t w, uint64_t m,
-			  struct dt_dlog_scan_stats *st)
+/* A non-zero word of dirty | flush whose summary bit is clear (a full read). */
+static void count_missing_sum(const struct dt_dlog *l, uint64_t w, uint64_t b,
+			      struct dt_dlog_scan_stats *st)
 {
-	uint64_t v = load(&l->dirty[w]) | load(&l->flush[w]) | dt_dlog_view_word(rv, w);
-	uint64_t bad = v & ~valid_mask(l, w);
+	uint64_t s = w / WORD_BITS;
+
+	if (b && !((load(&l->dirty_sum[s]) | load(&l->flush_sum[s])) & sum_bit(w)))
+		st->bad_summary++;
+}
+
+/*
+ * dirty | flush | the ring's pages of word @w inside [first, last] (@m),
+ * counting the bits past the end and, with @full, a missing summary bit.
+ */
+static uint64_t read_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, uint64_t w,
+			  uint64_t m, bool full, struct dt_dlog_scan_stats *st)
+{
+	uint64_t b = load(&l->dirty[w]) | load(&l->flush[w]);
 
 	st->words++;
-	st->bad_bits += (uint64_t)__builtin_popcountll(bad);
-	return v & valid_mask(l, w) & m;
+	st->bad_bits += (uint64_t)__builtin_popcountll(b & ~valid_mask(l, w));
+	b &= valid_mask(l, w) & m;
+	if (full)
+		count_missing_sum(l, w, b, st);
+	return b | (dt_dlog_view_word(rv, w) & m);
 }
 
 /*
@@ -45,26 +57,14 @@ static uint64_t read_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv,
  * every one with @full (counting the non-zero words whose bit is missing,
  * once their word is read).
  */
-static uint64_t candidates(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, uint64_t s, bool full,
-			   struct dt_dlog_scan_stats *st)
+static uint64_t candidates(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, uint64_t s,
+			   bool full, struct dt_dlog_scan_stats *st)
 {
 	uint64_t named = load(&l->dirty_sum[s]) | load(&l->flush_sum[s]);
 	uint64_t valid = valid_sum(l, s);
 
 	st->bad_bits += (uint64_t)__builtin_popcountll(named & ~valid);
 	return full ? valid : (named | dt_dlog_view_sum(rv, s)) & valid;
-}
-
-/* @v: the word as read; only its bits from dirty | flush need a summary bit. */
-static void count_missing_sum(const struct dt_dlog *l, uint64_t w, uint64_t v,
-			      struct dt_dlog_scan_stats *st)
-{
-	uint64_t s = w / WORD_BITS;
-
-	if (v)
-		v = (load(&l->dirty[w]) | load(&l->flush[w])) & valid_mask(l, w);
-	if (v && !((load(&l->dirty_sum[s]) | load(&l->flush_sum[s])) & sum_bit(w)))
-		st->bad_summary++;
 }
 
 int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, bool full,
@@ -92,9 +92,7 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits), v;
 
 			bits &= bits - 1;
-			v = read_word(l, &rv, w, dt_dlog_word_mask(w, first, last), st);
-			if (full)
-				count_missing_sum(l, w, v, st);
+			v = read_word(l, &rv, w, dt_dlog_word_mask(w, first, last), full, st);
 			st->set_pages += (uint64_t)__builtin_popcountll(v);
 			ret = run_add(&r, w, v);
 			if (ret)
@@ -200,15 +198,13 @@ static int scan_undo(struct dt_dlog_shadow *s, struct run *set, struct run *clr,
 }
 
 /* Compare word @w with the shadow, update it and extend the two runs. */
-static int scan_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, struct dt_dlog_shadow *s,
-		     uint64_t w, bool full, struct run *set, struct run *clr,
+static int scan_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv,
+		     struct dt_dlog_shadow *s, uint64_t w, bool full, struct run *set, struct run *clr,
 		     struct dt_dlog_scan_stats *st)
 {
-	uint64_t v = read_word(l, rv, w, ~0ULL, st), old = s->words[w];
+	uint64_t v = read_word(l, rv, w, ~0ULL, full, st), old = s->words[w];
 	int ret;
 
-	if (full)
-		count_missing_sum(l, w, v, st);
 	if (v == old)
 		return 0;
 	st->set_pages += (uint64_t)__builtin_popcountll(v & ~old);
