@@ -44,6 +44,23 @@ static uint64_t *ring_slot(const struct dt_dlog *l, uint64_t i)
 	return &ring_of(l)->rec[i % DT_DLOG_RING_SLOTS];
 }
 
+/*
+ * The pages of record @rec inside the region: 0, 1 if its end was clipped,
+ * -1 if it begins past the region (nothing).  The records in the file are
+ * the reader's hostile input, and the writer's own only once it wrote them.
+ */
+static int rec_clip(const struct dt_dlog *l, uint64_t rec, uint64_t *first, uint64_t *last)
+{
+	*first = rec_first(rec);
+	*last = rec_last(rec);
+	if (*first >= l->g.npages)
+		return -1;
+	if (*last < l->g.npages)
+		return 0;
+	*last = l->g.npages - 1;
+	return 1;
+}
+
 void dt_dlog_ring_fold(struct dt_dlog *l)
 {
 	uint64_t i, rec;
@@ -55,11 +72,8 @@ void dt_dlog_ring_fold(struct dt_dlog *l)
 
 		/* Bounded: the records of a log the owner took over are the file's. */
 		rec = __atomic_load_n(ring_slot(l, i), __ATOMIC_RELAXED);
-		first = rec_first(rec);
-		last = rec_last(rec);
-		if (first >= l->g.npages)
-			continue;
-		dt_dlog_mark_bitmap(l, first, last < l->g.npages ? last : l->g.npages - 1);
+		if (rec_clip(l, rec, &first, &last) >= 0)
+			dt_dlog_mark_bitmap(l, first, last);
 	}
 	/* The bits before the index that drops the records (release). */
 	l->ring_clean = l->ring_head;
@@ -235,17 +249,13 @@ void dt_dlog_ring_read(const struct dt_dlog *l, struct dt_dlog_ring_view *v,
 		clean = head - DT_DLOG_RING_SLOTS;
 	}
 	for (k = clean; k != head; k++) {
-		uint64_t rec = load(ring_slot(l, k)), first = rec_first(rec), last = rec_last(rec);
+		uint64_t first, last;
+		int clip = rec_clip(l, load(ring_slot(l, k)), &first, &last);
 
-		if (first >= l->g.npages) {
+		if (clip)
 			st->bad_bits++;
-			continue;
-		}
-		if (last >= l->g.npages) {
-			st->bad_bits++;
-			last = l->g.npages - 1;
-		}
-		v->n = runs_insert(v->run, v->n, first, last);
+		if (clip >= 0)
+			v->n = runs_insert(v->run, v->n, first, last);
 	}
 	v->n = runs_merge(v->run, v->n);
 }
