@@ -46,18 +46,27 @@ static bool is_owner(const struct dt_client_log *l)
 	return __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == &thread_token;
 }
 
-/*
- * Waiting for the owner's running operation (or for another thread that
- * waits for it): an FSYNC round trip, or a reconnection, may take seconds.
- */
-static void wait_a_moment(unsigned *tries)
+void dt_client_wait(unsigned *tries, unsigned spin_below, unsigned yield_below)
 {
 	struct timespec pause = { 0, 100000 };
+	unsigned n = ++*tries;
 
-	if ((*tries)++ < 100)
+	if (n < spin_below)
+		return;
+	if (n < yield_below)
 		sched_yield();
 	else
 		nanosleep(&pause, NULL);
+}
+
+/*
+ * Waiting for the owner's running operation (or for another thread that
+ * waits for it): an FSYNC round trip, or a reconnection, may take seconds;
+ * 100 yields, then sleeps.
+ */
+static void wait_a_moment(unsigned *tries)
+{
+	dt_client_wait(tries, 1, 101);
 }
 
 /* LOG_FREE: this thread's, or shared where the giving up could not be done. */

@@ -34,7 +34,6 @@
  */
 #include <errno.h>
 #include <linux/membarrier.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -328,19 +327,11 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
  */
 static void persist_lock(struct dt_client_region *r)
 {
-	struct timespec ts = { 0, 100000 };
 	unsigned tries = 0;
 
-	while (__atomic_exchange_n(&r->persist_lock, 1, __ATOMIC_ACQUIRE)) {
-		while (__atomic_load_n(&r->persist_lock, __ATOMIC_RELAXED)) {
-			if (++tries < 100)
-				continue;
-			if (tries < 1000)
-				sched_yield();
-			else
-				nanosleep(&ts, NULL);
-		}
-	}
+	while (__atomic_exchange_n(&r->persist_lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&r->persist_lock, __ATOMIC_RELAXED))
+			dt_client_wait(&tries, 100, 1000);
 }
 
 static void persist_unlock(struct dt_client_region *r)

@@ -219,6 +219,12 @@ enum { LOG_FREE, LOG_BUSY, LOG_OWNED, LOG_SHARED };	/* dt_client_log.own */
 extern __thread char dt_client_thread_token __attribute__((tls_model("initial-exec")));
 bool dt_client_log_enter_slow(const struct dt_client *c, struct dt_client_log *l);
 void dt_client_log_share(struct dt_client_log *l);
+/*
+ * dt_client_wait(): one wait of a loop for another thread (client-log-owner.c):
+ *	the *@tries-th (counted here, from 1) spins below @spin_below, yields
+ *	below @yield_below, and sleeps 100 us from there on.
+ */
+void dt_client_wait(unsigned *tries, unsigned spin_below, unsigned yield_below);
 
 /* The owner's way in: false if the log is being given up meanwhile. */
 static inline bool dt_client_log_owner_enter(struct dt_client_log *l)
