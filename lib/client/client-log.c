@@ -28,9 +28,9 @@
  * one.  A mark stores its bits, then reads the log pointer again: either the
  * copy sees its bits, or it sees the new log and marks that too (Dekker's
  * store-load pattern, with the barrier on the rare side; where the kernel
- * has no membarrier, each mark pays a fence instead).  The old log may still be in use by a mark that read
- * the pointer before: it stays mapped (on the region's retired list) until
- * the region is detached.
+ * has no membarrier, each mark pays a fence instead).  The old log may
+ * still be in use by a mark that read the pointer before: it stays mapped
+ * (on the region's retired list) until the region is detached.
  */
 #include <errno.h>
 #include <linux/membarrier.h>

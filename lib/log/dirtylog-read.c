@@ -199,8 +199,8 @@ static int scan_undo(struct dt_dlog_shadow *s, struct run *set, struct run *clr,
 
 /* Compare word @w with the shadow, update it and extend the two runs. */
 static int scan_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv,
-		     struct dt_dlog_shadow *s, uint64_t w, bool full, struct run *set, struct run *clr,
-		     struct dt_dlog_scan_stats *st)
+		     struct dt_dlog_shadow *s, uint64_t w, bool full, struct run *set,
+		     struct run *clr, struct dt_dlog_scan_stats *st)
 {
 	uint64_t v = read_word(l, rv, w, ~0ULL, full, st), old = s->words[w];
 	int ret;

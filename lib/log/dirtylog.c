@@ -314,7 +314,6 @@ void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
 	mark_top(l, w0 / WORD_BITS, w1 / WORD_BITS);
 }
 
-
 /* Take the bits @m of word @w: into flush first, then out of dirty. */
 static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 {
@@ -417,7 +416,10 @@ static int64_t take_walk(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dl
 	return ret ? ret : (int64_t)t.taken;
 }
 
-/* No top bit over the summary words of [first, last]: nothing to walk (an owner's usual persist). */
+/*
+ * No top bit over the summary words of [first, last]: nothing to walk (an
+ * owner's usual persist).
+ */
 static bool top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last)
 {
 	uint64_t s0 = first / WORD_BITS / WORD_BITS, s1 = last / WORD_BITS / WORD_BITS, x;

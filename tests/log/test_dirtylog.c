@@ -178,7 +178,8 @@ static int64_t find_with_ring(struct fixture *f, uint64_t first, uint64_t last, 
 	n = dt_dlog_find(&f->l, first, last, collect_run, &c);
 	CHECK(!c.bad);
 	for (int i = 0; i < nr; i++) {
-		CHECK(runs[i].first <= runs[i].last && runs[i].last <= last && runs[i].first >= first);
+		CHECK(runs[i].first <= runs[i].last);
+		CHECK(runs[i].first >= first && runs[i].last <= last);
 		CHECK(!i || runs[i].first > runs[i - 1].last + 1);
 		for (uint64_t p = runs[i].first; p <= runs[i].last; p++)
 			if (!tmp[p]) {

@@ -429,8 +429,9 @@ typedef int (*dt_dlog_run_fn)(void *arg, uint64_t first, uint64_t last);
  * is cleared if the word is taken whole, then the dirty bits in range are
  * ORed into flush (summary after; plain release stores, flush having one
  * writer), then exchanged out of dirty; a mark racing with it lands in dirty
- * again, never nowhere.  With @l->single, every store is a plain one.  The owner flushes the pages @run names, drains, then calls
- * dt_dlog_release().  Persists of one log are serialised by the owner.
+ * again, never nowhere.  With @l->single, every store is a plain one.  The
+ * owner flushes the pages @run names, drains, then calls dt_dlog_release().
+ * Persists of one log are serialised by the owner.
  *
  * Return: Pages taken, or @run's error (the pages taken so far stay in
  * flush: dt_dlog_release() of the range, or a recovery, clears them).
