@@ -190,30 +190,31 @@ static int plan_region(struct daemon *d, struct plan *p)
 	return plan_client_logs(d, p);
 }
 
-/* Runs prefaulted together, then flushed (8 KiB on the stack). */
+/* Runs flushed together (8 KiB on the stack): a window's worth (region-scatter.c). */
 #define FLUSH_BATCH 512
 
 /* Flushing the planned pages, a batch of runs at a time. */
 struct plan_flush {
 	struct dt_region *r;
-	const struct dt_flush_ops *ops;
 	uint64_t pages, runs;
+	uint64_t windowed; /* runs flushed through a window */
 	struct dt_region_range batch[FLUSH_BATCH];
 	unsigned n;
-	int prefault; /* 0, or the kernel's refusal: no more tries */
+	int refusal; /* the kernel's refusal to prefault, or 0 */
 };
 
 /*
- * Map the batch's pages in one system call before flushing them: each
- * first touch of a page by the fresh daemon would otherwise fault, and the
- * pages of a crash are scattered (region-prefault.c).
+ * The pages of a crash are scattered, and each first touch of one by the
+ * fresh daemon would fault: dt_region_flush_scattered() maps a batch at a
+ * time before flushing it.
  */
 static void flush_batch(struct plan_flush *f)
 {
-	if (!f->prefault)
-		f->prefault = dt_region_prefault(f->r, f->batch, f->n);
-	for (unsigned i = 0; i < f->n; i++)
-		f->ops->flush(f->r, f->batch[i].off, f->batch[i].len);
+	int refusal;
+
+	f->windowed += dt_region_flush_scattered(f->r, f->batch, f->n, &refusal);
+	if (refusal && !f->refusal)
+		f->refusal = refusal;
 	f->n = 0;
 }
 
@@ -231,19 +232,21 @@ static int flush_run(void *arg, uint64_t first, uint64_t last)
 }
 
 /* Flush every run of p->pages, then one drain. */
-static uint64_t flush_planned(struct plan *p, uint64_t *runs)
+static uint64_t flush_planned(struct plan *p, uint64_t *runs, uint64_t *windowed)
 {
-	struct plan_flush f = { .r = p->r, .ops = dt_region_flush_ops(p->r) };
+	const struct dt_flush_ops *ops = dt_region_flush_ops(p->r);
+	struct plan_flush f = { .r = p->r };
 
 	dt_dlog_shadow_for_each(&p->pages, flush_run, &f);
 	flush_batch(&f);
-	if (f.prefault)
+	if (f.refusal)
 		dt_log(LOG_DEBUG,
 		       "region \"%s\": recovery flush: no prefault (%s): a page fault a page",
-		       p->r->name, strerror(-f.prefault));
-	if (f.runs && f.ops->drain)
-		f.ops->drain(p->r);
+		       p->r->name, strerror(-f.refusal));
+	if (f.runs && ops->drain)
+		ops->drain(p->r);
 	*runs = f.runs;
+	*windowed = f.windowed;
 	return f.pages;
 }
 
@@ -269,7 +272,7 @@ static int recover_whole(struct dt_region *r, const char *why)
 static int recover_region(struct daemon *d, struct dt_region *r)
 {
 	struct plan p = { .r = r };
-	uint64_t t0 = srv_now_ns(), pages, runs;
+	uint64_t t0 = srv_now_ns(), pages, runs, windowed;
 	int err;
 
 	notify("EXTEND_TIMEOUT_USEC=%llu", 120000000ULL);
@@ -277,7 +280,7 @@ static int recover_region(struct daemon *d, struct dt_region *r)
 		dt_dlog_shadow_free(&p.pages);
 		return recover_whole(r, p.why);
 	}
-	pages = flush_planned(&p, &runs);
+	pages = flush_planned(&p, &runs, &windowed);
 	dt_dlog_shadow_free(&p.pages);
 	err = dt_region_take_flush_error(r);
 	if (err) {
@@ -286,9 +289,9 @@ static int recover_region(struct daemon *d, struct dt_region *r)
 	}
 	dt_log(LOG_NOTICE,
 	       "region \"%s\": recovery flush: %llu pages in %llu runs, from %u "
-	       "write-intent logs, in %.3f ms",
+	       "write-intent logs, in %.3f ms (%llu runs through a window)",
 	       r->name, (unsigned long long)pages, (unsigned long long)runs, p.nlogs,
-	       (double)(srv_now_ns() - t0) / 1e6);
+	       (double)(srv_now_ns() - t0) / 1e6, (unsigned long long)windowed);
 	return 0;
 }
 

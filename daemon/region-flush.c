@@ -23,7 +23,7 @@ uint8_t dt_region_wire_flush(enum dt_flush_path path)
 	}
 }
 
-static void note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len)
+void dt_region_note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len)
 {
 	void (*hook)(struct dt_region *, enum dt_flush_event, uint64_t, uint64_t);
 
@@ -38,7 +38,7 @@ static void note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint
  */
 static void note_flush(struct dt_region *r, uint64_t off, uint64_t len)
 {
-	note(r, DT_FLUSH_EV_RANGE, off, len);
+	dt_region_note(r, DT_FLUSH_EV_RANGE, off, len);
 }
 
 static void keep_error(struct dt_region *r, int error)
@@ -86,7 +86,7 @@ static void drain_pmem(void *arg)
 	struct dt_region *r = arg;
 
 	count(&r->counters.drains, 1);
-	note(r, DT_FLUSH_EV_DRAIN, 0, 0);
+	dt_region_note(r, DT_FLUSH_EV_DRAIN, 0, 0);
 	pmem_drain();
 }
 
@@ -201,7 +201,7 @@ int dt_region_punch_flush(struct dt_region *r, uint64_t first, uint64_t last)
 int dt_region_flush_all(struct dt_region *r)
 {
 	count(&r->counters.full_flushes, 1);
-	note(r, DT_FLUSH_EV_ALL, 0, r->size);
+	dt_region_note(r, DT_FLUSH_EV_ALL, 0, r->size);
 	switch (r->flush_path) {
 	case DT_FLUSH_PATH_PMEM:
 		pmem_persist(r->addr, r->size);
@@ -261,7 +261,7 @@ int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len)
 	if (off > r->size || len > r->size - off)
 		return -ERANGE;
 	count(&r->counters.deep_flushes, 1);
-	note(r, DT_FLUSH_EV_DEEP, off, len);
+	dt_region_note(r, DT_FLUSH_EV_DEEP, off, len);
 	if (!deep_flush_ndctl(r)) {
 		count(&r->counters.deep_flush_ndctl, 1);
 		return 0;

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/region-internal.h - what the region's files (region.c: open, map,
- * geometry; region-flush.c; region-badblocks.c) share and nothing else sees:
- * the page size, the extent table's entry and the counters' increment.
+ * geometry; region-flush.c; region-scatter.c; region-badblocks.c) share and
+ * nothing else sees: the page size, the extent table's entry, the counters'
+ * increment and the flush hook's call.
  */
 #ifndef DAXTRACKD_REGION_INTERNAL_H
 #define DAXTRACKD_REGION_INTERNAL_H
 
 #include <stdint.h>
+
+#include "region.h"
 
 #define PAGE_SIZE_4K	4096ULL
 
@@ -22,5 +25,8 @@ static inline void count(uint64_t *counter, uint64_t n)
 {
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
+
+/* Tell dt_region_flush_hook, if set, of a flush event of @r (region-flush.c). */
+void dt_region_note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len);
 
 #endif /* DAXTRACKD_REGION_INTERNAL_H */

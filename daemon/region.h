@@ -300,23 +300,41 @@ struct dt_region_range {
 };
 
 /**
- * dt_region_prefault() - Map byte ranges of the region before flushing them.
+ * dt_region_flush_scattered() - Flush scattered byte ranges of the region
+ * from a mapping that has not touched them yet (the recovery's).
  * @r: The region.
  * @ranges: Ranges inside the region, page-aligned.
  * @n: How many.
+ * @refusal: Set to 0, or to the negative errno with which the kernel
+ *	     refused to prefault the ranges flushed in place (process_madvise(2)
+ *	     of MADV_POPULATE_READ: -EINVAL before Linux 6.13, -ENOSYS before
+ *	     5.10); those flushes then take a page fault each.
  *
- * Only a hint: for the flush path that touches the mapping (PMEM: CLWB by
- * virtual address), process_madvise(2) of MADV_POPULATE_READ of every range,
- * a system call per 256 ranges, so that the flushes that follow do not take
- * a page fault each.  A range the kernel cannot populate is skipped (its
- * flush faults as it would have).  Nothing for the other paths.
+ * Each range is flushed as the region's flush operation would (one
+ * DT_FLUSH_EV_RANGE to the flush hook for each, in order), with no drain
+ * of the caller's: the caller drains once after its last call.  On the
+ * PMEM path, a range shorter than 2 MiB of a file region is mapped with
+ * the others of its batch of 512 into a window of their own (read-only,
+ * populated by the kernel, side by side: a few page tables for scattered
+ * pages), flushed there, and the window unmapped after a fence
+ * (region-scatter.c); the others, and any the kernel will not map, are
+ * prefaulted and flushed in the region's mapping.  The fence and msync
+ * paths touch no page and just flush.
  *
- * Context: Any thread; may sleep.  Opens and closes a pidfd.
- * Return: 0 (done, or nothing to do), or the negative errno with which the
- * kernel refuses MADV_POPULATE_READ through process_madvise(2) (-EINVAL
- * before Linux 6.13, -ENOSYS before 5.10): the flushes then fault.
+ * Context: Any thread; may sleep.  Maps and unmaps the windows, opens and
+ * closes a pidfd.  Nothing is kept.
+ * Return: How many of the ranges were flushed through a window.
  */
-int dt_region_prefault(struct dt_region *r, const struct dt_region_range *ranges, unsigned n);
+unsigned dt_region_flush_scattered(struct dt_region *r, const struct dt_region_range *ranges,
+				   unsigned n, int *refusal);
+
+/**
+ * dt_region_scatter_flush - Test hook: the flush of a range of
+ * dt_region_flush_scattered() on the PMEM path, at the address it is
+ * flushed through (in a window, or in the region's mapping).  pmem_flush()
+ * by default; a test may replace it while no recovery runs.
+ */
+extern void (*dt_region_scatter_flush)(const void *addr, size_t len);
 
 /**
  * dt_region_writeback() - Write back the dirty entries of a byte range.

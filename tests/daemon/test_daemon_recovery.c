@@ -14,8 +14,9 @@
  *   - a clean stop removes every log, a start removes stale ones, a reload
  *     makes and removes the logs of the regions it adds and drops;
  *   - on the PMEM flush path (PMEM_IS_PMEM_FORCE=1), where the recovery maps
- *     its runs a batch at a time before flushing them (region-prefault.c):
- *     every run of more than one batch of scattered pages.
+ *     its runs a batch at a time into windows and flushes them there
+ *     (region-scatter.c): every run of more than one batch of scattered
+ *     pages, each through a window.
  */
 #include <dirent.h>
 #include <stddef.h>
@@ -421,7 +422,7 @@ static void test_pmem_batches(void)
 	const struct client_log ca = { .region = "a", .npages = A_PAGES, .serial = 5 };
 	static uint64_t dirty[2 * SCATTERED];
 
-	dt_test_ctx("PMEM: %u scattered pages, batches of runs prefaulted, then flushed",
+	dt_test_ctx("PMEM: %u scattered pages, batches of runs mapped into windows, flushed there",
 		    SCATTERED);
 	if (!CHECK_EQ(setenv("PMEM_IS_PMEM_FORCE", "1", 1), 0) || !CHECK_EQ(dh_start(), 0))
 		goto out;
@@ -438,6 +439,7 @@ static void test_pmem_batches(void)
 	CHECK_EQ(dh_flush_count(NULL, -1, -1, "full"), 0);
 	CHECK(dh_log_has("region \"a\": recovery flush: 1024 pages in 1024 runs, from 2 "
 			 "write-intent"));
+	CHECK(dh_log_has(" (1024 runs through a window)"));
 	CHECK_EQ(dh_stop(SIGTERM), 0);
 out:
 	unsetenv("PMEM_IS_PMEM_FORCE");

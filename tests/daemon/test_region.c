@@ -3,7 +3,9 @@
  * test_region.c - file-backed regions: creation, reopening, refusals, the
  * capabilities found on this (non-pmem) machine, the geometry (FIEMAP on a
  * disk file system, linear on tmpfs), the flush operations of each path as
- * seen by the flush hook, full and deep flushes, and bad-block ranges.
+ * seen by the flush hook, full and deep flushes, the flush of scattered
+ * ranges through windows (each page seen where it is flushed), and
+ * bad-block ranges.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -334,6 +336,90 @@ static void test_flush_ops(struct dt_region *r)
 	CHECK_EQ(dt_region_wire_match(DT_REGION_MATCH_PARTITION), DT_NS_MATCH_PARTITION);
 }
 
+/* dt_region_flush_scattered(): what each flush sees at the address it flushes. */
+#define SCAT_SINGLES 520
+#define SCAT_N (SCAT_SINGLES + 2)
+static struct dt_region_range scat[SCAT_N];
+static struct dt_region *scat_r;
+static unsigned scat_noted, scat_seen, scat_windowed, scat_wrong;
+
+/* The flush hook: one RANGE event a range, in order, each before its flush. */
+static void scat_note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len)
+{
+	const struct dt_region_range *x = &scat[scat_noted < SCAT_N ? scat_noted : 0];
+
+	scat_wrong += scat_noted++ >= SCAT_N || r != scat_r || ev != DT_FLUSH_EV_RANGE ||
+		      off != x->off || len != x->len;
+}
+
+static void scat_flush(const void *addr, size_t len)
+{
+	const char *base = scat_r->addr;
+	const struct dt_region_range *x = &scat[scat_seen < SCAT_N ? scat_seen : 0];
+	bool in_place = (const char *)addr == base + x->off;
+	uint64_t v;
+
+	if (scat_seen++ >= SCAT_N || len != x->len || scat_noted != scat_seen) {
+		scat_wrong++;
+		return;
+	}
+	scat_windowed += !in_place;
+	/* Each page through the address holds what the region's page holds. */
+	for (uint64_t o = 0; o < len; o += PG) {
+		memcpy(&v, (const char *)addr + o + 8, sizeof(v));
+		scat_wrong += v != (x->off + o) / PG + 1;
+	}
+}
+
+static void scat_run(struct dt_region *r, unsigned expect_windowed)
+{
+	int refusal = -1;
+
+	scat_noted = scat_seen = scat_windowed = scat_wrong = 0;
+	CHECK_EQ(dt_region_flush_scattered(r, scat, SCAT_N, &refusal), expect_windowed);
+	CHECK_EQ(scat_seen, r->flush_path == DT_FLUSH_PATH_PMEM ? SCAT_N : 0);
+	CHECK_EQ(scat_windowed, expect_windowed);
+	CHECK_EQ(scat_wrong, 0);
+	CHECK(refusal == 0 || refusal == -EINVAL || refusal == -ENOSYS || refusal == -EPERM);
+	CHECK_EQ(scat_noted, SCAT_N);
+}
+
+static void test_scattered(struct dt_region *r)
+{
+	enum dt_flush_path saved = r->flush_path;
+	uint64_t v;
+
+	/* Page p holds p + 1 (at byte 8); every other page, a 2 MiB run, a 3-page run. */
+	for (uint64_t p = 0; p < r->npages; p++) {
+		v = p + 1;
+		memcpy((char *)r->addr + p * PG + 8, &v, sizeof(v));
+	}
+	for (unsigned i = 0; i < SCAT_SINGLES; i++)
+		scat[i] = (struct dt_region_range){ 2 * i * PG, PG };
+	scat[SCAT_SINGLES] = (struct dt_region_range){ 1100 * PG, 2 * MiB };
+	scat[SCAT_SINGLES + 1] = (struct dt_region_range){ 1700 * PG, 3 * PG };
+	scat_r = r;
+	dt_region_flush_hook = scat_note;
+	dt_region_scatter_flush = scat_flush;
+
+	dt_test_ctx("PMEM, scattered: the short runs through windows of 512, 2 MiB in place");
+	r->flush_path = DT_FLUSH_PATH_PMEM;
+	scat_run(r, SCAT_N - 1);
+
+	dt_test_ctx("PMEM, devdax: every run in place (no window at 4 KiB offsets)");
+	r->devdax = true;
+	scat_run(r, 0);
+	r->devdax = false;
+
+	dt_test_ctx("msync path: flushed where they are, no window");
+	r->flush_path = DT_FLUSH_PATH_MSYNC;
+	scat_run(r, 0);
+
+	r->flush_path = saved;
+	dt_region_scatter_flush = pmem_flush;
+	dt_region_flush_hook = NULL;
+}
+
 /* A matched namespace whose deep flush fails (no libndctl region): libpmem's. */
 static void test_deep_fallback(struct dt_region *r)
 {
@@ -472,6 +558,7 @@ static void test_file_region(const char *base, bool tmpfs)
 	ino = r->st_ino;
 	check_geometry(r, tmpfs);
 	test_flush_ops(r);
+	test_scattered(r);
 	test_bad_ranges(r);
 	dt_region_close(r);
 
