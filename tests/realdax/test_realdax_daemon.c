@@ -15,7 +15,10 @@
  * persist() of real bytes read back through fresh mappings; a bad block
  * written to the pmem block device's badblocks file, picked up by the daemon's
  * periodic re-read and refused (FAULT, DIRTY), an fsync over it flushing the
- * good page and naming it.  Then SIGTERM, exit 0.
+ * good page and naming it.  Then kill -9 with scattered pages of both
+ * regions dirty, and a start whose recovery flushes each of them (the
+ * fsdax file's through windows, the device's in place).  Then SIGTERM,
+ * exit 0.
  *
  * Without DAX_VM_FSDAX_DIR and DAX_VM_DEVDAX it fails (it never skips): it
  * is not a meson test; outside the VM, run it on a host with an fsdax mount
@@ -815,6 +818,95 @@ static struct dt_client_region *fast_fsdax(void)
 	return r;
 }
 
+/* The recovery line of region @name: its runs and those through a window; false if none. */
+static bool recovery_line(const char *name, unsigned long long *runs,
+			  unsigned long long *windowed)
+{
+	char line[1024], key[128];
+	FILE *f = fopen(d.h.log, "r");
+	const char *p;
+	bool found = false;
+
+	snprintf(key, sizeof(key), "region \"%s\": recovery flush: ", name);
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		p = strstr(line, key);
+		if (!p || !strstr(p, " runs through a window)"))
+			continue;
+		found = sscanf(strstr(p, " pages in ") ?: p, " pages in %llu runs", runs) == 1 &&
+			sscanf(strrchr(p, '(') + 1, "%llu", windowed) == 1;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Whether every one of @pages of @name was flushed by a "range" since line @since. */
+static bool flushed_all(const char *name, uint64_t npages, unsigned since, const uint64_t *pages,
+			unsigned n)
+{
+	bool *seen = calloc(npages, sizeof(*seen)), ok = seen != NULL;
+
+	if (seen)
+		flog_scan(name, "range", since, seen, npages);
+	for (unsigned i = 0; seen && i < n; i++) {
+		if (pages[i] >= npages || seen[pages[i]])
+			continue;
+		fprintf(stderr, "     %s: page %llu not flushed\n", name,
+			(unsigned long long)pages[i]);
+		ok = false;
+	}
+	free(seen);
+	return ok;
+}
+
+/*
+ * kill -9 with scattered pages of both regions dirty (DIRTY acknowledged),
+ * then a start: the recovery flushes each of them before the socket
+ * listens, the fsdax file's runs through windows (a file mapped at 4 KiB
+ * offsets), the devdax device's in place.
+ */
+static void check_recovery(void)
+{
+	static const uint64_t fpages[] = { 3, 777, 4099, 9001, 16000 };
+	static const uint64_t xpages[] = { 11, 5000, 12345 };
+	unsigned long long runs = 0, windowed = 0;
+	struct dt_client_region *fr = NULL, *xr = NULL;
+	struct dt_client *c = connect_client();
+	unsigned mark;
+
+	dt_test_ctx("kill -9 with dirty pages, then the recovery");
+	if (!c || !CHECK_EQ(dt_client_attach(c, "fsdax", &fr), 0) ||
+	    !CHECK_EQ(dt_client_attach(c, "devdax", &xr), 0))
+		goto out;
+	for (unsigned i = 0; i < sizeof(fpages) / sizeof(fpages[0]); i++)
+		CHECK_EQ(dt_client_dirty(fr, fpages[i] * PG, PG), 0);
+	for (unsigned i = 0; i < sizeof(xpages) / sizeof(xpages[0]); i++)
+		CHECK_EQ(dt_client_dirty(xr, xpages[i] * PG, PG), 0);
+	CHECK_EQ(dt_client_flush_dirty(c), 0);
+	dth_kill(&d.h);
+	mark = flog_lines();
+	if (!CHECK_EQ(start(), 0))
+		goto out;
+	CHECK(log_has("unclean exit detected"));
+	CHECK(flushed_all("fsdax", 64 * MiB / PG, mark, fpages, 5));
+	CHECK(flushed_all("devdax", dx.rec.size / PG, mark, xpages, 3));
+	CHECK_EQ(flog_scan("fsdax", "full", mark, NULL, 0), 0);
+	CHECK_EQ(flog_scan("devdax", "full", mark, NULL, 0), 0);
+	if (CHECK(recovery_line("fsdax", &runs, &windowed))) {
+		printf("recovery fsdax: %llu runs, %llu through a window\n", runs, windowed);
+		CHECK(runs >= 5);
+		CHECK_EQ(windowed, runs);
+	}
+	if (CHECK(recovery_line("devdax", &runs, &windowed))) {
+		printf("recovery devdax: %llu runs, %llu through a window\n", runs, windowed);
+		CHECK(runs >= 3);
+		CHECK_EQ(windowed, 0);
+	}
+out:
+	if (c)
+		dt_client_close(c); /* its connection died with the daemon */
+}
+
 static void run(struct dt_client *c)
 {
 	check_regions(c);
@@ -876,6 +968,7 @@ int main(int argc, char **argv)
 		CHECK_EQ(dt_client_close(c), 0);
 	if (fc)
 		CHECK_EQ(dt_client_close(fc), 0);
+	check_recovery();
 	dt_test_ctx("SIGTERM");
 	CHECK_EQ(stop(), 0);
 	CHECK(log_has("stopped"));
