@@ -401,14 +401,20 @@ struct flush {
 	uint64_t o_first, o_last;
 };
 
-static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
+/* Flush pages [first, last] of the mapping @base of @len bytes (nothing with eADR). */
+static void flush_pages(const char *base, uint64_t len, bool eadr, uint64_t first, uint64_t last)
 {
 	uint64_t start = first * DT_CLIENT_PAGE, end = (last + 1) * DT_CLIENT_PAGE;
 
-	if (end > f->len)
-		end = f->len;
-	if (!f->eadr)
-		dt_client_flush_hook(f->base + start, end - start);
+	if (end > len)
+		end = len;
+	if (!eadr)
+		dt_client_flush_hook(base + start, end - start);
+}
+
+static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
+{
+	flush_pages(f->base, f->len, f->eadr, first, last);
 }
 
 static bool keep_run(struct flush *f, uint64_t first, uint64_t last)
@@ -505,15 +511,51 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static void persist_report(struct dt_proto_fsync_rep *out, uint64_t pages, uint64_t runs,
+			   uint64_t t0)
+{
+	memset(out, 0, sizeof(*out));
+	out->entries = pages;
+	out->bytes = pages * DT_CLIENT_PAGE;
+	out->ranges = runs;
+	out->time_ns = now_ns() - t0;
+}
+
 /*
- * Flush from the client's own mapping (the log entered, and if shared the
- * persist lock held) the marked pages
- * of [first, last], or with @whole (a persist of that range) every page of
- * it: those marked before are taken and released as for an fsync, the
- * range's own need no mark, the flush and drain being done before the call
- * returns (a client dying before has been promised nothing).
+ * The owner's persist of marks that are all records of its ring, dirty
+ * holding none of [first, last] (its top level says so): the ring's runs
+ * flushed, one drain, the ring settled.  What persist_here() does for
+ * them, without its walk of the bitmap and its merging of two streams.
+ * False, nothing done, where dirty may hold some (a full ring sent marks
+ * there, a big mark, a log taken over) or a record is outside the range.
  */
-static void persist_here(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
+static bool persist_ring(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
+			 uint64_t last, struct dt_proto_fsync_rep *out)
+{
+	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
+	bool eadr = l->flags & DT_LOG_EADR;
+	uint64_t t0 = out ? now_ns() : 0, pages = 0;
+	int n;
+
+	if (l->l.ring_off || !dt_dlog_top_clear(&l->l, first, last))
+		return false;
+	n = dt_dlog_ring_runs(&l->l, first, last, runs);
+	if (n < 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		flush_pages(r->addr, r->map_len, eadr, runs[i].first, runs[i].last);
+		pages += runs[i].last - runs[i].first + 1;
+	}
+	dt_client_drain_hook();
+	dt_dlog_ring_settle(&l->l);
+	count(&l->persists_in_process);
+	if (out)
+		persist_report(out, pages, (uint64_t)n, t0);
+	return true;
+}
+
+/* persist_here() of the marks of the bitmap (and, for the owner, of its ring). */
+static void persist_walk(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
 			 uint64_t last, bool whole, struct dt_proto_fsync_rep *out)
 {
 	/* Owned: no other mark can race, the pages stay dirty until durable. */
@@ -554,13 +596,24 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 	if (settle)
 		dt_dlog_ring_settle(&l->l);
 	count(&l->persists_in_process);
-	if (!out)
+	if (out)
+		persist_report(out, f.pages, f.runs, t0);
+}
+
+/*
+ * Flush from the client's own mapping (the log entered, and if shared the
+ * persist lock held) the marked pages
+ * of [first, last], or with @whole (a persist of that range) every page of
+ * it: those marked before are taken and released as for an fsync, the
+ * range's own need no mark, the flush and drain being done before the call
+ * returns (a client dying before has been promised nothing).
+ */
+static void persist_here(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
+			 uint64_t last, bool whole, struct dt_proto_fsync_rep *out)
+{
+	if (l->l.single && !whole && persist_ring(r, l, first, last, out))
 		return;
-	memset(out, 0, sizeof(*out));
-	out->entries = f.pages;
-	out->bytes = f.pages * DT_CLIENT_PAGE;
-	out->ranges = f.runs;
-	out->time_ns = now_ns() - t0;
+	persist_walk(r, l, first, last, whole, out);
 }
 
 /*

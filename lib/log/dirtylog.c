@@ -430,10 +430,15 @@ static bool top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last)
 	return true;
 }
 
+bool dt_dlog_top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	return l->top && top_clear(l, first, last);
+}
+
 static int64_t take_or_find(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
 			    void *arg, bool find)
 {
-	if (l->top && top_clear(l, first, last))
+	if (dt_dlog_top_clear(l, first, last))
 		return 0;
 	return take_walk(l, first, last, fn, arg, find);
 }

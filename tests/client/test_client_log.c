@@ -7,6 +7,8 @@
  *     the log, and the daemon sees them (QUERY: tag LOGGED);
  *   - a persist flushes in-process exactly the marked pages of its range
  *     (the flush hook records them), no message, the log is clean after;
+ *     the owner's persists of its ring's marks alone, with marks in dirty,
+ *     and after a full ring;
  *   - the fallbacks: the fast path off (option, environment, the daemon's
  *     fast_path = off), DEEP, WHOLE, a region not mapped: the daemon flushes
  *     (its flush log), the log is clean after;
@@ -198,6 +200,95 @@ static void test_persist_in_process(void)
 	CHECK(!dtd_flushed(&dtd, "db", 5 * PAGE, PAGE, since, NULL));
 	/* And the daemon no longer sees them as logged. */
 	CHECK(!logged(r, 5));
+	dt_client_flush_hook = pmem_flush;
+out:
+	CHECK_EQ(dt_client_close(c), 0);
+}
+
+/* The flushes recorded are exactly @n runs [first, last], in this order. */
+static bool flushed_runs(const uint64_t (*runs)[2], unsigned n)
+{
+	bool ok = rec.n == n;
+
+	for (unsigned i = 0; ok && i < n; i++)
+		ok = rec.first[i] == runs[i][0] && rec.last[i] == runs[i][1];
+	if (!ok)
+		fprintf(stderr, "     %u flushes recorded, %u expected\n", rec.n, n);
+	return ok;
+}
+
+/* An fsync of pages [0, last]: exactly @n @runs flushed, @pages pages, the log clean after. */
+static void owner_fsync(struct dt_client_region *r, uint64_t last, const uint64_t (*runs)[2],
+			unsigned n, uint64_t pages)
+{
+	struct dt_proto_fsync_rep out;
+
+	CHECK_EQ(dt_client_fsync(r, 0, (last + 1) * PAGE, 0, &out), 0);
+	CHECK(flushed_runs(runs, n));
+	CHECK_EQ(out.entries, pages);
+	CHECK_EQ(out.ranges, n);
+	CHECK(!dt_dlog_ring_pending(&r->log->l));
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
+}
+
+/*
+ * The owner's persists (client-log.c): marks that are all in its ring, with
+ * dirty holding none of the range (persist_ring(): no walk of the bitmap);
+ * the ring's marks with marks too big for it (dirty's: one ascending stream,
+ * adjacent runs merged); a full ring (the marks after it in dirty).  Each
+ * flushes exactly the marked pages and leaves the log clean.
+ */
+static void test_persist_owner(void)
+{
+	static const uint64_t ring_only[][2] = { { 5, 9 }, { 12, 12 } };
+	static const uint64_t with_dirty[][2] = { { 50, 50 }, { 100, 200 } };
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c, true) : NULL;
+	struct dt_proto_fsync_rep out;
+	struct dt_client_log *l;
+
+	dt_test_ctx("owner: the ring's marks alone");
+	if (!r || !CHECK(r->log != NULL))
+		goto out;
+	l = r->log;
+	dt_client_flush_hook = record_flush;
+	rec.n = 0;
+	CHECK_EQ(dt_client_dirty(r, 9 * PAGE, PAGE), 0);
+	CHECK_EQ(dt_client_dirty(r, 5 * PAGE, 3 * PAGE), 0);
+	CHECK_EQ(dt_client_dirty(r, 8 * PAGE, 1), 0);	/* grows the record 5-7 */
+	CHECK_EQ(dt_client_dirty(r, 12 * PAGE, 1), 0);
+	CHECK(l->l.single && dt_dlog_ring_pending(&l->l));
+	CHECK_EQ(l->l.ring_head - l->l.ring_clean, 3);
+	CHECK(dt_dlog_top_clear(&l->l, 0, 31));
+	owner_fsync(r, 31, ring_only, 2, 6);
+
+	dt_test_ctx("owner: the ring's marks and dirty's, one stream");
+	rec.n = 0;
+	CHECK_EQ(dt_client_dirty(r, 100 * PAGE, 100 * PAGE), 0);	/* too big: dirty */
+	CHECK_EQ(dt_client_dirty(r, 200 * PAGE, PAGE), 0);
+	CHECK_EQ(dt_client_dirty(r, 50 * PAGE, PAGE), 0);
+	CHECK_EQ(l->l.ring_head - l->l.ring_clean, 2);
+	CHECK(!dt_dlog_top_clear(&l->l, 0, 255));
+	owner_fsync(r, 255, with_dirty, 2, 102);
+
+	dt_test_ctx("owner: a full ring, the marks after it in dirty");
+	rec.n = 0;
+	for (unsigned i = 0; i < DT_DLOG_RING_SLOTS + 6; i++)
+		CHECK_EQ(dt_client_dirty(r, (300 + 2 * i) * PAGE, PAGE), 0);
+	CHECK(l->l.ring_off);
+	CHECK_EQ(dt_client_fsync(r, 0, 512 * PAGE, 0, &out), 0);
+	CHECK_EQ(rec.n, DT_DLOG_RING_SLOTS + 6);
+	CHECK_EQ(rec.first[0], 300);
+	CHECK_EQ(rec.last[DT_DLOG_RING_SLOTS + 5], 300 + 2 * (DT_DLOG_RING_SLOTS + 5));
+	CHECK_EQ(out.entries, DT_DLOG_RING_SLOTS + 6);
+	CHECK(!l->l.ring_off);
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
+	/* The ring takes the marks again. */
+	rec.n = 0;
+	CHECK_EQ(dt_client_dirty(r, 3 * PAGE, PAGE), 0);
+	CHECK(dt_dlog_ring_pending(&l->l));
+	CHECK_EQ(dt_client_fsync(r, 0, 32 * PAGE, 0, NULL), 0);
+	CHECK(rec.n == 1 && rec.first[0] == 3 && rec.last[0] == 3);
 	dt_client_flush_hook = pmem_flush;
 out:
 	CHECK_EQ(dt_client_close(c), 0);
@@ -403,6 +494,7 @@ int main(void)
 	}
 	test_marks();
 	test_persist_in_process();
+	test_persist_owner();
 	test_fallbacks();
 	test_fast_path_off();
 	test_reconnect();

@@ -33,6 +33,7 @@ struct fixture {
 	void *base;
 	struct model m;
 	struct dt_dlog_shadow sh;
+	unsigned long top_clear_seen; /* ranges dt_dlog_top_clear() found clear */
 };
 
 static int fixture_init(struct fixture *f, uint64_t npages)
@@ -320,6 +321,25 @@ static void check_top(struct fixture *f)
 		}
 }
 
+/* dt_dlog_top_clear() of [first, last] says no dirty bit only where there is none. */
+static void check_top_clear(struct fixture *f, uint64_t first, uint64_t last)
+{
+	bool clear = dt_dlog_top_clear(&f->l, first, last), any = false;
+
+	if (!f->l.top) {
+		CHECK(!clear);
+		return;
+	}
+	for (uint64_t p = first; p <= last && !any; p++)
+		any = (f->l.dirty[p / 64] >> (p % 64)) & 1;
+	if (clear && any) {
+		dt_test_ctx("top_clear [%llu, %llu] with a dirty bit", (unsigned long long)first,
+			    (unsigned long long)last);
+		CHECK(0);
+	}
+	f->top_clear_seen += clear;
+}
+
 enum { WALK_READER, WALK_OWNER, WALK_SINGLE };
 
 static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
@@ -345,6 +365,7 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 		}
 		check_top(&f);
 		random_range(&rng, npages, &first, &last);
+		check_top_clear(&f, first, last);
 		switch (rng_below(&rng, 8)) {
 		case 0:
 		case 1:
@@ -371,6 +392,8 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 	}
 	check_scan(&f, true, a, b);
 	check_top(&f);
+	if (how != WALK_READER)	/* both answers were met, and checked */
+		CHECK(f.top_clear_seen > 0 && f.top_clear_seen < steps);
 	dt_dlog_owner_free(&f.l);
 	fixture_free(&f);
 	free(a);

@@ -478,6 +478,20 @@ void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last);
 int64_t dt_dlog_find(const struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn run,
 		     void *arg);
 
+/**
+ * dt_dlog_top_clear() - Whether dirty surely holds no page of a range.
+ * @l: The log (an owner's handle, with its top level).
+ * @first: First page.
+ * @last: Last page (inclusive), < @l->g.npages.
+ *
+ * Reads the top level only (private memory, nothing written): a clear
+ * top bit means no dirty bit under it.  A set one may be stale.
+ *
+ * Return: true if no top bit names a summary word of [@first, @last];
+ * false if one does, or without a top level (nothing known).
+ */
+bool dt_dlog_top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last);
+
 /* ---- the reader ---- */
 
 /**
