@@ -432,8 +432,10 @@ static int batch_flush(struct mark_batch *b)
 	return ret;
 }
 
-static int batch_push(struct mark_batch *b, uint64_t first, uint64_t last)
+static int batch_push(void *arg, uint64_t first, uint64_t last)
 {
+	struct mark_batch *b = arg;
+
 	if (!b->pages || first < b->min)
 		b->min = first;
 	if (!b->pages || last > b->max)
@@ -447,19 +449,8 @@ static int batch_push(struct mark_batch *b, uint64_t first, uint64_t last)
 static int batch_run(void *arg, uint64_t first, uint64_t last)
 {
 	struct mark_batch *b = arg;
-	uint64_t end = (last + 1) * PAGE_SIZE_4K, p = first, bf, bl;
-	struct dt_badblock bad;
-	int ret;
 
-	while (p <= last &&
-	       dt_region_next_bad(b->r, p * PAGE_SIZE_4K, end - p * PAGE_SIZE_4K, &bad)) {
-		bf = bad.offset / PAGE_SIZE_4K;
-		bl = (bad.offset + bad.len - 1) / PAGE_SIZE_4K;
-		if (bf > p && (ret = batch_push(b, p, bf - 1)))
-			return ret;
-		p = bl + 1 > p ? bl + 1 : p + 1;
-	}
-	return p <= last ? batch_push(b, p, last) : 0;
+	return dt_region_good_runs(b->r, first, last, batch_push, b);
 }
 
 /* Tag DIRTY the pages of [@first, @last] set in @l.  Under fr->lock. */

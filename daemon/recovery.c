@@ -198,6 +198,7 @@ struct plan_flush {
 	struct dt_region *r;
 	uint64_t pages, runs;
 	uint64_t windowed; /* runs flushed through a window */
+	uint64_t bad; /* pages left alone: in bad ranges */
 	struct dt_region_range batch[FLUSH_BATCH];
 	unsigned n;
 	int refusal; /* the kernel's refusal to prefault, or 0 */
@@ -218,7 +219,7 @@ static void flush_batch(struct plan_flush *f)
 	f->n = 0;
 }
 
-static int flush_run(void *arg, uint64_t first, uint64_t last)
+static int flush_good(void *arg, uint64_t first, uint64_t last)
 {
 	struct plan_flush *f = arg;
 
@@ -231,23 +232,51 @@ static int flush_run(void *arg, uint64_t first, uint64_t last)
 	return 0;
 }
 
-/* Flush every run of p->pages, then one drain. */
-static uint64_t flush_planned(struct plan *p, uint64_t *runs, uint64_t *windowed)
+/* A run to flush, but for its pages in bad ranges: poisoned, never touched. */
+static int flush_run(void *arg, uint64_t first, uint64_t last)
+{
+	struct plan_flush *f = arg;
+	uint64_t before = f->pages;
+
+	dt_region_good_runs(f->r, first, last, flush_good, f);
+	f->bad += last - first + 1 - (f->pages - before);
+	return 0;
+}
+
+/* Flush every run of @p's pages (@whole: every page of the region), then one drain. */
+static void flush_planned(struct plan *p, bool whole, struct plan_flush *f)
 {
 	const struct dt_flush_ops *ops = dt_region_flush_ops(p->r);
-	struct plan_flush f = { .r = p->r };
 
-	dt_dlog_shadow_for_each(&p->pages, flush_run, &f);
-	flush_batch(&f);
-	if (f.refusal)
+	f->r = p->r;
+	if (whole)
+		flush_run(f, 0, p->r->npages - 1);
+	else
+		dt_dlog_shadow_for_each(&p->pages, flush_run, f);
+	flush_batch(f);
+	if (f->refusal)
 		dt_log(LOG_DEBUG,
 		       "region \"%s\": recovery flush: no prefault (%s): a page fault a page",
-		       p->r->name, strerror(-f.refusal));
-	if (f.runs && ops->drain)
+		       p->r->name, strerror(-f->refusal));
+	if (f->runs && ops->drain)
 		ops->drain(p->r);
-	*runs = f.runs;
-	*windowed = f.windowed;
-	return f.pages;
+	if (f->bad)
+		dt_log(LOG_WARNING,
+		       "region \"%s\": recovery flush: %llu pages in bad blocks left alone "
+		       "(poisoned: what they held is lost)",
+		       p->r->name, (unsigned long long)f->bad);
+}
+
+/* The whole region; with bad blocks, every page but theirs. */
+static int flush_whole(struct dt_region *r)
+{
+	struct plan p = { .r = r };
+	struct plan_flush f = { 0 };
+
+	if (!dt_region_next_bad(r, 0, r->size, NULL))
+		return dt_region_flush_all(r);
+	flush_planned(&p, true, &f);
+	return dt_region_take_flush_error(r);
 }
 
 static int recover_whole(struct dt_region *r, const char *why)
@@ -258,7 +287,7 @@ static int recover_whole(struct dt_region *r, const char *why)
 
 	dt_log(LOG_NOTICE, "region \"%s\": no usable write-intent record (%s): flushing it whole",
 	       r->name, why);
-	err = dt_region_flush_all(r);
+	err = flush_whole(r);
 	fmt_size(size, sizeof(size), r->size);
 	if (err) {
 		dt_log(LOG_ERR, "region \"%s\": recovery flush: %s", r->name, strerror(-err));
@@ -272,7 +301,8 @@ static int recover_whole(struct dt_region *r, const char *why)
 static int recover_region(struct daemon *d, struct dt_region *r)
 {
 	struct plan p = { .r = r };
-	uint64_t t0 = srv_now_ns(), pages, runs, windowed;
+	uint64_t t0 = srv_now_ns();
+	struct plan_flush f = { 0 };
 	int err;
 
 	notify("EXTEND_TIMEOUT_USEC=%llu", 120000000ULL);
@@ -280,7 +310,7 @@ static int recover_region(struct daemon *d, struct dt_region *r)
 		dt_dlog_shadow_free(&p.pages);
 		return recover_whole(r, p.why);
 	}
-	pages = flush_planned(&p, &runs, &windowed);
+	flush_planned(&p, false, &f);
 	dt_dlog_shadow_free(&p.pages);
 	err = dt_region_take_flush_error(r);
 	if (err) {
@@ -290,8 +320,8 @@ static int recover_region(struct daemon *d, struct dt_region *r)
 	dt_log(LOG_NOTICE,
 	       "region \"%s\": recovery flush: %llu pages in %llu runs, from %u "
 	       "write-intent logs, in %.3f ms (%llu runs through a window)",
-	       r->name, (unsigned long long)pages, (unsigned long long)runs, p.nlogs,
-	       (double)(srv_now_ns() - t0) / 1e6, (unsigned long long)windowed);
+	       r->name, (unsigned long long)f.pages, (unsigned long long)f.runs, p.nlogs,
+	       (double)(srv_now_ns() - t0) / 1e6, (unsigned long long)f.windowed);
 	return 0;
 }
 

@@ -50,6 +50,23 @@ bool dt_region_next_bad(struct dt_region *r, uint64_t off, uint64_t len, struct 
 	return found;
 }
 
+int dt_region_good_runs(struct dt_region *r, uint64_t first, uint64_t last,
+			int (*fn)(void *arg, uint64_t first, uint64_t last), void *arg)
+{
+	uint64_t end = (last + 1) * PAGE_SIZE_4K, p = first, bf, bl;
+	struct dt_badblock bad;
+	int ret;
+
+	while (p <= last && dt_region_next_bad(r, p * PAGE_SIZE_4K, end - p * PAGE_SIZE_4K, &bad)) {
+		bf = bad.offset / PAGE_SIZE_4K;
+		bl = (bad.offset + bad.len - 1) / PAGE_SIZE_4K;
+		if (bf > p && (ret = fn(arg, p, bf - 1)))
+			return ret;
+		p = bl + 1 > p ? bl + 1 : p + 1;
+	}
+	return p <= last ? fn(arg, p, last) : 0;
+}
+
 bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit)
 {
 	if (!dt_region_next_bad(r, off, len, hit))

@@ -509,6 +509,25 @@ bool dt_region_find_bad(struct dt_region *r, uint64_t off, uint64_t len, struct 
 bool dt_region_next_bad(struct dt_region *r, uint64_t off, uint64_t len, struct dt_badblock *hit);
 
 /**
+ * dt_region_good_runs() - The pages of a range that no bad range touches.
+ * @r: The region.
+ * @first: First page.
+ * @last: Last page (inclusive).
+ * @fn: Called for each run of good pages, ascending; a nonzero return
+ *	stops the walk.
+ * @arg: For @fn.
+ *
+ * A page any byte of which is in a bad range is left out: a flush would
+ * touch poisoned memory (a page fault of a file on fsdax raises SIGBUS).
+ * Without bad blocks, one call of @fn for the whole range.
+ *
+ * Context: Any thread; takes @r->ns_lock for reading (not across @fn).
+ * Return: 0, or what @fn returned to stop.
+ */
+int dt_region_good_runs(struct dt_region *r, uint64_t first, uint64_t last,
+			int (*fn)(void *arg, uint64_t first, uint64_t last), void *arg);
+
+/**
  * dt_region_wire_match() - A match as the protocol says it.
  * @m: A match.
  *

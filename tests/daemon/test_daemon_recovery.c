@@ -16,7 +16,9 @@
  *   - on the PMEM flush path (PMEM_IS_PMEM_FORCE=1), where the recovery maps
  *     its runs a batch at a time into windows and flushes them there
  *     (region-scatter.c): every run of more than one batch of scattered
- *     pages, each through a window.
+ *     pages, each through a window;
+ *   - bad blocks at the restart: the planned runs and a region flushed
+ *     whole are flushed around them, never through them.
  */
 #include <dirent.h>
 #include <stddef.h>
@@ -445,6 +447,49 @@ out:
 	unsetenv("PMEM_IS_PMEM_FORCE");
 }
 
+/*
+ * Bad blocks at the restart: a planned run is flushed around them, and so
+ * is a region flushed whole; their pages are never touched (a flush of a
+ * poisoned page of a file on fsdax would raise SIGBUS in every start).
+ */
+static void test_bad_blocks(void)
+{
+	static const char *const inject[] = { "--inject-badblock", "a:86016:4096", NULL };
+	const struct client_log ca = { .region = "a", .npages = A_PAGES, .serial = 9 };
+	static const uint64_t dirty[] = { 10, 10, 20, 22, 30, 30 }; /* page 21 is bad */
+
+	dt_test_ctx("bad blocks: a planned run flushed around them");
+	if (!CHECK_EQ(dh_start(), 0))
+		return;
+	CHECK_EQ(write_client_log(&ca, dirty, 3, NULL, 0), 0);
+	CHECK_EQ(dh_stop(SIGKILL), 128 + SIGKILL);
+	dh_flush_clear();
+	if (!CHECK_EQ(dh_start_args(inject), 0))
+		return;
+	CHECK_EQ(dh_flush_count("a", 10 * PG, PG, "range"), 1);
+	CHECK_EQ(dh_flush_count("a", 20 * PG, PG, "range"), 1);
+	CHECK_EQ(dh_flush_count("a", 22 * PG, PG, "range"), 1);
+	CHECK_EQ(dh_flush_count("a", 30 * PG, PG, "range"), 1);
+	CHECK_EQ(dh_flush_count("a", -1, -1, "range"), 4);
+	CHECK(dh_log_has("region \"a\": recovery flush: 1 pages in bad blocks left alone"));
+	CHECK(dh_log_has("region \"a\": recovery flush: 4 pages in 4 runs, from 2 write-intent"));
+
+	dt_test_ctx("bad blocks: a region flushed whole around them");
+	mark_both();
+	CHECK_EQ(dh_stop(SIGKILL), 128 + SIGKILL);
+	dh_flush_clear();
+	remove_own_logs();
+	if (!CHECK_EQ(dh_start_args(inject), 0))
+		return;
+	CHECK_EQ(dh_flush_count("a", -1, -1, "full"), 0);
+	CHECK_EQ(dh_flush_count("a", 0, 21 * PG, "range"), 1);
+	CHECK_EQ(dh_flush_count("a", 22 * PG, (A_PAGES - 22) * PG, "range"), 1);
+	CHECK_EQ(dh_flush_count("a", -1, -1, "range"), 2);
+	CHECK_EQ(dh_flush_count("b", 0, 4 << 20, "full"), 1);
+	CHECK(dh_log_has("region \"a\": recovery flush: 8M in"));
+	CHECK_EQ(dh_stop(SIGTERM), 0);
+}
+
 int main(int argc, char **argv)
 {
 	dh_init(argc, argv, 120);
@@ -455,5 +500,6 @@ int main(int argc, char **argv)
 	test_no_log();
 	test_clean_and_reload();
 	test_pmem_batches();
+	test_bad_blocks();
 	return dt_test_done();
 }
