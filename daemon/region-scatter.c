@@ -34,6 +34,8 @@
 /* A range that fills a page table of its own gains nothing from the window. */
 #define WINDOW_RANGE_MAX (2ULL << 20)
 #define IN_PLACE UINT64_MAX
+/* The window's address space, mapping nothing until a range is mapped there. */
+#define RESERVE (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)
 
 void (*dt_region_scatter_flush)(const void *addr, size_t len) = pmem_flush;
 
@@ -73,8 +75,7 @@ static unsigned window_map(struct dt_region *r, const struct dt_region_range *x,
 	}
 	w->base = NULL;
 	if (w->len)
-		w->base = mmap(NULL, w->len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			       -1, 0);
+		w->base = mmap(NULL, w->len, PROT_NONE, RESERVE, -1, 0);
 	if (w->base == MAP_FAILED)
 		w->base = NULL;
 	for (unsigned i = 0; i < n; i++) {
@@ -83,10 +84,14 @@ static unsigned window_map(struct dt_region *r, const struct dt_region_range *x,
 		p = w->base ? mmap(w->base + w->at[i], x[i].len, PROT_READ,
 				   MAP_SHARED | MAP_FIXED | MAP_POPULATE, r->fd, (off_t)x[i].off) :
 			      MAP_FAILED;
-		if (p == MAP_FAILED)
-			w->at[i] = IN_PLACE;
-		else
+		if (p != MAP_FAILED) {
 			mapped++;
+			continue;
+		}
+		/* A failed MAP_FIXED may have unmapped its slot: the window's again. */
+		if (w->base)
+			mmap(w->base + w->at[i], x[i].len, PROT_NONE, RESERVE | MAP_FIXED, -1, 0);
+		w->at[i] = IN_PLACE;
 	}
 	return mapped;
 }

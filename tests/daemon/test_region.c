@@ -388,6 +388,7 @@ static void test_scattered(struct dt_region *r)
 {
 	enum dt_flush_path saved = r->flush_path;
 	uint64_t v;
+	int fd;
 
 	/* Page p holds p + 1 (at byte 8); every other page, a 2 MiB run, a 3-page run. */
 	for (uint64_t p = 0; p < r->npages; p++) {
@@ -410,6 +411,15 @@ static void test_scattered(struct dt_region *r)
 	r->devdax = true;
 	scat_run(r, 0);
 	r->devdax = false;
+
+	dt_test_ctx("PMEM, the window's mmap(2) refused (a write-only descriptor): in place");
+	fd = r->fd;
+	r->fd = open(r->path, O_WRONLY | O_CLOEXEC);
+	if (CHECK(r->fd >= 0)) {
+		scat_run(r, 0);
+		close(r->fd);
+	}
+	r->fd = fd;
 
 	dt_test_ctx("msync path: flushed where they are, no window");
 	r->flush_path = DT_FLUSH_PATH_MSYNC;
