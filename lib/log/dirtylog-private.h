@@ -77,12 +77,11 @@ void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last);
 int dt_dlog_top_init(struct dt_dlog *l);
 void dt_dlog_top_free(struct dt_dlog *l);
 
-
-/* dirtylog-ring.c: the reader's copy of the ring (dirtylog-read.c). */
 /*
- * The reader's copy of the ring: the pages of the records not settled,
- * bounded by the region, ascending and merged, with a cursor for the words
- * and one for the summary words of an ascending walk.
+ * dirtylog-ring.c, for dirtylog-read.c: the reader's copy of the ring, the
+ * pages of the records not settled, bounded by the region, ascending and
+ * merged, with a cursor for the words and one for the summary words of an
+ * ascending walk.
  */
 struct dt_dlog_ring_view {
 	unsigned n, wi, si;
