@@ -279,9 +279,29 @@ int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
 
 /* ---- marking ---- */
 
+/*
+ * One mark into log @l: true if it is still @r's log after it (the mark
+ * is in the log that is @r's when this returns).
+ */
+static bool mark_into(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
+		      uint64_t last)
+{
+	bool owned = dt_client_log_enter(r->c, l);
+
+	dt_dlog_mark(&l->l, first, last);
+	return dt_client_log_mark_end(r, l, owned);
+}
+
+bool dt_client_log_mark_owned(struct dt_client_region *r, struct dt_client_log *l,
+			      uint64_t first, uint64_t last)
+{
+	dt_dlog_mark(&l->l, first, last);
+	return dt_client_log_mark_end(r, l, true);
+}
+
 int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t length)
 {
-	struct dt_client_log *l = log_of(r), *now;
+	struct dt_client_log *l = log_of(r);
 
 	if (!l)
 		return 0;
@@ -294,25 +314,14 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 	if (dt_dlog_daemon_flags(&l->l) & (DT_DLOG_F_SOCKET | DT_DLOG_F_ORPHAN))
 		return 0;
 	for (;;) {
-		bool owned;
-
 		if (offset >= l->size || length > l->size - offset)
 			return -ERANGE;
-		owned = dt_client_log_enter(r->c, l);
-		dt_dlog_mark(&l->l, offset / DT_CLIENT_PAGE,
-			     (offset + length - 1) / DT_CLIENT_PAGE);
-		/* The reconnect's membarrier() is our fence; without it, our own. */
-		if (r->c->membarrier > 0)
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		else
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		now = log_of(r);
-		dt_client_log_exit(l, owned);
-		if (now == l)
+		if (mark_into(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE))
 			return 1;
-		if (!now)
+		/* Replaced under the mark: mark the new log too, until one stays. */
+		l = log_of(r);
+		if (!l)
 			return 0;	/* no log any more: the batch, under the lock */
-		l = now;
 	}
 }
 

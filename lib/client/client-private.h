@@ -258,6 +258,65 @@ static inline void dt_client_log_exit(struct dt_client_log *l, bool owned)
 		__atomic_store_n(&l->busy, __atomic_load_n(&l->busy, __ATOMIC_RELAXED) - 1,
 				 __ATOMIC_RELEASE);
 }
+/*
+ * dt_client_log_mark_end(): after a mark into @l, entered with @owned:
+ * the fence that orders it before a reconnect's copy of the log (the
+ * reconnect's membarrier(), or our own), the exit.  Return: true if @l is
+ * still @r's log (the mark is there); false if it was replaced meanwhile.
+ */
+static inline bool dt_client_log_mark_end(struct dt_client_region *r, struct dt_client_log *l,
+					  bool owned)
+{
+	bool same;
+
+	if (r->c->membarrier > 0)
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	same = __atomic_load_n(&r->log, __ATOMIC_ACQUIRE) == l;
+	dt_client_log_exit(l, owned);
+	return same;
+}
+
+/* client-log.c: dt_client_log_mark_owner()'s mark that is not one word's: dt_dlog_mark(). */
+bool dt_client_log_mark_owned(struct dt_client_region *r, struct dt_client_log *l,
+			      uint64_t first, uint64_t last);
+
+/*
+ * dt_client_log_mark_owner(): the mark of the thread that owns @r's log,
+ * the usual mark with a log: what dt_client_log_mark() does for it, inline
+ * (dt_dlog_mark_word(); other marks through dt_client_log_mark_owned()).
+ * Return: true if the pages are in the log that is @r's; false if the mark
+ * needs dt_client_log_mark() (no log, a log this thread does not own, a
+ * log replaced meanwhile, a bad range, marks that go to the daemon), which
+ * may mark pages again.
+ */
+static inline bool dt_client_log_mark_owner(struct dt_client_region *r, uint64_t offset,
+					    uint64_t length)
+{
+	struct dt_client_log *l = __atomic_load_n(&r->log, __ATOMIC_ACQUIRE);
+	uint64_t first, last;
+
+	bool same;
+
+	/* length - 1 wraps for 0: one test for an empty range and one too long. */
+	if (!l || offset >= l->size || length - 1 >= l->size - offset ||
+	    (dt_dlog_daemon_flags(&l->l) & (DT_DLOG_F_SOCKET | DT_DLOG_F_ORPHAN)) ||
+	    __atomic_load_n(&l->own, __ATOMIC_ACQUIRE) != LOG_OWNED ||
+	    __atomic_load_n(&l->owner, __ATOMIC_RELAXED) != &dt_client_thread_token ||
+	    !dt_client_log_owner_enter(l))
+		return false;
+	first = offset / DT_CLIENT_PAGE;
+	last = (offset + length - 1) / DT_CLIENT_PAGE;
+	if (!dt_dlog_mark_word(&l->l, first, last))
+		return dt_client_log_mark_owned(r, l, first, last);
+	/* A log is owned only where membarrier() is registered: it is the fence. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	same = __atomic_load_n(&r->log, __ATOMIC_ACQUIRE) == l;
+	dt_client_log_exit(l, true);
+	return same;
+}
+
 /* The flush and the drain of an in-process persist: libpmem's, or a test's recorders. */
 extern void (*dt_client_flush_hook)(const void *addr, size_t len);
 extern void (*dt_client_drain_hook)(void);

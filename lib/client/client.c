@@ -634,12 +634,13 @@ int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t
 	return 0;
 }
 
-int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length)
+/* A mark that is not the owner's: a shared log, or none (the batch, under the lock). */
+static __attribute__((noinline)) int dirty_general(struct dt_client_region *r, uint64_t offset,
+						   uint64_t length)
 {
 	struct dt_client *c = r->c;
 	int err;
 
-	/* With a log: a few atomic stores, no lock. */
 	err = dt_client_log_mark(r, offset, length);
 	if (err)
 		return err > 0 ? 0 : err;
@@ -647,6 +648,14 @@ int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length
 	err = dt_client_dirty_locked(r, offset, length);
 	pthread_mutex_unlock(&c->lock);
 	return err;
+}
+
+int dt_client_dirty(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	/* The owner of a log: a few stores, no call (dt_client_log_mark_owner()). */
+	if (dt_client_log_mark_owner(r, offset, length))
+		return 0;
+	return dirty_general(r, offset, length);
 }
 
 /* The offset of [@addr, + @length) in the mapping of @r. */
@@ -669,6 +678,8 @@ int dt_client_dirty_addr(struct dt_client_region *r, const void *addr, size_t le
 	int err;
 
 	if (!addr_offset(r, addr, length, &offset)) {
+		if (dt_client_log_mark_owner(r, offset, length))
+			return 0;
 		err = dt_client_log_mark(r, offset, length);
 		if (err)
 			return err > 0 ? 0 : err;

@@ -172,14 +172,6 @@ static void clear_bits(uint64_t *p, uint64_t bits)
  * no locked instruction is left after the drain to wait for the flushes.
  * So do all the words of a log with a single writer (@l->single).
  */
-static void own_set(uint64_t *p, uint64_t bits)
-{
-	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
-
-	if ((v & bits) != bits)
-		__atomic_store_n(p, v | bits, __ATOMIC_RELEASE);
-}
-
 static void own_clear(uint64_t *p, uint64_t bits)
 {
 	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
@@ -192,7 +184,7 @@ static void own_clear(uint64_t *p, uint64_t bits)
 static void log_set(const struct dt_dlog *l, uint64_t *p, uint64_t bits)
 {
 	if (l->single)
-		own_set(p, bits);
+		dt_dlog_own_set(p, bits);
 	else
 		set_bits(p, bits);
 }
@@ -274,32 +266,31 @@ static void mark_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 	if (m == ~0ULL)
 		__atomic_store_n(&l->dirty[w], ~0ULL, __ATOMIC_RELEASE);
 	else if (l->single)
-		own_set(&l->dirty[w], m);
+		dt_dlog_own_set(&l->dirty[w], m);
 	else
 		__atomic_fetch_or(&l->dirty[w], m, __ATOMIC_RELEASE);
 }
 
-void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
+/*
+ * A shared log's mark within one bitmap word: the locked OR is the barrier
+ * (design.md, "Memory order").  Apart from the marks of several words,
+ * which are out of line, so that the usual mark saves no registers.
+ */
+static inline void mark_in_word(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	uint64_t w = first / WORD_BITS, s = w / WORD_BITS;
+
+	__atomic_fetch_or(&l->dirty[w], dt_dlog_word_mask(w, first, last), __ATOMIC_RELEASE);
+	set_bits(&l->dirty_sum[s], sum_bit(w));
+	if (l->top)
+		set_bits(&l->top[s / WORD_BITS], sum_bit(s));
+}
+
+static __attribute__((noinline)) void mark_words(struct dt_dlog *l, uint64_t first,
+						 uint64_t last)
 {
 	uint64_t w0 = first / WORD_BITS, w1 = last / WORD_BITS, w, s;
 
-	if (w0 == w1) {
-		uint64_t m = dt_dlog_word_mask(w0, first, last);
-
-		s = w0 / WORD_BITS;
-		if (l->single) {
-			own_set(&l->dirty[w0], m);
-			own_set(&l->dirty_sum[s], sum_bit(w0));
-			if (l->top)
-				own_set(&l->top[s / WORD_BITS], sum_bit(s));
-			return;
-		}
-		__atomic_fetch_or(&l->dirty[w0], m, __ATOMIC_RELEASE);
-		set_bits(&l->dirty_sum[s], sum_bit(w0));
-		if (l->top)
-			set_bits(&l->top[s / WORD_BITS], sum_bit(s));
-		return;
-	}
 	for (w = w0; w <= w1; w++)
 		mark_word(l, w, dt_dlog_word_mask(w, first, last));
 	/*
@@ -314,6 +305,16 @@ void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
 	mark_top(l, w0 / WORD_BITS, w1 / WORD_BITS);
 }
 
+void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	if (first / WORD_BITS != last / WORD_BITS)
+		mark_words(l, first, last);
+	else if (!l->single)
+		mark_in_word(l, first, last);
+	else
+		dt_dlog_own_mark(l, first, last);
+}
+
 /* Take the bits @m of word @w: into flush first, then out of dirty. */
 static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 {
@@ -322,16 +323,16 @@ static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
 	if (l->single) {
 		if (!(old & m))
 			return 0;
-		own_set(&l->flush[w], old & m);
-		own_set(&l->flush_sum[w / WORD_BITS], sum_bit(w));
+		dt_dlog_own_set(&l->flush[w], old & m);
+		dt_dlog_own_set(&l->flush_sum[w / WORD_BITS], sum_bit(w));
 		__atomic_store_n(&l->dirty[w], old & ~m, __ATOMIC_RELEASE);
 		return old & m;
 	}
 	do {
 		if (!(old & m))
 			return 0;
-		own_set(&l->flush[w], old & m);
-		own_set(&l->flush_sum[w / WORD_BITS], sum_bit(w));
+		dt_dlog_own_set(&l->flush[w], old & m);
+		dt_dlog_own_set(&l->flush_sum[w / WORD_BITS], sum_bit(w));
 	} while (!__atomic_compare_exchange_n(&l->dirty[w], &old, old & ~m, false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
 	return old & m;

@@ -276,6 +276,10 @@ static void test_persist_owner(void)
 	for (unsigned i = 0; i < DT_DLOG_RING_SLOTS + 6; i++)
 		CHECK_EQ(dt_client_dirty(r, (300 + 2 * i) * PAGE, PAGE), 0);
 	CHECK(l->l.ring_off);
+	/* The owner's inline mark leaves bad ranges to the general one's errors. */
+	CHECK_EQ(dt_client_dirty(r, 0, 0), -EINVAL);
+	CHECK_EQ(dt_client_dirty(r, DTD_DB_SIZE - 1, 2), -ERANGE);
+	CHECK_EQ(dt_client_dirty(r, DTD_DB_SIZE, 1), -ERANGE);
 	CHECK_EQ(dt_client_fsync(r, 0, 512 * PAGE, 0, &out), 0);
 	CHECK_EQ(rec.n, DT_DLOG_RING_SLOTS + 6);
 	CHECK_EQ(rec.first[0], 300);

@@ -34,6 +34,7 @@ struct fixture {
 	struct model m;
 	struct dt_dlog_shadow sh;
 	unsigned long top_clear_seen; /* ranges dt_dlog_top_clear() found clear */
+	unsigned long word_marks; /* marks dt_dlog_mark_word() made */
 };
 
 static int fixture_init(struct fixture *f, uint64_t npages)
@@ -127,9 +128,28 @@ static void random_range(struct rng *rng, uint64_t npages, uint64_t *first, uint
 	*last = *first + len - 1 >= npages ? npages - 1 : *first + len - 1;
 }
 
-static void step_mark(struct fixture *f, uint64_t first, uint64_t last)
+/*
+ * A mark; with @inline_first, as the client's owner marks: the inline
+ * dt_dlog_mark_word() first, which must take exactly the marks of one word
+ * of a single writer whose ring is off (or absent) and leave the others,
+ * untouched, to dt_dlog_mark().
+ */
+static void step_mark(struct fixture *f, uint64_t first, uint64_t last, bool inline_first)
 {
+	bool word = f->l.single && (!f->l.ring || f->l.ring_off) && first / 64 == last / 64;
+
+	if (inline_first) {
+		uint64_t before = f->l.dirty[first / 64];
+		bool done = dt_dlog_mark_word(&f->l, first, last);
+
+		CHECK_EQ(done, word);
+		f->word_marks += done;
+		if (done)
+			goto model;
+		CHECK_EQ(f->l.dirty[first / 64], before);	/* nothing written */
+	}
 	dt_dlog_mark(&f->l, first, last);
+model:
 	for (uint64_t p = first; p <= last; p++)
 		f->m.dirty[p] = true;
 }
@@ -369,8 +389,14 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 		switch (rng_below(&rng, 8)) {
 		case 0:
 		case 1:
+			step_mark(&f, first, last, rng_below(&rng, 2));
+			break;
 		case 2:
-			step_mark(&f, first, last);
+			/* A burst of marks: more than the ring holds, then into dirty. */
+			for (unsigned k = rng_below(&rng, 16) ? 1 : 200; k; k--) {
+				random_range(&rng, npages, &first, &last);
+				step_mark(&f, first, last, rng_below(&rng, 2));
+			}
 			break;
 		case 3:
 			step_take(&f, first, last, a,
@@ -394,6 +420,8 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 	check_top(&f);
 	if (how != WALK_READER)	/* both answers were met, and checked */
 		CHECK(f.top_clear_seen > 0 && f.top_clear_seen < steps);
+	if (how == WALK_SINGLE && npages >= 1000)	/* the inline mark was taken */
+		CHECK(f.word_marks > 0);
 	dt_dlog_owner_free(&f.l);
 	fixture_free(&f);
 	free(a);

@@ -174,6 +174,23 @@ static inline uint64_t dt_dlog_word_mask(uint64_t w, uint64_t first, uint64_t la
 }
 
 /**
+ * dt_dlog_own_set() - Set @bits in a word that has one writer, the caller.
+ * @p: The word, in the shared file.
+ * @bits: The bits.
+ *
+ * A plain load and, if a bit is missing, a release store: no locked
+ * instruction.  For a single writer's log (dt_dlog.single) and the flush
+ * words, which only their writer sets.
+ */
+static inline __attribute__((always_inline)) void dt_dlog_own_set(uint64_t *p, uint64_t bits)
+{
+	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	if ((v & bits) != bits)
+		__atomic_store_n(p, v | bits, __ATOMIC_RELEASE);
+}
+
+/**
  * struct dt_dlog_geometry - Where the arrays of a log of @npages pages lie.
  * @npages: Pages tracked.
  * @nwords: Words of dirty and of flush: ceil(@npages / 64).
@@ -234,6 +251,49 @@ struct dt_dlog {
 	bool ring_off;
 	uint64_t ring_head, ring_clean;
 };
+
+/**
+ * dt_dlog_own_mark() - Mark pages within one bitmap word of a single writer's log.
+ * @l: The log (the writer's handle), with @l->single.
+ * @first: First page, below the region's pages.
+ * @last: Last page (inclusive), in the same word as @first.
+ *
+ * The dirty word, its summary bit and its top bit, each with
+ * dt_dlog_own_set().  Checks nothing: dt_dlog_mark_word() is the checked
+ * way in.  Locks nothing; the caller is the log's only writer.
+ */
+static inline void dt_dlog_own_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	uint64_t w = first / 64, s = w / 64;
+
+	dt_dlog_own_set(&l->dirty[w], (~0ULL >> (63 - (last - first))) << (first % 64));
+	dt_dlog_own_set(&l->dirty_sum[s], 1ULL << (w % 64));
+	if (l->top)
+		dt_dlog_own_set(&l->top[s / 64], 1ULL << (s % 64));
+}
+
+/**
+ * dt_dlog_mark_word() - The single writer's common mark, inline.
+ * @l: The log (the writer's handle).
+ * @first: First page, below the region's pages.
+ * @last: Last page (inclusive), below the region's pages.
+ *
+ * The mark of pages within one bitmap word, in a log with one writer whose
+ * ring is off or absent: dt_dlog_own_mark(), no call and no locked
+ * instruction.  It does what dt_dlog_mark() does for such a mark.  Locks
+ * nothing; the caller is the log's only writer, as for dt_dlog_mark().
+ *
+ * Return: true if the pages are marked; false if the mark needs
+ * dt_dlog_mark() (the log is shared, its ring takes marks, or the pages
+ * span more than one word), with nothing written.
+ */
+static inline bool dt_dlog_mark_word(struct dt_dlog *l, uint64_t first, uint64_t last)
+{
+	if (!l->single || (l->ring && !l->ring_off) || first / 64 != last / 64)
+		return false;
+	dt_dlog_own_mark(l, first, last);
+	return true;
+}
 
 /**
  * dt_dlog_attach() - Point a handle at a mapped log.
