@@ -546,9 +546,7 @@ static bool persist_ring(struct dt_client_region *r, struct dt_client_log *l, ui
 	uint64_t pages = 0;
 	int n;
 
-	if (l->l.ring_off || !dt_dlog_top_clear(&l->l, first, last))
-		return false;
-	n = dt_dlog_ring_runs(&l->l, first, last, runs);
+	n = dt_dlog_ring_only(&l->l, first, last, runs);
 	if (n < 0)
 		return false;
 	for (int i = 0; i < n; i++) {

@@ -347,15 +347,24 @@ int dt_client_track_restore(struct dt_client *c, struct dt_client_region *r);
  * client-track.c: transparent tracking (dt_client_track()).
  * dt_client_track_before(): collect the tracked pages written in the range
  *	of a persist or fsync (the whole region with DT_FSYNC_WHOLE) and mark
- *	them dirty; takes the lock (only if the region tracks anything).
+ *	them dirty; takes the lock (only if the region tracks anything: the
+ *	test is inline, dt_client_track_collect_before() the rest).
  *	0 or a negative errno.
  * dt_client_track_offset(): the region offset of [@addr, + @length) inside
  *	a tracked mapping (takes the lock): 0 or -EINVAL.
  * dt_client_track_detach(): collect, unregister and forget every tracked
  *	mapping of the region (detach, close); with the lock held.
  */
-int dt_client_track_before(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			   unsigned flags);
+int dt_client_track_collect_before(struct dt_client_region *r, uint64_t offset,
+				   uint64_t length, unsigned flags);
+
+static inline int dt_client_track_before(struct dt_client_region *r, uint64_t offset,
+					 uint64_t length, unsigned flags)
+{
+	if (!__atomic_load_n(&r->track_n, __ATOMIC_ACQUIRE))
+		return 0;
+	return dt_client_track_collect_before(r, offset, length, flags);
+}
 int dt_client_track_offset(struct dt_client_region *r, const void *addr, size_t length,
 			   uint64_t *offset);
 void dt_client_track_detach(struct dt_client_region *r);

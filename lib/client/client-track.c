@@ -120,14 +120,12 @@ static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t
 	return err ? err : total;
 }
 
-int dt_client_track_before(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			   unsigned flags)
+int dt_client_track_collect_before(struct dt_client_region *r, uint64_t offset,
+				   uint64_t length, unsigned flags)
 {
 	struct dt_client *c = r->c;
 	long n;
 
-	if (!__atomic_load_n(&r->track_n, __ATOMIC_ACQUIRE))
-		return 0;
 	if (flags & DT_FSYNC_WHOLE) {
 		offset = 0;
 		length = UINT64_MAX;

@@ -115,4 +115,22 @@ static inline uint64_t dt_dlog_view_sum(struct dt_dlog_ring_view *v, uint64_t s)
 	return m;
 }
 
+/*
+ * dt_dlog_top_clear(), inline for the library's own callers: no top bit
+ * over the summary words of [first, last], nothing to walk (an owner's
+ * usual persist).  False without a top level.
+ */
+static inline bool dt_dlog_top_clear_inline(const struct dt_dlog *l, uint64_t first,
+					    uint64_t last)
+{
+	uint64_t s0 = first / WORD_BITS / WORD_BITS, s1 = last / WORD_BITS / WORD_BITS, x;
+
+	if (!l->top)
+		return false;
+	for (x = s0 / WORD_BITS; x <= s1 / WORD_BITS; x++)
+		if (load(&l->top[x]) & dt_dlog_word_mask(x, s0, s1))
+			return false;
+	return true;
+}
+
 #endif /* DT_DIRTYLOG_PRIVATE_H */

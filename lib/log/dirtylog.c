@@ -417,23 +417,9 @@ static int64_t take_walk(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dl
 	return ret ? ret : (int64_t)t.taken;
 }
 
-/*
- * No top bit over the summary words of [first, last]: nothing to walk (an
- * owner's usual persist).
- */
-static bool top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last)
-{
-	uint64_t s0 = first / WORD_BITS / WORD_BITS, s1 = last / WORD_BITS / WORD_BITS, x;
-
-	for (x = s0 / WORD_BITS; x <= s1 / WORD_BITS; x++)
-		if (load(&l->top[x]) & dt_dlog_word_mask(x, s0, s1))
-			return false;
-	return true;
-}
-
 bool dt_dlog_top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last)
 {
-	return l->top && top_clear(l, first, last);
+	return dt_dlog_top_clear_inline(l, first, last);
 }
 
 static int64_t take_or_find(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,

@@ -328,6 +328,37 @@ static void step_shadow(struct fixture *f, uint64_t first, uint64_t last, bool s
 		f->m.seen[p] = set;
 }
 
+/*
+ * dt_dlog_ring_only(): -ENOENT unless a single writer's ring takes marks
+ * and the top level is clear over the range; then dt_dlog_ring_runs()'s
+ * answer, whose runs are exactly the model's dirty pages of the range.
+ */
+static void check_ring_only(struct fixture *f, uint64_t first, uint64_t last, bool clear)
+{
+	struct dt_dlog_run a[DT_DLOG_RING_SLOTS], b[DT_DLOG_RING_SLOTS];
+	int only = dt_dlog_ring_only(&f->l, first, last, a), nr, i = 0;
+
+	if (!f->l.single || !f->l.ring || f->l.ring_off || !clear) {
+		CHECK_EQ(only, -ENOENT);
+		return;
+	}
+	nr = dt_dlog_ring_runs(&f->l, first, last, b);
+	CHECK_EQ(only, nr);
+	if (only <= 0 || only != nr)
+		return;
+	CHECK(!memcmp(a, b, (size_t)nr * sizeof(*a)));
+	for (uint64_t p = first; p <= last; p++) {
+		while (i < nr && a[i].last < p)
+			i++;
+		if (f->m.dirty[p] != (i < nr && a[i].first <= p)) {
+			dt_test_ctx("ring_only [%llu, %llu] page %llu", (unsigned long long)first,
+				    (unsigned long long)last, (unsigned long long)p);
+			CHECK(0);
+			return;
+		}
+	}
+}
+
 /* Every summary word that names a word has its top bit (stale bits may stay). */
 static void check_top(struct fixture *f)
 {
@@ -358,6 +389,7 @@ static void check_top_clear(struct fixture *f, uint64_t first, uint64_t last)
 		CHECK(0);
 	}
 	f->top_clear_seen += clear;
+	check_ring_only(f, first, last, clear);
 }
 
 enum { WALK_READER, WALK_OWNER, WALK_SINGLE };
@@ -520,8 +552,14 @@ static void test_ring(void)
 	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 1);
 	CHECK(runs[0].first == 100 && runs[0].last == 199);
 	CHECK_EQ(dt_dlog_ring_runs(&f.l, 150, 999, runs), -ERANGE);
+	/* The owner's usual persist: the ring holds every mark of the range. */
+	memset(runs, 0, sizeof(runs));
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), 1);
+	CHECK(runs[0].first == 100 && runs[0].last == 199);
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 150, 999, runs), -ERANGE);
 	dt_dlog_ring_settle(&f.l);
 	CHECK_EQ(ring_of(&f)->clean, 2);
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), 0);
 	check_pages(&f, 1, 0);
 	/*
 	 * 66 scattered pages: the 65th folds the first 64 into dirty, and it
@@ -532,14 +570,25 @@ static void test_ring(void)
 	CHECK_EQ(ring_of(&f)->head - ring_of(&f)->clean, 0);
 	CHECK(f.l.dirty[0] & 1 && f.l.dirty[650 / 64] >> (650 % 64) & 1);
 	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 0);
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), -ENOENT);	/* full: dirty has them */
 	dt_dlog_ring_settle(&f.l);
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), -ENOENT);	/* still in dirty */
+	dt_dlog_clear(&f.l, 0, 999);
 	dt_dlog_mark(&f.l, 5, 5);
 	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 1);
 	CHECK_EQ(runs[0].first, 5);
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), 1);
+	CHECK(runs[0].first == 5 && runs[0].last == 5);
 	/* A mark of more than a record holds goes to dirty. */
 	dt_dlog_mark(&f.l, 900, 999);
 	CHECK_EQ(ring_of(&f)->head - ring_of(&f)->clean, 1);
 	CHECK(f.l.dirty[15] >> (960 % 64) & 1);
+	/* Dirty has none of 0-899, but its top bit covers pages 0-4095. */
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 899, runs), -ENOENT);
+	dt_dlog_clear(&f.l, 900, 999);
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), 1);
+	f.l.single = false;
+	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), -ENOENT);	/* shared: no ring */
 	dt_dlog_owner_free(&f.l);
 	fixture_free(&f);
 }

@@ -444,6 +444,25 @@ int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
 		      struct dt_dlog_run *runs);
 
 /**
+ * dt_dlog_ring_only() - The single writer's marks of a range, if its ring holds them all.
+ * @l: The log (the single writer's handle).
+ * @first: First page of the persist.
+ * @last: Last page (inclusive).
+ * @runs: As for dt_dlog_ring_runs().
+ *
+ * The owner's usual persist in one call: the ring takes marks (not full
+ * since the last settle), the top level says dirty holds no page of
+ * [@first, @last] (dt_dlog_top_clear()), and every record is inside it.
+ * Reads the writer's own memory only, writes nothing.
+ *
+ * Return: The number of runs (0: nothing marked); -ENOENT if dirty may
+ * hold marks of the range (or @l has no single writer, ring or top level);
+ * -ERANGE if a record has pages outside the range.
+ */
+int dt_dlog_ring_only(const struct dt_dlog *l, uint64_t first, uint64_t last,
+		      struct dt_dlog_run *runs);
+
+/**
  * dt_dlog_ring_settle() - The pages of every ring record are durable.
  * @l: The log, with @l->ring.
  *
