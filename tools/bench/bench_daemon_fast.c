@@ -139,19 +139,30 @@ static int persist_pages(struct fast *f, double *ns)
 	return ret ? -1 : 0;
 }
 
-/* One sample: the floor, the persist (and for one page, dt_client_persist()). */
+/*
+ * One sample: the floor and the persist, in a random order (a disturbance
+ * periodic with the loop would otherwise fall on the same side every
+ * time), then for one page dt_client_persist().
+ */
 static int fast_sample(struct fast *f, unsigned k, uint64_t i)
 {
+	bool floor_first = bench_rand_below(&f->rng, 2);
 	struct dt_proto_fsync_rep rep;
 	uint64_t t0;
 	int ret;
 
 	dmn_sample_pick(&f->s, &f->rng, k);
-	dmn_sample_touch(&f->s, f->mem);
-	f->v[V_FLOOR][i] = dmn_sample_floor(&f->s, f->mem);
+	if (floor_first) {
+		dmn_sample_touch(&f->s, f->mem);
+		f->v[V_FLOOR][i] = dmn_sample_floor(&f->s, f->mem);
+	}
 	dmn_sample_touch(&f->s, f->mem);
 	if (persist_pages(f, &f->v[V_FAST][i]))
 		return -1;
+	if (!floor_first) {
+		dmn_sample_touch(&f->s, f->mem);
+		f->v[V_FLOOR][i] = dmn_sample_floor(&f->s, f->mem);
+	}
 	if (k == 1) {
 		dmn_sample_touch(&f->s, f->mem);
 		t0 = bench_now_ns();
