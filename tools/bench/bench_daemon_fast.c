@@ -10,8 +10,9 @@
  *     from the log, pmem_flush() of each run from the client's mapping, one
  *     pmem_drain()), against the floor measured in the same run on the same
  *     pages: pmem_flush() of each run from the same mapping + one
- *     pmem_drain(), in this process; p50 and p99 of each repetition, the
- *     median over the repetitions.  persist.fast.1_persist: the one page with
+ *     pmem_drain(), in this process, before or after the persist as a coin
+ *     decides each sample; p50 and p99 of each repetition, the median over
+ *     the repetitions.  persist.fast.1_persist: the one page with
  *     dt_client_persist() (marks and flushes its range: one call).
  * 5b. dirty.log_single, dirty.log_contig, dirty.log_even_odd: one thread
  *     marking with dt_client_dirty() (a few atomic stores into the log):
@@ -276,8 +277,8 @@ static int persist_figures(const struct bench_opts *o, struct fast *f)
 	bench_note(o, "persist.fast.K: K random distinct 4KiB pages of \"a\", every cache line "
 		   "written; timed from the first dt_client_dirty() to the return of "
 		   "dt_client_fsync() of the region's range; floor: pmem_flush() of the same runs "
-		   "from the same mapping + one pmem_drain(); median over %u reps of each rep's "
-		   "p50/p99", o->reps);
+		   "from the same mapping + one pmem_drain(), before or after the persist at "
+		   "random; median over %u reps of each rep's p50/p99", o->reps);
 	if (fast_alloc(o, f, sizes))
 		goto out;
 	ret = 0;
