@@ -258,6 +258,7 @@ static inline void dt_client_log_exit(struct dt_client_log *l, bool owned)
 		__atomic_store_n(&l->busy, __atomic_load_n(&l->busy, __ATOMIC_RELAXED) - 1,
 				 __ATOMIC_RELEASE);
 }
+
 /*
  * dt_client_log_mark_end(): after a mark into @l, entered with @owned:
  * the fence that orders it before a reconnect's copy of the log (the
@@ -296,7 +297,6 @@ static inline bool dt_client_log_mark_owner(struct dt_client_region *r, uint64_t
 {
 	struct dt_client_log *l = __atomic_load_n(&r->log, __ATOMIC_ACQUIRE);
 	uint64_t first, last;
-
 	bool same;
 
 	/* length - 1 wraps for 0: one test for an empty range and one too long. */
