@@ -80,6 +80,7 @@ struct daemon {
 	unsigned nretired;
 	struct dt_ndctl *retired[MAX_RETIRED];	/* scans a region may still use */
 	struct bb_watch bbw;
+	int size_fd;			/* size-watch.c's timer, or -1 */
 };
 
 /* ---- configure.c ---- */
@@ -124,6 +125,20 @@ void reload(struct daemon *d);
 
 /* Rescan the namespaces and rematch every region (new bad blocks), logging changes. */
 void rescan_namespaces(struct daemon *d);
+
+/* ---- size-watch.c ---- */
+
+/* How often every region file's size is read again. */
+#define SIZE_WATCH_MS 200
+
+/* The timer that re-reads the region files' sizes, in the main epoll. */
+int size_watch_setup(struct daemon *d);
+
+/* The timer fired: dt_region_check_size() of every region. */
+void size_watch_event(struct daemon *d);
+
+/* Close the timer. */
+void size_watch_close(struct daemon *d);
 
 /* ---- badblocks-watch.c ---- */
 

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "logdir.h"
 #include "request.h"
+#include "sigbus.h"
 
 /**
  * struct fl_region - The logs of one region.
@@ -76,32 +77,10 @@ struct srv_log {
 /*
  * A client holds its log's fd read-write, so it can ftruncate(2) it: a read
  * of the mapping past the new end raises SIGBUS.  Reads of a log run with
- * a jump buffer armed (thread-local); the handler jumps back and the log is
- * marked broken.  A SIGBUS anywhere else is what it always was.
+ * a recovery point armed over its mapping (util/sigbus.h); the handler
+ * jumps back and the log is marked broken.  A SIGBUS anywhere else is what
+ * it always was.
  */
-static __thread sigjmp_buf *guard_jmp;
-
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	sigjmp_buf *j = guard_jmp;
-
-	(void)si;
-	(void)uc;
-	if (j) {
-		guard_jmp = NULL;
-		siglongjmp(*j, 1);
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int install_sigbus(void)
-{
-	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
-
-	sigemptyset(&sa.sa_mask);
-	return sigaction(SIGBUS, &sa, NULL) ? -errno : 0;
-}
 
 /*
  * What to read: a scan against the shadow (which also sets the log's
@@ -120,16 +99,16 @@ struct log_read {
 struct guarded_cb {
 	dt_dlog_run_fn fn;
 	void *arg;
-	sigjmp_buf *jb;
+	struct dt_sigbus_jmp *jb;
 };
 
 static int guarded_call(struct guarded_cb *g, uint64_t first, uint64_t last)
 {
 	int ret;
 
-	guard_jmp = NULL;
+	dt_sigbus_rearm(NULL);
 	ret = g->fn(g->arg, first, last);
-	guard_jmp = g->jb;
+	dt_sigbus_rearm(g->jb);
 	return ret;
 }
 
@@ -148,13 +127,14 @@ static int guarded_cleared(void *arg, uint64_t first, uint64_t last)
 /* Read @l as @op says.  Return: 0, a callback's error, or -EFAULT (now broken). */
 static int log_read(struct srv_log *l, const struct log_read *op)
 {
-	sigjmp_buf jb;
+	struct dt_sigbus_jmp jb;
 	struct guarded_cb cb[2] = { { op->set, op->arg, &jb }, { op->cleared, op->arg, &jb } };
 	int ret;
 
 	if (l->broken)
 		return -EFAULT;
-	if (sigsetjmp(jb, 1)) {
+	dt_sigbus_arm(&jb, l->f.base, l->f.len);
+	if (sigsetjmp(jb.env, 0)) {
 		l->broken = true;
 		dt_log(LOG_WARNING,
 		       "client %llu: dirty log %s: reading it faulted (the client "
@@ -163,7 +143,6 @@ static int log_read(struct srv_log *l, const struct log_read *op)
 		       (unsigned long long)l->conn, l->f.name);
 		return -EFAULT;
 	}
-	guard_jmp = &jb;
 	if (op->scan)
 		dt_dlog_set_daemon_flags(&l->f.log, op->daemon_flags);
 	if (op->scan)
@@ -172,7 +151,7 @@ static int log_read(struct srv_log *l, const struct log_read *op)
 	else
 		ret = dt_dlog_for_each(&l->f.log, op->first, op->last, op->full, guarded_set, cb,
 				       &l->st);
-	guard_jmp = NULL;
+	dt_sigbus_rearm(NULL);
 	return ret;
 }
 
@@ -335,7 +314,8 @@ static int on_set(void *arg, uint64_t first, uint64_t last)
 {
 	struct consume_ctx *x = arg;
 
-	consume_push(x, x->set, &x->nset, first, last);
+	if (live_cut(dt_region_live_npages(x->r), first, &last))
+		consume_push(x, x->set, &x->nset, first, last);
 	return 0;
 }
 
@@ -445,11 +425,16 @@ static int batch_push(void *arg, uint64_t first, uint64_t last)
 	return b->n == MARK_BATCH ? batch_flush(b) : 0;
 }
 
-/* A run set in a log: DIRTY, but for the pages of bad ranges (never flushed). */
+/*
+ * A run set in a log: DIRTY, but for the pages of bad ranges (never
+ * flushed) and those a truncation of the file took (nothing is left there).
+ */
 static int batch_run(void *arg, uint64_t first, uint64_t last)
 {
 	struct mark_batch *b = arg;
 
+	if (!live_cut(dt_region_live_npages(b->r), first, &last))
+		return 0;
 	return dt_region_good_runs(b->r, first, last, batch_push, b);
 }
 
@@ -814,7 +799,7 @@ int fastlog_open(struct dt_server *srv, int dirfd, const char *runtime_dir)
 	ret = open_dir(fl, dirfd, runtime_dir, err, sizeof(err));
 	if (!ret && (ret = logdir_boot_id(fl->boot_id)))
 		snprintf(err, sizeof(err), "boot id: %s", strerror(-ret));
-	if (!ret && (ret = install_sigbus()))
+	if (!ret && (ret = dt_sigbus_install()))
 		snprintf(err, sizeof(err), "SIGBUS handler: %s", strerror(-ret));
 	if (ret) {
 		dt_log(LOG_WARNING, "fast path off: %s", err);

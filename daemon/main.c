@@ -414,6 +414,7 @@ static void cleanup(struct daemon *d, bool clean)
 	if (d->wd_fd >= 0)
 		close(d->wd_fd);
 	bb_watch_close(d);
+	size_watch_close(d);
 	if (d->main_ep >= 0)
 		close(d->main_ep);
 	if (d->flush_log_fd >= 0) {
@@ -427,7 +428,7 @@ int main(int argc, char **argv)
 	struct daemon d = {
 		.flush_log_fd = -1, .ready_fd = -1, .sig_fd = -1, .wd_fd = -1, .main_ep = -1,
 		.log_dirfd = -1,
-		.state = { .dirfd = -1, .marker_fd = -1 }, .bbw = { .timer_fd = -1 },
+		.state = { .dirfd = -1, .marker_fd = -1 }, .bbw = { .timer_fd = -1 }, .size_fd = -1,
 	};
 	sigset_t set;
 	int ret;

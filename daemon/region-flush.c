@@ -41,7 +41,7 @@ static void note_flush(struct dt_region *r, uint64_t off, uint64_t len)
 	dt_region_note(r, DT_FLUSH_EV_RANGE, off, len);
 }
 
-static void keep_error(struct dt_region *r, int error)
+void dt_region_keep_error(struct dt_region *r, int error)
 {
 	int none = 0;
 
@@ -55,7 +55,7 @@ static void flush_pmem(void *arg, uint64_t off, uint64_t len)
 	struct dt_region *r = arg;
 
 	note_flush(r, off, len);
-	pmem_flush((char *)r->addr + off, len);
+	dt_region_touch(r, pmem_flush, (const char *)r->addr + off, off, len);
 }
 
 /* The writeback's prefetch: start the page walks of a range, a prefetch per 4KiB page. */
@@ -78,7 +78,7 @@ static void flush_msync(void *arg, uint64_t off, uint64_t len)
 
 	note_flush(r, off, len);
 	if (pmem_msync((char *)r->addr + off, len))
-		keep_error(r, -errno);
+		dt_region_keep_error(r, -errno);
 }
 
 static void drain_pmem(void *arg)
@@ -127,6 +127,8 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 	ret = dt_mapping_writeback(r->mapping, first, last, dt_region_flush_ops(r), r, rep);
 	pthread_mutex_unlock(&r->wb_lock);
 	pthread_rwlock_unlock(&r->sweep_lock);
+	if (__atomic_load_n(&r->shrunk, __ATOMIC_ACQUIRE))
+		dt_region_check_size(r);
 	if (ret)
 		return ret;
 	count(&r->counters.flushes, rep->ranges);
@@ -204,7 +206,8 @@ int dt_region_flush_all(struct dt_region *r)
 	dt_region_note(r, DT_FLUSH_EV_ALL, 0, r->size);
 	switch (r->flush_path) {
 	case DT_FLUSH_PATH_PMEM:
-		pmem_persist(r->addr, r->size);
+		dt_region_touch(r, pmem_flush, r->addr, 0, r->size);
+		pmem_drain();
 		return 0;
 	case DT_FLUSH_PATH_FENCE:
 		pmem_drain();

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/region-internal.h - what the region's files (region.c: open, map,
- * geometry; region-flush.c; region-scatter.c; region-badblocks.c) share and
- * nothing else sees: the page size, the extent table's entry, the counters'
- * increment and the flush hook's call.
+ * geometry; region-flush.c; region-scatter.c; region-badblocks.c;
+ * region-size.c) share and nothing else sees: the page size, the extent
+ * table's entry, the counters' increment, the flush error and the flush
+ * hook's call.
  */
 #ifndef DAXTRACKD_REGION_INTERNAL_H
 #define DAXTRACKD_REGION_INTERNAL_H
@@ -25,6 +26,9 @@ static inline void count(uint64_t *counter, uint64_t n)
 {
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
+
+/* Count a failed flush and keep its error for dt_region_take_flush_error() (region-flush.c). */
+void dt_region_keep_error(struct dt_region *r, int error);
 
 /* Tell dt_region_flush_hook, if set, of a flush event of @r (region-flush.c). */
 void dt_region_note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, uint64_t len);

@@ -198,10 +198,11 @@ static int lookup_extent(struct dt_region *r, uint64_t off, uint64_t len, uint64
 int dt_region_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector)
 {
 	struct dt_region *r = arg;
-	uint64_t npages = 1ULL << order, off, phys;
+	uint64_t npages = 1ULL << order, live = dt_region_live_npages(r), off, phys;
 	int ret;
 
-	if (order > DT_PMD_ORDER || pgoff >= r->npages || npages > r->npages - pgoff)
+	/* Under the entry lock, as the kernel's DAX fault checks i_size: not past the file's end. */
+	if (order > DT_PMD_ORDER || pgoff >= live || npages > live - pgoff)
 		return -ERANGE;
 	off = pgoff << DT_PAGE_SHIFT;
 	if (!r->fiemap) {
@@ -537,6 +538,7 @@ int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, ch
 	pthread_rwlock_init(&r->extent_lock, NULL);
 	pthread_rwlock_init(&r->sweep_lock, NULL);
 	pthread_mutex_init(&r->wb_lock, NULL);
+	pthread_mutex_init(&r->size_lock, NULL);
 	r->fd = open_path(r, cr, err, errlen);
 	if (r->fd < 0) {
 		ret = r->fd;
@@ -550,6 +552,8 @@ int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, ch
 	if (ret)
 		goto fail;
 	choose_capabilities(r);
+	r->live_npages = r->npages;
+	r->file_size = r->size;
 	r->mapping = dt_mapping_new(r->npages, r->pmd_capable, dt_region_sector, r);
 	if (!r->mapping) {
 		ret = -errno;
@@ -576,6 +580,7 @@ void dt_region_close(struct dt_region *r)
 		close(r->fd);
 	pthread_rwlock_destroy(&r->sweep_lock);
 	pthread_mutex_destroy(&r->wb_lock);
+	pthread_mutex_destroy(&r->size_lock);
 	pthread_rwlock_destroy(&r->extent_lock);
 	pthread_rwlock_destroy(&r->ns_lock);
 	free(r->injected);

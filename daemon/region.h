@@ -95,6 +95,11 @@ enum dt_flush_event {
  * @deep_flush_ndctl: Deep flushes done by ndctl_region_deep_flush().
  * @deep_flush_pmem: Deep flushes done by libpmem's pmem_deep_drain().
  * @deep_flush_failed: Deep flushes that neither could do (an error).
+ * @sigbus: Flushes that a SIGBUS stopped (a page past the file's end, or
+ *	    poisoned): survived, see dt_region_touch().
+ * @truncations: Times the file was found shorter than before.
+ * @truncated_dirty: Dirty pages of entries deleted past a new end of file:
+ *		     their data went with the file's blocks, unflushed.
  */
 struct dt_region_counters {
 	uint64_t flushes;
@@ -107,6 +112,9 @@ struct dt_region_counters {
 	uint64_t deep_flush_ndctl;
 	uint64_t deep_flush_pmem;
 	uint64_t deep_flush_failed;
+	uint64_t sigbus;
+	uint64_t truncations;
+	uint64_t truncated_dirty;
 };
 
 /**
@@ -166,6 +174,13 @@ struct intent;
  *		exclusive by the sweep that clears the bits of @intent the tree
  *		has clean (intent.c): so a bit is cleared only for a durable
  *		page.
+ * @live_npages: Pages inside the file now (atomic; @npages for a device):
+ *		 requests past it are refused with -ERANGE.  Lowered by
+ *		 dt_region_check_size() before it deletes the entries past it.
+ * @file_size: The file's size when last read (under @size_lock).
+ * @shrunk: A flush met a page past the file's end (atomic): the next
+ *	    dt_region_check_size() is due at once.
+ * @size_lock: Serialises dt_region_check_size().
  * @wb_lock: Serialises the region's writebacks (dt_region_writeback(),
  *	     dt_region_punch_flush()) from their tagging to their drain: a
  *	     writeback that finds an entry clean because another one is
@@ -201,6 +216,10 @@ struct dt_region {
 	struct intent *intent;
 	pthread_rwlock_t sweep_lock;
 	pthread_mutex_t wb_lock;
+	uint64_t live_npages;
+	uint64_t file_size;
+	bool shrunk;
+	pthread_mutex_t size_lock;
 
 	/* private to region.c, region-flush.c and region-badblocks.c */
 	pthread_rwlock_t ns_lock;
@@ -559,6 +578,62 @@ bool dt_region_range_bad(struct dt_region *r, uint64_t off, uint64_t len);
  * on the device; -ENODATA for a run in a hole of the file.
  */
 int dt_region_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector);
+
+/**
+ * dt_region_touch() - Run @fn over a range of the region's memory where a
+ * SIGBUS is survivable.
+ * @r: The region.
+ * @fn: What touches the memory (pmem_flush(), say): no lock, no allocation.
+ * @at: The address of byte @off: in the region's mapping, or in another
+ *	mapping of the same file (a window of region-scatter.c).
+ * @off: The range's first byte in the region.
+ * @len: Its bytes.
+ *
+ * The file may be shrunk by any process that can write it, and a touch of
+ * a page past its end raises SIGBUS.  Here the fault jumps back
+ * (util/sigbus.h): the file's size is read again; if it has grown back past
+ * the faulting page the rest is touched again, else the rest of the range,
+ * past the end, is left (its data went with the file's blocks), @r->shrunk
+ * is set and @r->counters.sigbus counted.  A poisoned page (BUS_MCEERR_AR)
+ * is skipped, kept as a flush error (-EIO), and the rest touched.
+ *
+ * Context: Any thread; may be called with the mapping's tree mutex or entry
+ * locks held (a flush operation): it takes no lock, and makes a system call
+ * (fstat(2)) only after a fault.
+ * Return: Bytes of the range left untouched (0: all of it).
+ */
+uint64_t dt_region_touch(struct dt_region *r, void (*fn)(const void *, size_t), const char *at,
+			 uint64_t off, uint64_t len);
+
+/**
+ * dt_region_check_size() - Read the file's size and follow it.
+ * @r: The region.
+ *
+ * A regular file may be truncated (or grown back) under the daemon.  Shorter
+ * than before: @r->live_npages is lowered, so that later requests past the
+ * end get -ERANGE, then the entries past the end are deleted under their
+ * entry locks (dt_mapping_punch(), as the kernel's truncate deletes its DAX
+ * entries), the dirty ones counted in @r->counters.truncated_dirty and the
+ * truncation logged once with the region's name and both sizes.  Longer
+ * again (up to the mapped size): the pages come back, empty.
+ *
+ * Context: A registered thread holding no lock of the region (it waits for
+ * entry locks).  Takes @r->size_lock.
+ * Return: 0; fstat(2)'s negative errno; -ENOMEM if a split at the new end
+ * failed (the entries before it are gone).
+ */
+int dt_region_check_size(struct dt_region *r);
+
+/**
+ * dt_region_live_npages() - The pages of the region inside its file now.
+ * @r: The region.
+ *
+ * Return: @r->live_npages (a device: its @npages).
+ */
+static inline uint64_t dt_region_live_npages(const struct dt_region *r)
+{
+	return __atomic_load_n(&r->live_npages, __ATOMIC_ACQUIRE);
+}
 
 /**
  * dt_region_wire_flush() - A flush path as the protocol says it.

@@ -56,7 +56,11 @@ int dt_req_region(struct req *q, uint32_t id, bool writer, struct srv_region **o
 		err = deny(q, *out);
 		dt_req_put(q, *out);
 		*out = NULL;
+		return err;
 	}
+	/* A writer's request sees the file's size now: a truncation is followed first. */
+	if (writer)
+		dt_region_check_size((*out)->r);
 	return err;
 }
 

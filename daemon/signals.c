@@ -2,7 +2,8 @@
 /*
  * daemon/signals.c - the main thread's loop: signals through a signalfd
  * (SIGTERM, SIGINT: stop; SIGHUP: reload), the systemd watchdog timer, the
- * listening socket's new clients, and the bad block watcher's files and timer
+ * listening socket's new clients, the region files' size timer
+ * (size-watch.c), and the bad block watcher's files and timer
  * (badblocks-watch.c).
  */
 #include <errno.h>
@@ -24,6 +25,7 @@ int setup_loop(struct daemon *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	sigset_t set;
+	int ret;
 
 	d->main_ep = epoll_create1(EPOLL_CLOEXEC);
 	if (d->main_ep < 0)
@@ -58,6 +60,9 @@ int setup_loop(struct daemon *d)
 			return -errno;
 	}
 #endif
+	ret = size_watch_setup(d);
+	if (ret)
+		return ret;
 	return bb_watch_setup(d);
 }
 
@@ -100,6 +105,8 @@ void loop(struct daemon *d)
 					continue;
 				notify("WATCHDOG=1");
 				notify_status(d);
+			} else if (evs[i].data.fd == d->size_fd) {
+				size_watch_event(d);
 			} else if (bb_watch_owns(d, evs[i].data.fd)) {
 				bb_watch_event(d, evs[i].data.fd);
 			}

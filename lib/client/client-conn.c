@@ -132,9 +132,10 @@ static void log_acked_set(struct dt_client_region *r, const struct dt_rset *from
 }
 
 /*
- * Read the reply of the oldest DIRTY in flight.  Acknowledged, its ranges
- * join the region's acked set; refused, they are dropped and the region
- * remembers the error for its next fsync (as for a batch sent in line).
+ * Read the reply of the oldest DIRTY in flight.  Acknowledged (or -ERANGE:
+ * see dirty_done()), its ranges join the region's acked set; refused, they
+ * are dropped and the region remembers the error for its next fsync (as
+ * for a batch sent in line).
  */
 static int reap_one(struct dt_client *c, int *refused)
 {
@@ -147,7 +148,7 @@ static int reap_one(struct dt_client *c, int *refused)
 		return err;	/* lost: the flights went back to their batches */
 	if (status_is_loss(rep.status))
 		return lost(c, rep.status);
-	if (rep.status) {
+	if (rep.status && rep.status != -ERANGE) {
 		__atomic_store_n(&f->r->dirty_err, rep.status, __ATOMIC_RELAXED);
 		if (!*refused)
 			*refused = rep.status;
@@ -278,12 +279,19 @@ static void log_acked(struct dt_client_region *r, uint32_t count)
 	dt_rset_drop_first(&r->batch, count);
 }
 
-/* The outcome of a DIRTY of the first @count ranges of the batch. */
+/*
+ * The outcome of a DIRTY of the first @count ranges of the batch.  -ERANGE
+ * is no refusal: every range was checked against the region's size before
+ * it was batched, so the daemon says that a truncation of the file took
+ * some of the pages; it marked the others.  The data of those went with
+ * the file's blocks and, as the kernel's msync(2) of such a range, the
+ * fsync does not fail for them.
+ */
 static int dirty_done(struct dt_client *c, struct dt_client_region *r, uint32_t count, int status)
 {
 	if (status_is_loss(status))
 		return lost(c, status);
-	if (status) {
+	if (status && status != -ERANGE) {
 		/* Refused for good: drop the marks, remember it for the next fsync. */
 		dt_rset_drop_first(&r->batch, count);
 		__atomic_store_n(&r->dirty_err, status, __ATOMIC_RELAXED);

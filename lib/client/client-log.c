@@ -45,6 +45,7 @@
 #include <libpmem.h>
 
 #include "client-private.h"
+#include "sigbus.h"
 
 void (*dt_client_flush_hook)(const void *addr, size_t len) = pmem_flush;
 void (*dt_client_drain_hook)(void) = pmem_drain;
@@ -410,13 +411,30 @@ struct flush {
 	uint64_t o_first, o_last;
 };
 
-/* Flush pages [first, last] of the mapping @base of @len bytes (nothing with eADR). */
+/*
+ * Flush pages [first, last] of the mapping @base of @len bytes (nothing with
+ * eADR), where a SIGBUS is survivable: the application (or anyone) may have
+ * shrunk the file, and a flush of a page past its end faults.  Such a page
+ * is gone with the file's blocks, as the rest of the run (past the end
+ * too): the flush stops there, as the kernel's msync(2) of a range past the
+ * end of a file returns without writing it.  A poisoned page (BUS_MCEERR_AR)
+ * is skipped and the rest of the run flushed.
+ */
 static void flush_pages(const char *base, uint64_t len, bool eadr, uint64_t first, uint64_t last)
 {
 	uint64_t start = first * DT_CLIENT_PAGE, end = (last + 1) * DT_CLIENT_PAGE;
+	uintptr_t fault;
 
 	if (end > len)
 		end = len;
+	if (eadr || dt_sigbus_install())
+		goto unguarded;
+	while (start < end &&
+	       dt_sigbus_call(dt_client_flush_hook, base + start, end - start, &fault) == -EIO)
+		start = ((fault - (uintptr_t)base) & ~(uintptr_t)(DT_CLIENT_PAGE - 1)) +
+			DT_CLIENT_PAGE;
+	return;
+unguarded:
 	if (!eadr)
 		dt_client_flush_hook(base + start, end - start);
 }

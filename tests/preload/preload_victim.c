@@ -17,6 +17,8 @@
  *   fork        map FILE, fork: the child stores and msyncs, then the parent
  *   errno       failing calls fail with the kernel's errno; successful
  *               ones leave errno alone
+ *   truncate    store, sync, store, cut FILE to 1 MiB under the mapping,
+ *               sync, grow it back, store and sync: no SIGBUS
  * A device (st_size 0) is mapped PRELOAD_VICTIM_SIZE bytes long.
  * Stores write the byte (page number & 0xff) ^ 0x5a; "check" (MODE) reads
  * FILE back and verifies the scattered pages hold it.
@@ -261,6 +263,42 @@ static void mode_errno(const char *path)
 	expect(!close(fd) && errno == 4245, "close success leaves errno");
 }
 
+/*
+ * A database's truncation while its mapping stays (GDBM, TDB): the last page
+ * stored and synced, stored again, the file cut to 1 MiB, the whole mapping
+ * synced (the kernel: 0), a page inside stored and synced, the file grown
+ * back, its last page stored and synced.  No call may die of SIGBUS.
+ */
+static void mode_truncate(const char *path)
+{
+	unsigned char *base, buf[64];
+	unsigned last;
+	size_t len;
+	int fd;
+
+	base = map_file(path, MAP_SHARED, &fd, &len);
+	last = (unsigned)(len / PAGE) - 1;
+	store(base, last);
+	expect(!msync(base, len, MS_SYNC), "msync of the last page");
+	store(base, last);
+	expect(!ftruncate(fd, 1 << 20), "ftruncate to 1 MiB");
+	fprintf(stderr, "victim: truncated\n");
+	usleep(500000); /* the daemon's size watch sees it meanwhile (every 200 ms) */
+	expect(!msync(base, len, MS_SYNC), "msync of a mapping past the end of its file");
+	store(base, 1);
+	expect(!msync(base, len, MS_SYNC), "msync of page 1 after the truncation");
+	expect(!fsync(fd), "fsync after the truncation");
+	expect(!ftruncate(fd, (off_t)len), "ftruncate back to the whole size");
+	store(base, last);
+	expect(!msync(base, len, MS_SYNC), "msync of the last page, grown back");
+	expect(pread(fd, buf, sizeof(buf), last * PAGE + 128) == sizeof(buf) &&
+		       buf[0] == byte_of(last),
+	       "the last page, grown back, reads back");
+	fprintf(stderr, "victim: truncate done\n");
+	expect(!munmap(base, len), "munmap");
+	expect(!close(fd), "close");
+}
+
 static void mode_check(const char *path)
 {
 	unsigned char buf[64];
@@ -299,6 +337,8 @@ int main(int argc, char **argv)
 		mode_fork(argv[2]);
 	else if (!strcmp(argv[1], "errno"))
 		mode_errno(argv[2]);
+	else if (!strcmp(argv[1], "truncate"))
+		mode_truncate(argv[2]);
 	else if (!strcmp(argv[1], "check"))
 		mode_check(argv[2]);
 	else

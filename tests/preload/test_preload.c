@@ -20,7 +20,10 @@
  *   - failing calls keep the kernel's errno, successful ones leave errno;
  *   - not in-process (PMEM_IS_PMEM_FORCE=0 in the program): the daemon
  *     flushes (its flush log);
- *   - the data reads back without the shim.
+ *   - the data reads back without the shim;
+ *   - the file truncated under both mappings and grown back (in-process,
+ *     the daemon flushing, fast_path = off): no SIGBUS, the daemon follows
+ *     it, answers and exits 0 at SIGTERM.
  * On real DAX (the dax-vm guest, backports kernel; see docs/testing.md):
  * DT_PRELOAD_DIR puts the directory, and so the region, on an fsdax mount
  * (MAP_SYNC; the daemon-flush case is skipped: every persist is in-process
@@ -460,6 +463,36 @@ static void test_data(void)
 	CHECK_EQ(run_victim("check", db_path, false, NULL), 0);
 }
 
+/* Whether the daemon's log has @what. */
+static bool log_has(const char *what)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(h.log, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * The file cut under the program's and the daemon's mappings: neither dies
+ * of SIGBUS, every msync succeeds as the kernel's, the daemon follows the
+ * truncation and the growth back, answers, and has nothing dirty after.
+ */
+static void test_truncate(const char *how, const char *env)
+{
+	dt_test_ctx("truncate under the mappings (%s)", how);
+	CHECK_EQ(run_victim("truncate", db_path, true, env), 0);
+	CHECK(debug_has("victim: truncate done", NULL));
+	CHECK(h.pid > 0 && !kill(h.pid, 0));
+	CHECK_EQ(dirty_entries(), 0);
+	CHECK(log_has("truncated from 8388608 to 1048576 bytes"));
+	CHECK(log_has("grew from 1048576 to 8388608 bytes"));
+}
+
 static int make_plain(void)
 {
 	int fd = open(plain_path, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -509,7 +542,16 @@ int main(void)
 	test_data();
 	if (devdax)
 		test_devdax(devdax);
+	test_truncate("in-process persist", NULL);
+	if (!dir)
+		test_truncate("the daemon flushes", "PMEM_IS_PMEM_FORCE=0");
 	CHECK_EQ(dth_stop(&h, SIGTERM), 0);
+	dt_test_ctx("fast_path = off");
+	if (CHECK_EQ(dth_config(&h, "workers = 2\nfast_path = off\n", regions, 1, NULL), 0) &&
+	    CHECK_EQ(dth_start(&h, NULL), 0)) {
+		test_truncate("fast_path = off", NULL);
+		CHECK_EQ(dth_stop(&h, SIGTERM), 0);
+	}
 	if (dt_test_counts.failed)
 		dth_show_log(&h, stderr);
 	dth_cleanup(&h);

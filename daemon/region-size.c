@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * daemon/region-size.c - a region file that changes size under the daemon
+ * (see region.h): touching its memory where a SIGBUS is survivable, and
+ * following a truncation as the kernel's truncate follows i_size.
+ *
+ * The order mirrors the kernel's (docs/design.md, "Truncation"): the new
+ * size is published first (i_size_write: requests past it now fail), then
+ * the entries past it are deleted, each under its entry lock
+ * (truncate_inode_pages -> dax_delete_mapping_entry): a fault or writeback
+ * that holds one finishes first.  A flush that raced the truncation and met
+ * a page already gone survives its SIGBUS and stops there.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "region.h"
+#include "region-internal.h"
+#include "sigbus.h"
+
+/* Tries of a touch whose file keeps growing back under it. */
+#define TOUCH_TRIES 4
+
+static int read_size(struct dt_region *r, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(r->fd, &st))
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+uint64_t dt_region_touch(struct dt_region *r, void (*fn)(const void *, size_t), const char *at,
+			 uint64_t off, uint64_t len)
+{
+	uint64_t size, page, skip;
+	uintptr_t fault;
+	int ret;
+
+	if (dt_sigbus_install()) {
+		fn(at, len);
+		return 0;
+	}
+	for (unsigned tries = 0; len; tries++) {
+		ret = dt_sigbus_call(fn, at, len, &fault);
+		if (!ret)
+			return 0;
+		count(&r->counters.sigbus, 1);
+		/* The faulting page, as bytes of the range before it. */
+		page = (off + (fault - (uintptr_t)at)) & ~(PAGE_SIZE_4K - 1);
+		skip = page > off ? page - off : 0;
+		if (ret == -EIO) {
+			dt_region_keep_error(r, -EIO);
+			skip += PAGE_SIZE_4K;
+		} else {
+			__atomic_store_n(&r->shrunk, true, __ATOMIC_RELEASE);
+			if (tries + 1 >= TOUCH_TRIES || read_size(r, &size) || size <= page)
+				return len - skip;
+		}
+		if (skip >= len)
+			return 0;
+		at += skip;
+		off += skip;
+		len -= skip;
+	}
+	return 0;
+}
+
+/* Dirty pages of the entries of [@first, @last]. */
+static uint64_t dirty_pages(struct dt_region *r, uint64_t first, uint64_t last)
+{
+	struct dt_mapping_iter it;
+	struct dt_mapping_entry e;
+	uint64_t n = 0;
+
+	dt_mapping_iter_init(&it, first, last, DT_MAPPING_ITER_DIRTY);
+	while (dt_mapping_next(r->mapping, &it, &e))
+		n += 1ULL << e.order;
+	return n;
+}
+
+/* Pages of a file of @size bytes inside the mapping: a partial last page is there. */
+static uint64_t pages_of(const struct dt_region *r, uint64_t size)
+{
+	uint64_t n = (size + PAGE_SIZE_4K - 1) / PAGE_SIZE_4K;
+
+	return n < r->npages ? n : r->npages;
+}
+
+/* Under @r->size_lock: the entries from page @live on go, the loss counted and logged. */
+static int truncate_entries(struct dt_region *r, uint64_t size, uint64_t live)
+{
+	uint64_t lost = dirty_pages(r, live, r->npages - 1);
+	int ret;
+
+	__atomic_store_n(&r->live_npages, live, __ATOMIC_RELEASE);
+	ret = live < r->npages ? dt_mapping_punch(r->mapping, live, r->npages - 1) : 0;
+	count(&r->counters.truncations, 1);
+	count(&r->counters.truncated_dirty, lost);
+	dt_log(LOG_WARNING,
+	       "region \"%s\": %s: truncated from %llu to %llu bytes under the daemon: "
+	       "the entries past the end deleted, %llu dirty pages lost with the file's blocks",
+	       r->name, r->path, (unsigned long long)r->file_size, (unsigned long long)size,
+	       (unsigned long long)lost);
+	return ret;
+}
+
+int dt_region_check_size(struct dt_region *r)
+{
+	uint64_t size, live;
+	int ret;
+
+	if (r->devdax)
+		return 0;
+	/* The common case, without the lock: the size it had. */
+	ret = read_size(r, &size);
+	if (ret)
+		return ret;
+	if (size == __atomic_load_n(&r->file_size, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&r->shrunk, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&r->size_lock);
+	__atomic_store_n(&r->shrunk, false, __ATOMIC_RELAXED);
+	ret = read_size(r, &size);
+	if (ret || size == r->file_size)
+		goto out;
+	live = pages_of(r, size);
+	if (size < r->file_size) {
+		ret = truncate_entries(r, size, live);
+	} else {
+		__atomic_store_n(&r->live_npages, live, __ATOMIC_RELEASE);
+		dt_log(LOG_NOTICE, "region \"%s\": %s: grew from %llu to %llu bytes", r->name,
+		       r->path, (unsigned long long)r->file_size, (unsigned long long)size);
+	}
+	__atomic_store_n(&r->file_size, size, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&r->size_lock);
+	return ret;
+}

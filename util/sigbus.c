@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * util/sigbus.c - per-thread recovery points for SIGBUS (see sigbus.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "sigbus.h"
+
+#define GUARD_PAGE 4096UL
+
+static __thread struct dt_sigbus_jmp *armed;
+static struct sigaction prev_action;
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+static int install_error;
+
+/* Not ours: what would have happened without us. */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+	if (prev_action.sa_flags & SA_SIGINFO) {
+		prev_action.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (prev_action.sa_handler != SIG_DFL && prev_action.sa_handler != SIG_IGN) {
+		prev_action.sa_handler(sig);
+		return;
+	}
+	/* The default action: a fault re-executes and is fatal; a sent signal is re-raised. */
+	signal(sig, SIG_DFL);
+	if (si->si_code <= 0)
+		raise(sig);
+}
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	struct dt_sigbus_jmp *j = armed;
+	uintptr_t a = (uintptr_t)si->si_addr;
+
+	if (j && si->si_code > 0 && a >= j->lo && a < j->hi) {
+		armed = NULL;
+		j->addr = a;
+		j->code = si->si_code;
+		siglongjmp(j->env, 1);
+	}
+	chain(sig, si, uc);
+}
+
+static void install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &prev_action))
+		install_error = -errno;
+}
+
+int dt_sigbus_install(void)
+{
+	pthread_once(&install_once, install);
+	return install_error;
+}
+
+struct dt_sigbus_jmp *dt_sigbus_arm(struct dt_sigbus_jmp *j, const void *addr, size_t len)
+{
+	struct dt_sigbus_jmp *old = armed;
+
+	j->lo = (uintptr_t)addr & ~(GUARD_PAGE - 1);
+	j->hi = ((uintptr_t)addr + len + GUARD_PAGE - 1) & ~(GUARD_PAGE - 1);
+	j->addr = 0;
+	j->code = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	armed = j;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return old;
+}
+
+struct dt_sigbus_jmp *dt_sigbus_rearm(struct dt_sigbus_jmp *j)
+{
+	struct dt_sigbus_jmp *old = armed;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	armed = j;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return old;
+}
+
+int dt_sigbus_call(void (*fn)(const void *, size_t), const void *addr, size_t len, uintptr_t *fault)
+{
+	struct dt_sigbus_jmp j;
+	struct dt_sigbus_jmp *volatile old = dt_sigbus_arm(&j, addr, len);
+
+	if (sigsetjmp(j.env, 0)) {
+		dt_sigbus_rearm(old);
+		if (fault)
+			*fault = j.addr;
+		return j.code == BUS_MCEERR_AR ? -EIO : -EFAULT;
+	}
+	fn(addr, len);
+	dt_sigbus_rearm(old);
+	return 0;
+}
