@@ -98,8 +98,9 @@ enum dt_flush_event {
  * @sigbus: Flushes that a SIGBUS stopped (a page past the file's end, or
  *	    poisoned): survived, see dt_region_touch().
  * @truncations: Times the file was found shorter than before.
- * @truncated_dirty: Dirty pages of entries deleted past a new end of file:
- *		     their data went with the file's blocks, unflushed.
+ * @truncated_dirty: Dirty pages past a new end of file: those a flush
+ *		     found gone, and those of the entries deleted there; their
+ *		     data went with the file's blocks, unflushed.
  */
 struct dt_region_counters {
 	uint64_t flushes;
