@@ -297,9 +297,9 @@ static int do_dirty(struct req *q)
 	struct dt_proto_range rg;
 	struct dt_badblock hit;
 	struct srv_region *sr;
-	uint64_t pages = 0, live;
-	uint32_t i, n = 0;
-	bool cut = false;
+	uint64_t pages = 0;
+	size_t n = d->count;
+	uint32_t i;
 	int ret;
 
 	if (d->count > q->c->max_ranges)
@@ -307,39 +307,34 @@ static int do_dirty(struct req *q)
 	ret = dt_req_region(q, d->region, true, &sr);
 	if (ret)
 		return ret;
-	live = dt_region_live_npages(sr->r);
 	for (i = 0; i < d->count; i++) {
 		dt_proto_range_at(d, i, &rg);
-		ret = byte_range(sr->r, rg.offset, rg.length, &pr[n].first, &pr[n].last);
+		ret = byte_range(sr->r, rg.offset, rg.length, &pr[i].first, &pr[i].last);
 		if (ret)
 			goto out;
-		cut |= pr[n].last >= live;
-		if (!live_cut(live, pr[n].first, &pr[n].last))
-			continue;
+		pages += pr[i].last - pr[i].first + 1;
 		/* A dirty bad page could never be flushed: refuse it now. */
-		if (dt_region_find_bad(sr->r, pr[n].first * PAGE_SIZE_4K,
-				       (pr[n].last - pr[n].first + 1) * PAGE_SIZE_4K, &hit)) {
-			ret = bad_block(q, sr, pr[n].first * PAGE_SIZE_4K,
-					(pr[n].last - pr[n].first + 1) * PAGE_SIZE_4K, &hit);
+		if (dt_region_find_bad(sr->r, pr[i].first * PAGE_SIZE_4K,
+				       (pr[i].last - pr[i].first + 1) * PAGE_SIZE_4K, &hit)) {
+			ret = bad_block(q, sr, pr[i].first * PAGE_SIZE_4K,
+					(pr[i].last - pr[i].first + 1) * PAGE_SIZE_4K, &hit);
 			goto out;
 		}
-		pages += pr[n].last - pr[n].first + 1;
-		n++;
 	}
-	ret = n ? dt_req_dirty_charge(q, d->region, pr, n, pages) : 0;
-	if (ret || !n)
+	ret = dt_req_dirty_charge(q, d->region, pr, d->count, pages);
+	if (ret)
 		goto out;
-	intent_mark_ranges_begin(sr->r, pr, n);	/* the write-intent bits first */
-	ret = dt_mapping_mark_dirty_ranges(sr->r->mapping, pr, n);
+	intent_mark_ranges_begin(sr->r, pr, d->count);	/* the write-intent bits first */
+	ret = dt_region_mark_dirty(sr->r, pr, &n);
 	intent_mark_end(sr->r);
 	if (!ret) {
 		q->rep.dirty_rep.pages = pages;
-		q->rep.dirty_rep.ranges = n;
+		q->rep.dirty_rep.ranges = d->count;
 	}
-out:
 	/* Pages past the end of a truncated file: the others are marked, these cannot be. */
-	if (!ret && cut)
+	if (ret == 1)
 		ret = -ERANGE;
+out:
 	dt_req_put(q, sr);
 	return ret;
 }

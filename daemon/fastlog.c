@@ -314,7 +314,7 @@ static int on_set(void *arg, uint64_t first, uint64_t last)
 {
 	struct consume_ctx *x = arg;
 
-	if (live_cut(dt_region_live_npages(x->r), first, &last))
+	if (dt_region_cut_live(dt_region_live_npages(x->r), first, &last))
 		consume_push(x, x->set, &x->nset, first, last);
 	return 0;
 }
@@ -406,10 +406,11 @@ struct mark_batch {
 
 static int batch_flush(struct mark_batch *b)
 {
-	int ret = b->n ? dt_mapping_mark_dirty_ranges(b->r->mapping, b->pr, b->n) : 0;
+	size_t n = b->n;
+	int ret = n ? dt_region_mark_dirty(b->r, b->pr, &n) : 0;
 
 	b->n = 0;
-	return ret;
+	return ret < 0 ? ret : 0; /* pages a truncation took: nothing to flush there */
 }
 
 static int batch_push(void *arg, uint64_t first, uint64_t last)
@@ -433,7 +434,7 @@ static int batch_run(void *arg, uint64_t first, uint64_t last)
 {
 	struct mark_batch *b = arg;
 
-	if (!live_cut(dt_region_live_npages(b->r), first, &last))
+	if (!dt_region_cut_live(dt_region_live_npages(b->r), first, &last))
 		return 0;
 	return dt_region_good_runs(b->r, first, last, batch_push, b);
 }

@@ -27,6 +27,13 @@ static inline void count(uint64_t *counter, uint64_t n)
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
 }
 
+/*
+ * Re-read the FIEMAP extent table of a file region (it may have got blocks
+ * since, or lost them to a truncation) (region.c).  Return: 0, -EOPNOTSUPP,
+ * -ENOMEM.
+ */
+int dt_region_refresh_extents(struct dt_region *r);
+
 /* Count a failed flush and keep its error for dt_region_take_flush_error() (region-flush.c). */
 void dt_region_keep_error(struct dt_region *r, int error);
 

@@ -69,6 +69,34 @@ uint64_t dt_region_touch(struct dt_region *r, void (*fn)(const void *, size_t), 
 	return 0;
 }
 
+/* Cut @pr at page @live; *@cut if some page was past it.  Return: the ranges left. */
+static size_t cut_ranges(struct dt_page_range *pr, size_t n, uint64_t live, bool *cut)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		*cut |= pr[i].last >= live;
+		if (dt_region_cut_live(live, pr[i].first, &pr[i].last))
+			pr[k++] = pr[i];
+	}
+	return k;
+}
+
+int dt_region_mark_dirty(struct dt_region *r, struct dt_page_range *pr, size_t *n)
+{
+	uint64_t live = dt_region_live_npages(r);
+	bool cut = false;
+	int ret;
+
+	for (;;) {
+		*n = cut_ranges(pr, *n, live, &cut);
+		ret = *n ? dt_mapping_mark_dirty_ranges(r->mapping, pr, *n) : 0;
+		if (ret != -ERANGE || dt_region_live_npages(r) >= live)
+			return ret ? ret : cut;
+		live = dt_region_live_npages(r); /* truncated meanwhile: mark what is left */
+	}
+}
+
 /* Dirty pages of the entries of [@first, @last]. */
 static uint64_t dirty_pages(struct dt_region *r, uint64_t first, uint64_t last)
 {
@@ -136,6 +164,9 @@ int dt_region_check_size(struct dt_region *r)
 		       r->path, (unsigned long long)r->file_size, (unsigned long long)size);
 	}
 	__atomic_store_n(&r->file_size, size, __ATOMIC_RELEASE);
+	/* Blocks freed by the truncation, or new ones: the geometry follows. */
+	if (r->fiemap)
+		dt_region_refresh_extents(r);
 out:
 	pthread_mutex_unlock(&r->size_lock);
 	return ret;

@@ -150,8 +150,7 @@ static int read_extents(int fd, uint64_t size, struct dt_extent **out, unsigned 
 	return 0;
 }
 
-/* Re-read the extent table (the file may have got blocks since). */
-static int refresh_extents(struct dt_region *r)
+int dt_region_refresh_extents(struct dt_region *r)
 {
 	struct dt_extent *tab = NULL, *old;
 	unsigned n = 0;
@@ -210,7 +209,7 @@ int dt_region_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector
 		return 0;
 	}
 	ret = lookup_extent(r, off, npages << DT_PAGE_SHIFT, &phys);
-	if (ret == -ENODATA && !refresh_extents(r))
+	if (ret == -ENODATA && !dt_region_refresh_extents(r))
 		ret = lookup_extent(r, off, npages << DT_PAGE_SHIFT, &phys);
 	if (ret)
 		return ret;

@@ -637,6 +637,43 @@ static inline uint64_t dt_region_live_npages(const struct dt_region *r)
 }
 
 /**
+ * dt_region_cut_live() - Cut pages [@first, *@last] at the end of the file.
+ * @live: dt_region_live_npages() of the region.
+ * @first: First page.
+ * @last: Last page, lowered to @live - 1 if it is past it.
+ *
+ * Return: false if no page of the range is inside the file.
+ */
+static inline bool dt_region_cut_live(uint64_t live, uint64_t first, uint64_t *last)
+{
+	if (first >= live)
+		return false;
+	if (*last >= live)
+		*last = live - 1;
+	return true;
+}
+
+/**
+ * dt_region_mark_dirty() - Mark ranges dirty, but for the pages past the
+ * end of the file.
+ * @r: The region.
+ * @pr: The ranges (inside the region); cut at the end in place, those wholly
+ *	past it dropped.
+ * @n: How many; set to how many are left.
+ *
+ * dt_mapping_mark_dirty_ranges() of the ranges cut at the live end.  A
+ * truncation that lands meanwhile makes the geometry refuse a page
+ * (-ERANGE), which stops the walk: the ranges are then cut at the new end
+ * and marked again (a mark is idempotent), so no page inside the file is
+ * left unmarked.
+ *
+ * Context: As dt_mapping_mark_dirty_ranges().
+ * Return: 0; 1 if some page was past the end (not marked); or the error of
+ * dt_mapping_mark_dirty_ranges().
+ */
+int dt_region_mark_dirty(struct dt_region *r, struct dt_page_range *pr, size_t *n);
+
+/**
  * dt_region_wire_flush() - A flush path as the protocol says it.
  * @path: A flush path.
  *

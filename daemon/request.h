@@ -63,20 +63,6 @@ static inline int byte_range(const struct dt_region *r, uint64_t off, uint64_t l
 	return 0;
 }
 
-/*
- * Pages [first, *last] cut at the end of the region's file, @live pages
- * (dt_region_live_npages()): a truncation took the pages past it.  Return:
- * false if none is left.
- */
-static inline bool live_cut(uint64_t live, uint64_t first, uint64_t *last)
-{
-	if (first >= live)
-		return false;
-	if (*last >= live)
-		*last = live - 1;
-	return true;
-}
-
 /* ---- request.c: the region of a request, the connection's rights ---- */
 
 /**

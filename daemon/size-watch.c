@@ -8,7 +8,7 @@
  *
  * A periodic fstat(2) rather than inotify: it sees a truncation through any
  * name or descriptor and needs no watch per path to keep across renames;
- * it costs a system call per region per tick (docs/performance.md).
+ * it costs one system call per region per tick.
  */
 #include <errno.h>
 #include <unistd.h>

@@ -27,21 +27,37 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		prev_action.sa_handler(sig);
 		return;
 	}
-	/* The default action: a fault re-executes and is fatal; a sent signal is re-raised. */
-	signal(sig, SIG_DFL);
-	if (si->si_code <= 0)
+	/* Sent (kill(2)): ignored if it was, else the default action. */
+	if (si->si_code <= 0) {
+		if (prev_action.sa_handler == SIG_IGN)
+			return;
+		signal(sig, SIG_DFL);
 		raise(sig);
+		return;
+	}
+	/* A fault: it re-executes under the default action, fatal (an ignored one too). */
+	signal(sig, SIG_DFL);
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	struct dt_sigbus_jmp *j = armed;
 	uintptr_t a = (uintptr_t)si->si_addr;
+	sigset_t bus;
 
 	if (j && si->si_code > 0 && a >= j->lo && a < j->hi) {
 		armed = NULL;
 		j->addr = a;
 		j->code = si->si_code;
+		/*
+		 * SA_NODEFER leaves SIGBUS unblocked, but a runtime that wraps
+		 * handlers (ThreadSanitizer's) may block it around ours: the
+		 * jump restores no mask (sigsetjmp(env, 0)), and a SIGBUS
+		 * raised while blocked kills.  On the fault path only.
+		 */
+		sigemptyset(&bus);
+		sigaddset(&bus, SIGBUS);
+		pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
 		siglongjmp(j->env, 1);
 	}
 	chain(sig, si, uc);

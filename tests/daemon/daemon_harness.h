@@ -21,11 +21,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <daxtrack/dirtylog.h>
 #include <daxtrack/proto.h>
 
 #include "dt_test.h"
@@ -228,6 +230,56 @@ static inline unsigned dh_flush_count(const char *region, int64_t off, int64_t l
 	}
 	free(s);
 	return n;
+}
+
+/* LOG of @region: the client's shared dirty log, mapped at *@base (*@len bytes) and attached. */
+static inline int dh_log_of(struct dh_conn *c, uint32_t region, struct dt_dlog *l, void **base,
+			    size_t *len)
+{
+	struct dt_msg req, rep;
+	size_t n;
+	ssize_t got;
+	int fd = -1;
+
+	dt_proto_init_request(&req, DT_OP_LOG, ++c->id);
+	req.log_req.region = region;
+	if (dt_proto_encode(&req, c->out, sizeof(c->out), &n) ||
+	    dt_proto_send(c->fd, c->out, n, -1) < 0)
+		return -1;
+	got = dt_proto_recv(c->fd, c->buf, sizeof(c->buf), &fd);
+	if (got <= 0 || dt_proto_decode(c->buf, (size_t)got, &rep) || rep.status || fd < 0)
+		return -1;
+	*len = rep.log_rep.file_size;
+	*base = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (*base == MAP_FAILED)
+		return -1;
+	return dt_dlog_attach(l, *base, *len, rep.log_rep.npages);
+}
+
+/*
+ * Pages [0, @npages) of @region the flush log shows flushed (range lines,
+ * or a full flush): @flushed[p] set to 1.
+ */
+static inline void dh_flushed_pages(const char *region, uint8_t *flushed, unsigned npages)
+{
+	char *s = dh_read_file(dh.flush_log), *line, *save = NULL;
+
+	memset(flushed, 0, npages);
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[128], k[16];
+		unsigned long long o, n;
+
+		if (sscanf(line, "%127s %llu %llu %15s", name, &o, &n, k) != 4 ||
+		    strcmp(name, region))
+			continue;
+		if (!strcmp(k, "full"))
+			memset(flushed, 1, npages);
+		else if (!strcmp(k, "range"))
+			for (uint64_t p = o / 4096; p < (o + n + 4095) / 4096 && p < npages; p++)
+				flushed[p] = 1;
+	}
+	free(s);
 }
 
 /* The clients' shared dirty logs (not the daemon's own) in <run>/logs. */

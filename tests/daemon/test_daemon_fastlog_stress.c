@@ -12,8 +12,6 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
-#include <daxtrack/dirtylog.h>
-
 #include "daemon_harness.h"
 #include "dt_rng.h"
 
@@ -29,29 +27,6 @@ static uint32_t ra;
 /* Pages left marked at a connection's end, per thread: must be flushed. */
 static uint8_t must[THREADS][NPAGES];
 
-static int log_of(struct dh_conn *c, struct dt_dlog *l, void **base, size_t *len)
-{
-	struct dt_msg req, rep;
-	size_t n;
-	ssize_t got;
-	int fd = -1;
-
-	dt_proto_init_request(&req, DT_OP_LOG, ++c->id);
-	req.log_req.region = ra;
-	if (dt_proto_encode(&req, c->out, sizeof(c->out), &n) ||
-	    dt_proto_send(c->fd, c->out, n, -1) < 0)
-		return -1;
-	got = dt_proto_recv(c->fd, c->buf, sizeof(c->buf), &fd);
-	if (got <= 0 || dt_proto_decode(c->buf, (size_t)got, &rep) || rep.status || fd < 0)
-		return -1;
-	*len = rep.log_rep.file_size;
-	*base = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (*base == MAP_FAILED)
-		return -1;
-	return dt_dlog_attach(l, *base, *len, rep.log_rep.npages);
-}
-
 /* One connection's life: marks, persists, socket requests; what it leaves goes to must[]. */
 static void one_connection(unsigned t, struct rng *rng)
 {
@@ -63,7 +38,7 @@ static void one_connection(unsigned t, struct rng *rng)
 	uint64_t p;
 
 	if (!CHECK(c) || !CHECK_EQ(dh_attach(c, "a", -1, NULL), 0) ||
-	    !CHECK_EQ(log_of(c, &l, &base, &len), 0)) {
+	    !CHECK_EQ(dh_log_of(c, ra, &l, &base, &len), 0)) {
 		dh_close(c);
 		return;
 	}
@@ -132,27 +107,6 @@ static void *reader_thread(void *arg)
 	return NULL;
 }
 
-/* Pages of region a the flush log shows flushed (range lines, or a full flush). */
-static void flushed_pages(uint8_t *flushed)
-{
-	char *s = dh_read_file(dh.flush_log), *line, *save = NULL;
-
-	memset(flushed, 0, NPAGES);
-	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char name[128], k[16];
-		unsigned long long o, n;
-
-		if (sscanf(line, "%127s %llu %llu %15s", name, &o, &n, k) != 4 || strcmp(name, "a"))
-			continue;
-		if (!strcmp(k, "full"))
-			memset(flushed, 1, NPAGES);
-		else if (!strcmp(k, "range"))
-			for (uint64_t p = o / PG; p < (o + n + PG - 1) / PG && p < NPAGES; p++)
-				flushed[p] = 1;
-	}
-	free(s);
-}
-
 int main(int argc, char **argv)
 {
 	pthread_t th[THREADS], reader;
@@ -182,7 +136,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(dh_client_logs(), 0);
 
 	dt_test_ctx("every page left marked was written back");
-	flushed_pages(flushed);
+	dh_flushed_pages("a", flushed, NPAGES);
 	for (unsigned t = 0; t < THREADS; t++)
 		for (unsigned p = 0; p < NPAGES; p++)
 			missed += must[t][p] && !flushed[p];
