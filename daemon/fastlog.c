@@ -77,8 +77,9 @@ struct srv_log {
 /*
  * A client holds its log's fd read-write, so it can ftruncate(2) it: a read
  * of the mapping past the new end raises SIGBUS.  Reads of a log run with
- * a recovery point armed over its mapping (util/sigbus.h); the handler
- * jumps back and the log is marked broken.  A SIGBUS anywhere else is what
+ * a recovery point armed over its mapping (util/sigbus.h, installed when
+ * the regions were opened); the handler jumps back and the log is marked
+ * broken.  A SIGBUS anywhere else is what
  * it always was.
  */
 
@@ -428,14 +429,12 @@ static int batch_push(void *arg, uint64_t first, uint64_t last)
 
 /*
  * A run set in a log: DIRTY, but for the pages of bad ranges (never
- * flushed) and those a truncation of the file took (nothing is left there).
+ * flushed); those a truncation of the file took are cut by batch_flush().
  */
 static int batch_run(void *arg, uint64_t first, uint64_t last)
 {
 	struct mark_batch *b = arg;
 
-	if (!dt_region_cut_live(dt_region_live_npages(b->r), first, &last))
-		return 0;
 	return dt_region_good_runs(b->r, first, last, batch_push, b);
 }
 
@@ -800,8 +799,6 @@ int fastlog_open(struct dt_server *srv, int dirfd, const char *runtime_dir)
 	ret = open_dir(fl, dirfd, runtime_dir, err, sizeof(err));
 	if (!ret && (ret = logdir_boot_id(fl->boot_id)))
 		snprintf(err, sizeof(err), "boot id: %s", strerror(-ret));
-	if (!ret && (ret = dt_sigbus_install()))
-		snprintf(err, sizeof(err), "SIGBUS handler: %s", strerror(-ret));
 	if (ret) {
 		dt_log(LOG_WARNING, "fast path off: %s", err);
 		if (fl->dirfd >= 0)

@@ -12,7 +12,6 @@
  * a page already gone survives its SIGBUS and stops there.
  */
 #include <errno.h>
-#include <signal.h>
 #include <sys/stat.h>
 
 #include "log.h"
@@ -40,10 +39,6 @@ uint64_t dt_region_touch(struct dt_region *r, void (*fn)(const void *, size_t), 
 	uintptr_t fault;
 	int ret;
 
-	if (dt_sigbus_install()) {
-		fn(at, len);
-		return 0;
-	}
 	for (unsigned tries = 0; len; tries++) {
 		ret = dt_sigbus_call(fn, at, len, &fault);
 		if (!ret)

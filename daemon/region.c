@@ -25,6 +25,7 @@
 #include "log.h"
 #include "region.h"
 #include "region-internal.h"
+#include "sigbus.h"
 
 #define PMD_SIZE_2M	(2ULL << 20)
 #define FIEMAP_BATCH	256
@@ -538,6 +539,13 @@ int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, ch
 	pthread_rwlock_init(&r->sweep_lock, NULL);
 	pthread_mutex_init(&r->wb_lock, NULL);
 	pthread_mutex_init(&r->size_lock, NULL);
+	/* Its memory is touched under recovery points (dt_region_touch()). */
+	ret = dt_sigbus_install();
+	if (ret) {
+		rerr(r, err, errlen, "SIGBUS handler: %s", strerror(-ret));
+		r->fd = -1;
+		goto fail;
+	}
 	r->fd = open_path(r, cr, err, errlen);
 	if (r->fd < 0) {
 		ret = r->fd;

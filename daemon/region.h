@@ -267,7 +267,8 @@ extern int (*dt_region_deep_drain)(const void *addr, size_t len);
  * set, of that size.  A character device must be device DAX; it is mapped
  * whole, and @cr->size, if set, must be its size.  The mapping is made by
  * pmem_map_file() on /proc/self/fd/N of the descriptor opened here (so what
- * is checked is what is mapped); libpmem uses MAP_SYNC where it can.
+ * is checked is what is mapped); libpmem uses MAP_SYNC where it can.  The
+ * process's SIGBUS handler (util/sigbus.h) is installed first, once.
  *
  * Context: The daemon's main thread (registered with urcu-memb).  Allocates.
  * Return: 0; -ELOOP for a symbolic link; -ENOENT for a missing file with
@@ -598,9 +599,10 @@ int dt_region_sector(void *arg, uint64_t pgoff, unsigned order, uint64_t *sector
  * is set and @r->counters.sigbus counted.  A poisoned page (BUS_MCEERR_AR)
  * is skipped, kept as a flush error (-EIO), and the rest touched.
  *
- * Context: Any thread; may be called with the mapping's tree mutex or entry
- * locks held (a flush operation): it takes no lock, and makes a system call
- * (fstat(2)) only after a fault.
+ * Context: Any thread, the SIGBUS handler installed (dt_region_open());
+ * may be called with the mapping's tree mutex or entry locks held (a flush
+ * operation): it takes no lock, and makes a system call (fstat(2)) only
+ * after a fault.
  * Return: Bytes of the range left untouched (0: all of it).
  */
 uint64_t dt_region_touch(struct dt_region *r, void (*fn)(const void *, size_t), const char *at,

@@ -195,6 +195,12 @@ int dt_client_log_open(struct dt_client *c, struct dt_client_region *r)
 	}
 	c->cnt.logs++;
 	barrier_setup(c);
+	/*
+	 * The in-process persist flushes under recovery points (flush_pages()).
+	 * Without the handler (sigaction(2) failed) a SIGBUS there is what it
+	 * would be without daxtrack.
+	 */
+	dt_sigbus_install();
 	__atomic_store_n(&r->log, l, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -427,16 +433,12 @@ static void flush_pages(const char *base, uint64_t len, bool eadr, uint64_t firs
 
 	if (end > len)
 		end = len;
-	if (eadr || dt_sigbus_install())
-		goto unguarded;
+	if (eadr)
+		return;
 	while (start < end &&
 	       dt_sigbus_call(dt_client_flush_hook, base + start, end - start, &fault) == -EIO)
 		start = ((fault - (uintptr_t)base) & ~(uintptr_t)(DT_CLIENT_PAGE - 1)) +
 			DT_CLIENT_PAGE;
-	return;
-unguarded:
-	if (!eadr)
-		dt_client_flush_hook(base + start, end - start);
 }
 
 static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
