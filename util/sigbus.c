@@ -11,7 +11,12 @@
 
 #define GUARD_PAGE 4096UL
 
-static __thread struct dt_sigbus_jmp *armed;
+/*
+ * initial-exec: a load at a fixed offset from the thread pointer, no
+ * __tls_get_addr() call in libdaxtrack-client (a library loaded with the
+ * program; dlopen() of it takes a few bytes of the static TLS surplus).
+ */
+static __thread struct dt_sigbus_jmp *armed __attribute__((tls_model("initial-exec")));
 static struct sigaction prev_action;
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static int install_error;
@@ -81,42 +86,48 @@ int dt_sigbus_install(void)
 	return install_error;
 }
 
-struct dt_sigbus_jmp *dt_sigbus_arm(struct dt_sigbus_jmp *j, const void *addr, size_t len)
+/* Make @j this thread's armed point; the one before.  Inline in dt_sigbus_call(). */
+static inline struct dt_sigbus_jmp *swap_armed(struct dt_sigbus_jmp *j)
 {
 	struct dt_sigbus_jmp *old = armed;
 
-	j->lo = (uintptr_t)addr & ~(GUARD_PAGE - 1);
-	j->hi = ((uintptr_t)addr + len + GUARD_PAGE - 1) & ~(GUARD_PAGE - 1);
-	j->addr = 0;
-	j->code = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	armed = j;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return old;
+}
+
+static inline void set_range(struct dt_sigbus_jmp *j, const void *addr, size_t len)
+{
+	j->lo = (uintptr_t)addr & ~(GUARD_PAGE - 1);
+	j->hi = ((uintptr_t)addr + len + GUARD_PAGE - 1) & ~(GUARD_PAGE - 1);
+}
+
+struct dt_sigbus_jmp *dt_sigbus_arm(struct dt_sigbus_jmp *j, const void *addr, size_t len)
+{
+	set_range(j, addr, len);
+	return swap_armed(j);
 }
 
 struct dt_sigbus_jmp *dt_sigbus_rearm(struct dt_sigbus_jmp *j)
 {
-	struct dt_sigbus_jmp *old = armed;
-
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	armed = j;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	return old;
+	return swap_armed(j);
 }
 
+/* @old is not changed after sigsetjmp(): it needs no volatile. */
 int dt_sigbus_call(void (*fn)(const void *, size_t), const void *addr, size_t len, uintptr_t *fault)
 {
-	struct dt_sigbus_jmp j;
-	struct dt_sigbus_jmp *volatile old = dt_sigbus_arm(&j, addr, len);
+	struct dt_sigbus_jmp j, *old;
 
+	set_range(&j, addr, len);
+	old = swap_armed(&j);
 	if (sigsetjmp(j.env, 0)) {
-		dt_sigbus_rearm(old);
+		swap_armed(old);
 		if (fault)
 			*fault = j.addr;
 		return j.code == BUS_MCEERR_AR ? -EIO : -EFAULT;
 	}
 	fn(addr, len);
-	dt_sigbus_rearm(old);
+	swap_armed(old);
 	return 0;
 }

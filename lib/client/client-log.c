@@ -417,6 +417,19 @@ struct flush {
 	uint64_t o_first, o_last;
 };
 
+/* The rest of a run after a poisoned page at @fault: each page but those that fault. */
+static void __attribute__((noinline)) flush_after_poison(const char *base, uintptr_t fault,
+							  uint64_t end)
+{
+	uint64_t start;
+
+	do
+		start = ((fault - (uintptr_t)base) & ~(uintptr_t)(DT_CLIENT_PAGE - 1)) +
+			DT_CLIENT_PAGE;
+	while (start < end &&
+	       dt_sigbus_call(dt_client_flush_hook, base + start, end - start, &fault) == -EIO);
+}
+
 /*
  * Flush pages [first, last] of the mapping @base of @len bytes (nothing with
  * eADR), where a SIGBUS is survivable: the application (or anyone) may have
@@ -433,12 +446,9 @@ static void flush_pages(const char *base, uint64_t len, bool eadr, uint64_t firs
 
 	if (end > len)
 		end = len;
-	if (eadr)
-		return;
-	while (start < end &&
-	       dt_sigbus_call(dt_client_flush_hook, base + start, end - start, &fault) == -EIO)
-		start = ((fault - (uintptr_t)base) & ~(uintptr_t)(DT_CLIENT_PAGE - 1)) +
-			DT_CLIENT_PAGE;
+	if (!eadr &&
+	    dt_sigbus_call(dt_client_flush_hook, base + start, end - start, &fault) == -EIO)
+		flush_after_poison(base, fault, end);
 }
 
 static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
