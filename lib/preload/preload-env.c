@@ -60,6 +60,12 @@ static void init_once_fn(void)
 	dtp_real.fsync = next("fsync");
 	dtp_real.fdatasync = next("fdatasync");
 	dtp_real.close = next("close");
+	dtp_real.ftruncate = next("ftruncate");
+	dtp_real.ftruncate64 = next("ftruncate64");
+	dtp_real.truncate = next("truncate");
+	dtp_real.truncate64 = next("truncate64");
+	dtp_real.fallocate = next("fallocate");
+	dtp_real.fallocate64 = next("fallocate64");
 	if (!dtp_real.mmap64)
 		dtp_real.mmap64 = (void *)dtp_real.mmap;
 	errno = saved;

@@ -67,7 +67,7 @@ static void drop(unsigned i)
 	dtp_region_put(reg);
 }
 
-static void untrack(struct dtp_map *m)
+void dtp_maps_untrack(struct dtp_map *m)
 {
 	int err;
 
@@ -85,7 +85,7 @@ static int cut(unsigned i, uintptr_t addr, uintptr_t end)
 	struct dtp_map *m = &maps[i], right;
 	uintptr_t m_end = m->addr + m->len;
 
-	untrack(m);
+	dtp_maps_untrack(m);
 	if (addr <= m->addr && end >= m_end) {
 		drop(i);
 		return 1;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * preload.c - the interposers of libdaxtrack-preload.so: mmap(), mmap64(),
- * munmap(), msync(), fsync(), fdatasync() and close().
+ * munmap(), msync(), fsync(), fdatasync() and close() (those that take pages
+ * from a file, ftruncate() and the like: preload-resize.c).
  *
  * A shared writable mapping of a daemon region's file or device is attached
  * by its fd, mapped by the shim (preload-place.c) and tracked

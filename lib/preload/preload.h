@@ -39,6 +39,12 @@ struct dtp_real {
 	int (*fsync)(int fd);
 	int (*fdatasync)(int fd);
 	int (*close)(int fd);
+	int (*ftruncate)(int fd, off_t len);
+	int (*ftruncate64)(int fd, off64_t len);
+	int (*truncate)(const char *path, off_t len);
+	int (*truncate64)(const char *path, off64_t len);
+	int (*fallocate)(int fd, int mode, off_t off, off_t len);
+	int (*fallocate64)(int fd, int mode, off64_t off, off64_t len);
 };
 
 extern struct dtp_real dtp_real;
@@ -126,6 +132,8 @@ int dtp_maps_add(const struct dtp_map *m);
 struct dtp_map *dtp_maps_next(uintptr_t addr, size_t len, unsigned *i);
 /* The next mapping of @reg at or after index *@i, or NULL. */
 struct dtp_map *dtp_maps_next_of(const struct dtp_region *reg, unsigned *i);
+/* Stop tracking mapping @m (dt_client_untrack()): whole-range mode from now on. */
+void dtp_maps_untrack(struct dtp_map *m);
 /* Forget [addr, addr + len): untrack what it meets, split, detach the regions left unmapped. */
 void dtp_maps_forget(uintptr_t addr, size_t len);
 /* The region offset of @addr in a mapping of the table, or NULL. */

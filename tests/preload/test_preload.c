@@ -487,6 +487,10 @@ static void test_truncate(const char *how, const char *env)
 	dt_test_ctx("truncate under the mappings (%s)", how);
 	CHECK_EQ(run_victim("truncate", db_path, true, env), 0);
 	CHECK(debug_has("victim: truncate done", NULL));
+	/* Tracking cannot cover the pages a truncation unmaps: whole ranges from then on. */
+	if (tracked_mode)
+		CHECK(debug_has("the file loses pages: whole-range mode", NULL) &&
+		      !debug_has("the file loses pages", "victim: truncated")); /* before the call */
 	CHECK(h.pid > 0 && !kill(h.pid, 0));
 	CHECK_EQ(dirty_entries(), 0);
 	CHECK(log_has("truncated from 8388608 to 1048576 bytes"));
