@@ -55,9 +55,7 @@ static void flush_pmem(void *arg, uint64_t off, uint64_t len)
 	struct dt_region *r = arg;
 
 	note_flush(r, off, len);
-	/* Dirty pages past the end of a truncated file: gone with its blocks. */
-	count(&r->counters.truncated_dirty,
-	      dt_region_touch(r, pmem_flush, (const char *)r->addr + off, off, len) / PAGE_SIZE_4K);
+	dt_region_flush_dirty(r, pmem_flush, (const char *)r->addr + off, off, len);
 }
 
 /* The writeback's prefetch: start the page walks of a range, a prefetch per 4KiB page. */

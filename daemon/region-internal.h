@@ -34,6 +34,13 @@ static inline void count(uint64_t *counter, uint64_t n)
  */
 int dt_region_refresh_extents(struct dt_region *r);
 
+/*
+ * dt_region_touch() of a flush of dirty pages: those it found past the end
+ * of the file are counted in truncated_dirty (region-size.c).
+ */
+void dt_region_flush_dirty(struct dt_region *r, void (*flush)(const void *, size_t),
+			   const char *at, uint64_t off, uint64_t len);
+
 /* Count a failed flush and keep its error for dt_region_take_flush_error() (region-flush.c). */
 void dt_region_keep_error(struct dt_region *r, int error);
 

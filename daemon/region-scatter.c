@@ -135,9 +135,7 @@ static unsigned flush_batch(struct dt_region *r, const struct dt_region_range *x
 	for (unsigned i = 0; i < n; i++) {
 		at = w.at[i] == IN_PLACE ? (const char *)r->addr + x[i].off : w.base + w.at[i];
 		dt_region_note(r, DT_FLUSH_EV_RANGE, x[i].off, x[i].len);
-		count(&r->counters.truncated_dirty,
-		      dt_region_touch(r, dt_region_scatter_flush, at, x[i].off, x[i].len) /
-			      PAGE_SIZE_4K);
+		dt_region_flush_dirty(r, dt_region_scatter_flush, at, x[i].off, x[i].len);
 	}
 	if (!w.base)
 		return mapped;

@@ -77,6 +77,16 @@ static size_t cut_ranges(struct dt_page_range *pr, size_t n, uint64_t live, bool
 	return k;
 }
 
+void dt_region_flush_dirty(struct dt_region *r, void (*flush)(const void *, size_t),
+			   const char *at, uint64_t off, uint64_t len)
+{
+	uint64_t lost = dt_region_touch(r, flush, at, off, len);
+
+	/* Only then: a locked instruction after a CLWB waits for its write-back. */
+	if (lost)
+		count(&r->counters.truncated_dirty, (lost + PAGE_SIZE_4K - 1) / PAGE_SIZE_4K);
+}
+
 int dt_region_mark_dirty(struct dt_region *r, struct dt_page_range *pr, size_t *n)
 {
 	uint64_t live = dt_region_live_npages(r);
