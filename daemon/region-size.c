@@ -19,8 +19,9 @@
 #include "region-internal.h"
 #include "sigbus.h"
 
-/* Tries of a touch whose file keeps growing back under it. */
+/* Tries of a touch, or of a mark, whose file keeps changing size under it. */
 #define TOUCH_TRIES 4
+#define MARK_TRIES 4
 
 static int read_size(struct dt_region *r, uint64_t *size)
 {
@@ -89,16 +90,20 @@ void dt_region_flush_dirty(struct dt_region *r, void (*flush)(const void *, size
 
 int dt_region_mark_dirty(struct dt_region *r, struct dt_page_range *pr, size_t *n)
 {
-	uint64_t live = dt_region_live_npages(r);
 	bool cut = false;
 	int ret;
 
-	for (;;) {
-		*n = cut_ranges(pr, *n, live, &cut);
+	/*
+	 * The ranges are inside the region: -ERANGE is the geometry's, a page
+	 * past an end that moved meanwhile.  Cut at the end as it is now and
+	 * mark again, whichever way it moved (pages cut were past the end when
+	 * they were cut: their data went with the file's blocks).
+	 */
+	for (unsigned tries = 0;; tries++) {
+		*n = cut_ranges(pr, *n, dt_region_live_npages(r), &cut);
 		ret = *n ? dt_mapping_mark_dirty_ranges(r->mapping, pr, *n) : 0;
-		if (ret != -ERANGE || dt_region_live_npages(r) >= live)
+		if (ret != -ERANGE || tries + 1 >= MARK_TRIES)
 			return ret ? ret : cut;
-		live = dt_region_live_npages(r); /* truncated meanwhile: mark what is left */
 	}
 }
 

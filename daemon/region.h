@@ -665,9 +665,10 @@ static inline bool dt_region_cut_live(uint64_t live, uint64_t first, uint64_t *l
  *
  * dt_mapping_mark_dirty_ranges() of the ranges cut at the live end.  A
  * truncation that lands meanwhile makes the geometry refuse a page
- * (-ERANGE), which stops the walk: the ranges are then cut at the new end
- * and marked again (a mark is idempotent), so no page inside the file is
- * left unmarked.
+ * (-ERANGE), which stops the walk: the ranges are then cut at the end as it
+ * is then and marked again (a mark is idempotent), up to 4 times, so no page
+ * inside the file is left unmarked unless its size changes that often
+ * during the call (then -ERANGE).
  *
  * Context: As dt_mapping_mark_dirty_ranges().
  * Return: 0; 1 if some page was past the end (not marked); or the error of
