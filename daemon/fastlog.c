@@ -17,7 +17,7 @@
 
 #include <urcu/urcu-memb.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 #include <daxtrack/mapping.h>
 
 #include "fastlog.h"

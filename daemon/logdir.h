@@ -2,7 +2,7 @@
 /*
  * daemon/logdir.h - the directory of the shared dirty logs and their files.
  *
- * The logs (lib/include/daxtrack/dirtylog.h) live in <runtime_dir>/logs/:
+ * The logs (lib/log/dirtylog.h) live in <runtime_dir>/logs/:
  * a runtime directory (tmpfs, /run/daxtrack) outlives the daemon but not a
  * reboot, which is what a write-intent record needs.  One file a log:
  *   <region>@daemon.log        the daemon's own log of a region (DIRTY);
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 #define DT_LOGDIR_NAME "logs"
 #define DT_LOGDIR_RUNTIME_MODE 0750 /* a runtime directory the daemon creates */

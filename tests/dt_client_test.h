@@ -9,7 +9,7 @@
 #define DT_CLIENT_TEST_H
 
 #include <daxtrack/client.h>
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 /* A connection to the daemon at @sock with option flags @flags; NULL (a failed check) on error. */
 static inline struct dt_client *dt_test_connect(const char *sock, unsigned flags)

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include <daxtrack/client.h>
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 #include <daxtrack/proto.h>
 
 #define DT_CLIENT_PAGE		4096ULL

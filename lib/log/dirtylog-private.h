@@ -8,7 +8,7 @@
 #ifndef DT_DIRTYLOG_PRIVATE_H
 #define DT_DIRTYLOG_PRIVATE_H
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 #define WORD_BITS 64ULL
 #define NPAGES_MAX (1ULL << 52)

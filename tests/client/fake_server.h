@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 #include <daxtrack/proto.h>
 
 #define FAKE_REGIONS	2

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include <daxtrack/client.h>
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 #include <libpmem.h>
 
 #include "client-private.h"

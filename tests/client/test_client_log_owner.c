@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 #include "client-private.h"
 #include "dt_test.h"

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include <daxtrack/client.h>
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 #include "client-private.h"
 #include "daemon_harness.h"

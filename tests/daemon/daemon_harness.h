@@ -27,7 +27,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 #include <daxtrack/proto.h>
 
 #include "dt_test.h"

@@ -22,7 +22,7 @@
 #include <grp.h>
 #include <sys/mman.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 #include "daemon_harness.h"
 

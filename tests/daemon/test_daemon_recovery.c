@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 #include "daemon_harness.h"
 #include "logdir.h"

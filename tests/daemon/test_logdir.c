@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 #include "dt_test.h"
 #include "daemon_util.h"

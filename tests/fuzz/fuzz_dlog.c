@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

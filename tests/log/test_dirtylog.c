@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <daxtrack/dirtylog.h>
+#include "dirtylog.h"
 
 #include "dt_rng.h"
 #include "dt_test.h"

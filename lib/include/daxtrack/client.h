@@ -73,7 +73,7 @@
  *
  * The fast path (protocol version 3; off with DT_CLIENT_NO_FAST_PATH or
  * DAXTRACK_FAST_PATH=0): a region attached with write rights gets its shared
- * dirty log from the daemon (LOG, daxtrack/dirtylog.h): a file in the
+ * dirty log from the daemon (LOG): a file in the
  * daemon's runtime directory, mapped read-write into the application, one
  * bit per 4KiB page.  Then:
  *   - dt_client_dirty() sets the pages' bits: a few atomic instructions, no

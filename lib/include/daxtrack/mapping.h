@@ -24,7 +24,7 @@
  *
  *   tag 0  DT_TAG_DIRTY     written since it was last flushed
  *   tag 1  DT_TAG_TOWRITE   to be flushed by a writeback in progress
- *   tag 2  DT_TAG_LOGGED    set in a client's shared dirty log (daxtrack/
+ *   tag 2  DT_TAG_LOGGED    set in a client's shared dirty log (lib/log/
  *                           dirtylog.h), as its reader last saw it: the
  *                           reader sets and clears it
  *                           (dt_mapping_mark_logged(),

@@ -522,9 +522,10 @@ struct dt_proto_dump_rep {
 
 /*
  * LOG (version 3): ask for the shared dirty log of an attached region
- * (daxtrack/dirtylog.h).  Needs write rights.  The reply comes with the
- * log file's fd (SCM_RIGHTS, exactly one): map @file_size bytes shared,
- * read-write, and dt_dlog_attach() it with @npages.
+ * (its format is private to the daemon and libdaxtrack-client, which
+ * agree on its version).  Needs write rights.  The reply comes with the
+ * log file's fd (SCM_RIGHTS, exactly one), of @file_size bytes, for
+ * @npages pages.
  */
 struct dt_proto_log_req {
 	uint32_t region;
