@@ -47,6 +47,13 @@
 #include "client-private.h"
 #include "sigbus.h"
 
+/*
+ * Runs a persist takes from its cursor at a time: a shared log's takes
+ * (locked instructions, which wait for the flushes issued before them)
+ * come in batches between the flushes.
+ */
+#define PERSIST_BATCH 32
+
 void (*dt_client_flush_hook)(const void *addr, size_t len) = pmem_flush;
 void (*dt_client_drain_hook)(void) = pmem_drain;
 
@@ -70,7 +77,6 @@ static void log_unmap(struct dt_client_log *l)
 {
 	munmap(l->l.base, l->l.g.file_size);
 	dt_dlog_owner_free(&l->l);
-	free(l->runs);
 	free(l);
 }
 
@@ -393,30 +399,6 @@ bool dt_client_log_in_process(const struct dt_client_region *r)
 	return may_flush_here(r, log_of(r));
 }
 
-/*
- * The runs a take moved into flush are flushed after the take, all at once:
- * the take's locked instructions would each wait for the flushes issued
- * before them, one run at a time.  Kept in the log's @runs (grown by its
- * serialised persists); without memory, a run is flushed as it comes.
- */
-struct flush {
-	struct dt_client_log *l;
-	const char *base;
-	uint64_t len;
-	bool eadr;			/* the caches are persistent: no flush */
-	bool whole;			/* flush the whole range, not the runs */
-	bool single;			/* the owner's: found, not taken */
-	size_t n;			/* runs kept in r->runs */
-	uint64_t pages, runs;
-	bool taken;			/* a run was taken: [lo, hi] their extent */
-	uint64_t lo, hi;
-	/* The owner's: the ring's runs, merged in order with those found. */
-	const struct dt_dlog_run *ring;
-	unsigned nring, iring;
-	bool open;			/* [o_first, o_last] is being gathered */
-	uint64_t o_first, o_last;
-};
-
 /* The rest of a run after a poisoned page at @fault: each page but those that fault. */
 static void __attribute__((noinline)) flush_after_poison(const char *base, uintptr_t fault,
 							  uint64_t end)
@@ -451,97 +433,6 @@ static void flush_pages(const char *base, uint64_t len, bool eadr, uint64_t firs
 		flush_after_poison(base, fault, end);
 }
 
-static void flush_range(const struct flush *f, uint64_t first, uint64_t last)
-{
-	flush_pages(f->base, f->len, f->eadr, first, last);
-}
-
-static bool keep_run(struct flush *f, uint64_t first, uint64_t last)
-{
-	struct dt_client_log *l = f->l;
-	uint64_t *a;
-
-	if (f->n == l->runs_cap) {
-		a = realloc(l->runs, (l->runs_cap ? 2 * l->runs_cap : 64) * 2 * sizeof(*a));
-		if (!a)
-			return false;
-		l->runs = a;
-		l->runs_cap = l->runs_cap ? 2 * l->runs_cap : 64;
-	}
-	l->runs[2 * f->n] = first;
-	l->runs[2 * f->n + 1] = last;
-	f->n++;
-	return true;
-}
-
-/* A run of the owner's persist, complete: flushed now (no locked instruction follows). */
-static void flush_run(struct flush *f, uint64_t first, uint64_t last)
-{
-	if (!f->whole)
-		flush_range(f, first, last);
-	f->pages += last - first + 1;
-	f->runs++;
-}
-
-/* The owner's runs, ascending: overlapping or adjacent ones become one. */
-static void gather_run(struct flush *f, uint64_t first, uint64_t last)
-{
-	if (f->open && first <= f->o_last + 1) {
-		if (last > f->o_last)
-			f->o_last = last;
-		return;
-	}
-	if (f->open)
-		flush_run(f, f->o_first, f->o_last);
-	f->open = true;
-	f->o_first = first;
-	f->o_last = last;
-}
-
-/* The ring's runs that begin before @page go in first. */
-static void ring_until(struct flush *f, uint64_t page)
-{
-	for (; f->iring < f->nring && f->ring[f->iring].first < page; f->iring++)
-		gather_run(f, f->ring[f->iring].first, f->ring[f->iring].last);
-}
-
-static int take_run(void *arg, uint64_t first, uint64_t last)
-{
-	struct flush *f = arg;
-
-	if (!f->taken)
-		f->lo = first;
-	f->taken = true;
-	f->hi = last;
-	if (f->single) {
-		ring_until(f, first);
-		gather_run(f, first, last);
-		return 0;
-	}
-	if (!f->eadr && !f->whole && !keep_run(f, first, last))
-		flush_range(f, first, last);
-	f->pages += last - first + 1;
-	f->runs++;
-	return 0;
-}
-
-/*
- * The owner's ring, before its find: its runs if every record is in
- * [first, last]; else, but for a whole-range persist (which leaves the ring
- * alone), folded into dirty for the find.  Return: whether to settle it.
- */
-static bool ring_begin(struct dt_client_log *l, struct flush *f, uint64_t first, uint64_t last,
-		       struct dt_dlog_run *runs)
-{
-	int n = dt_dlog_ring_runs(&l->l, first, last, runs);
-
-	if (n < 0 && !f->whole)
-		dt_dlog_ring_fold(&l->l);
-	f->ring = runs;
-	f->nring = n > 0 ? (unsigned)n : 0;
-	return n >= 0;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -561,98 +452,43 @@ static void persist_report(struct dt_proto_fsync_rep *out, uint64_t pages, uint6
 }
 
 /*
- * The owner's persist of marks that are all records of its ring, dirty
- * holding none of [first, last] (its top level says so): the ring's runs
- * flushed, one drain, the ring settled.  What persist_here() does for
- * them, without its walk of the bitmap and its merging of two streams.
- * False, nothing done, where dirty may hold some (a full ring sent marks
- * there, a big mark, a log taken over) or a record is outside the range.
- */
-static bool persist_ring(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
-			 uint64_t last, struct dt_proto_fsync_rep *out, uint64_t t0)
-{
-	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
-	bool eadr = l->flags & DT_LOG_EADR;
-	uint64_t pages = 0;
-	int n;
-
-	n = dt_dlog_ring_only(&l->l, first, last, runs);
-	if (n < 0)
-		return false;
-	for (int i = 0; i < n; i++) {
-		flush_pages(r->addr, r->map_len, eadr, runs[i].first, runs[i].last);
-		pages += runs[i].last - runs[i].first + 1;
-	}
-	dt_client_drain_hook();
-	dt_dlog_ring_settle(&l->l);
-	count(&l->persists_in_process);
-	if (out)
-		persist_report(out, pages, (uint64_t)n, t0);
-	return true;
-}
-
-/* persist_here() of the marks of the bitmap (and, for the owner, of its ring). */
-static void persist_walk(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
-			 uint64_t last, bool whole, struct dt_proto_fsync_rep *out, uint64_t t0)
-{
-	/* Owned: no other mark can race, the pages stay dirty until durable. */
-	bool single = l->l.single;
-	struct flush f = { .l = l, .base = r->addr, .len = r->map_len,
-			   .eadr = l->flags & DT_LOG_EADR, .whole = whole, .single = single };
-	struct dt_dlog_run ring[DT_DLOG_RING_SLOTS];
-	bool settle = false;
-
-	if (single) {
-		/* Settled also with none pending: a full ring sent the marks to dirty. */
-		settle = dt_dlog_ring_pending(&l->l) ? ring_begin(l, &f, first, last, ring)
-						     : l->l.ring_off;
-		dt_dlog_find(&l->l, first, last, take_run, &f);
-		ring_until(&f, UINT64_MAX);
-		if (f.open)
-			flush_run(&f, f.o_first, f.o_last);
-	} else {
-		dt_dlog_take(&l->l, first, last, take_run, &f);
-	}
-	if (whole) {
-		flush_range(&f, first, last);
-		f.pages = last - first + 1;
-		f.runs = 1;
-	}
-	for (size_t i = 0; i < f.n; i++)
-		flush_range(&f, l->runs[2 * i], l->runs[2 * i + 1]);
-	dt_client_drain_hook();
-	/*
-	 * Only this persist's flush bits are set (persists are serialised):
-	 * their extent.  Owned: the dirty bits of the extent, all of them found.
-	 */
-	if (f.taken && single)
-		dt_dlog_clear(&l->l, f.lo, f.hi);
-	else if (f.taken)
-		dt_dlog_release(&l->l, f.lo, f.hi);
-	if (settle)
-		dt_dlog_ring_settle(&l->l);
-	count(&l->persists_in_process);
-	if (out)
-		persist_report(out, f.pages, f.runs, t0);
-}
-
-/*
- * Flush from the client's own mapping (the log entered, and if shared the
- * persist lock held) the marked pages
- * of [first, last], or with @whole (a persist of that range) every page of
- * it: those marked before are taken and released as for an fsync, the
- * range's own need no mark, the flush and drain being done before the call
- * returns (a client dying before has been promised nothing).
+ * The pages of [first, last] marked in @l, walked with a cursor (see
+ * lib/log/dirtylog-persist.c): each batch of runs flushed from the
+ * client's own mapping (none with eADR; the whole range instead with
+ * @whole, a persist of that range), one drain, then the marks leave the
+ * log.  The log is entered, and if shared the persist lock held.  A client
+ * dying before the drain has been promised nothing.
  */
 static void persist_here(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
 			 uint64_t last, bool whole, struct dt_proto_fsync_rep *out)
 {
-	/* The report's time: one clock read, whichever persist does the work. */
-	uint64_t t0 = out ? now_ns() : 0;
+	/* The report's time: one clock read. */
+	uint64_t t0 = out ? now_ns() : 0, pages = 0, nruns = 0;
+	bool eadr = l->flags & DT_LOG_EADR;
+	struct dt_dlog_run runs[PERSIST_BATCH];
+	struct dt_dlog_cursor c;
+	int n;
 
-	if (l->l.single && !whole && persist_ring(r, l, first, last, out, t0))
-		return;
-	persist_walk(r, l, first, last, whole, out, t0);
+	dt_dlog_cursor_init(&c, &l->l, first, last);
+	do {
+		n = dt_dlog_next(&c, runs, PERSIST_BATCH);
+		for (int i = 0; i < n; i++) {
+			if (!whole)
+				flush_pages(r->addr, r->map_len, eadr, runs[i].first, runs[i].last);
+			pages += runs[i].last - runs[i].first + 1;
+		}
+		nruns += (uint64_t)n;
+	} while (n == PERSIST_BATCH);
+	if (whole) {
+		flush_pages(r->addr, r->map_len, eadr, first, last);
+		pages = last - first + 1;
+		nruns = 1;
+	}
+	dt_client_drain_hook();
+	dt_dlog_cursor_done(&c);
+	count(&l->persists_in_process);
+	if (out)
+		persist_report(out, pages, nruns, t0);
 }
 
 /*
@@ -748,17 +584,13 @@ static bool range_pages(const struct dt_client_log *l, uint64_t offset, uint64_t
 	return true;
 }
 
-static int mark_back(void *arg, uint64_t first, uint64_t last)
-{
-	dt_dlog_mark(arg, first, last);
-	return 0;
-}
-
 int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length,
 			unsigned flags, struct dt_proto_fsync_rep *out,
 			dt_client_fsync_fn sock_fsync, void *arg)
 {
 	struct dt_client_log *l = log_of(r);
+	struct dt_dlog_run runs[PERSIST_BATCH];
+	struct dt_dlog_cursor c;
 	uint64_t first, last;
 	bool pages, owned;
 	int err;
@@ -777,14 +609,15 @@ int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t le
 		return 0;
 	}
 	count(&l->persists_log_socket);
-	/* The take knows the bitmap only: the owner's ring goes there first. */
-	if (l->l.single)
-		dt_dlog_ring_fold(&l->l);
-	dt_dlog_take(&l->l, first, last, NULL, NULL);
+	/* The daemon flushes what the log holds; the marks leave it once durable. */
+	dt_dlog_cursor_init(&c, &l->l, first, last);
+	while (dt_dlog_next(&c, runs, PERSIST_BATCH) == PERSIST_BATCH)
+		;
 	err = sock_fsync(r, offset, length, flags, arg);
-	if (err)	/* not durable: the pages taken are dirty again */
-		dt_dlog_for_each(&l->l, first, last, false, mark_back, &l->l, NULL);
-	dt_dlog_release(&l->l, first, last);
+	if (err)
+		dt_dlog_cursor_abort(&c);
+	else
+		dt_dlog_cursor_done(&c);
 	persist_end(r, l, owned);
 	return err;
 }

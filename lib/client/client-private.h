@@ -55,7 +55,7 @@ void dt_rset_free(struct dt_rset *s);
 
 /*
  * A mapped dirty log of a region (LOG), the client being its owner: it
- * marks, takes and releases; the daemon only reads.  Immutable once
+ * marks and persists; the daemon only reads.  Immutable once
  * published but for the bitmaps.
  */
 struct dt_client_log {
@@ -67,8 +67,6 @@ struct dt_client_log {
 	int own;			/* atomic: who writes it (client-log-owner.c) */
 	const void *owner;		/* atomic: the owning thread, while it owns it */
 	unsigned busy;			/* atomic: the owner's operations running */
-	uint64_t *runs;			/* [first, last] pairs taken, to flush (persists) */
-	size_t runs_cap;		/* pairs room at @runs */
 	uint64_t persists_in_process;	/* atomic, written by the persists */
 	uint64_t persists_log_socket;	/* atomic, written by the persists */
 };

@@ -23,6 +23,50 @@ static inline uint64_t sum_bit(uint64_t w)
 	return 1ULL << (w % WORD_BITS);
 }
 
+static inline void set_bits(uint64_t *p, uint64_t bits)
+{
+	if ((load(p) & bits) != bits)
+		__atomic_fetch_or(p, bits, __ATOMIC_RELEASE);
+}
+
+static inline void clear_bits(uint64_t *p, uint64_t bits)
+{
+	if (load(p) & bits)
+		__atomic_fetch_and(p, ~bits, __ATOMIC_RELEASE);
+}
+
+/*
+ * The flush words have one writer, the owner's persist (serialised), and
+ * readers on the other side: a plain load and a release store suffice, and
+ * no locked instruction is left after the drain to wait for the flushes.
+ * So do all the words of a log with a single writer (@l->single).
+ */
+static inline void own_clear(uint64_t *p, uint64_t bits)
+{
+	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	if (v & bits)
+		__atomic_store_n(p, v & ~bits, __ATOMIC_RELEASE);
+}
+
+/* Set or clear summary (or top) bits the way the log's writers allow. */
+static inline void log_set(const struct dt_dlog *l, uint64_t *p, uint64_t bits)
+{
+	if (l->single)
+		dt_dlog_own_set(p, bits);
+	else
+		set_bits(p, bits);
+}
+
+/* @own: the words have one writer (flush, or a single writer's log). */
+static inline void clear_one(uint64_t *p, uint64_t bits, bool own)
+{
+	if (own)
+		own_clear(p, bits);
+	else
+		clear_bits(p, bits);
+}
+
 /*
  * A run of pages being gathered: reported when the next page set is not
  * adjacent.  @open says whether [@first, @last] holds anything.
@@ -76,6 +120,19 @@ void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last);
 /* dirtylog.c: the owner's top level (dt_dlog_owner_init(), _free()). */
 int dt_dlog_top_init(struct dt_dlog *l);
 void dt_dlog_top_free(struct dt_dlog *l);
+/* dirtylog.c: summary word @s, left empty, loses its top bit (a shared log's Dekker pattern). */
+void dt_dlog_drop_top(struct dt_dlog *l, uint64_t s);
+/* dirtylog.c: clear the flush bits of [first, last] (one writer: plain stores). */
+void dt_dlog_clear_flush(struct dt_dlog *l, uint64_t first, uint64_t last);
+/*
+ * dirtylog-ring.c: the ring's records not settled, as sorted merged runs
+ * (room for DT_DLOG_RING_SLOTS); -ERANGE if one has pages outside
+ * [first, last].  dt_dlog_ring_settle(): after the drain that made them
+ * durable, @clean takes @head and the ring takes marks again.
+ */
+int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
+		      struct dt_dlog_run *runs);
+void dt_dlog_ring_settle(struct dt_dlog *l);
 
 /*
  * dirtylog-ring.c, for dirtylog-read.c: the reader's copy of the ring, the
@@ -113,24 +170,6 @@ static inline uint64_t dt_dlog_view_sum(struct dt_dlog_ring_view *v, uint64_t s)
 	for (unsigned j = v->si; j < v->n && v->run[j].first / WORD_BITS <= w1; j++)
 		m |= dt_dlog_word_mask(s, v->run[j].first / WORD_BITS, v->run[j].last / WORD_BITS);
 	return m;
-}
-
-/*
- * dt_dlog_top_clear(), inline for the library's own callers: no top bit
- * over the summary words of [first, last], nothing to walk (an owner's
- * usual persist).  False without a top level.
- */
-static inline bool dt_dlog_top_clear_inline(const struct dt_dlog *l, uint64_t first,
-					    uint64_t last)
-{
-	uint64_t s0 = first / WORD_BITS / WORD_BITS, s1 = last / WORD_BITS / WORD_BITS, x;
-
-	if (!l->top)
-		return false;
-	for (x = s0 / WORD_BITS; x <= s1 / WORD_BITS; x++)
-		if (load(&l->top[x]) & dt_dlog_word_mask(x, s0, s1))
-			return false;
-	return true;
 }
 
 #endif /* DT_DIRTYLOG_PRIVATE_H */

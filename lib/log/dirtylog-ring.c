@@ -176,8 +176,8 @@ static unsigned runs_merge(struct dt_dlog_run *runs, unsigned n)
 	return i;
 }
 
-static inline int ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
-			    struct dt_dlog_run *runs)
+int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
+		      struct dt_dlog_run *runs)
 {
 	unsigned n = 0;
 	uint64_t k, rec;
@@ -189,22 +189,6 @@ static inline int ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t la
 		n = runs_insert(runs, n, rec_first(rec), rec_last(rec));
 	}
 	return (int)runs_merge(runs, n);
-}
-
-int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
-		      struct dt_dlog_run *runs)
-{
-	if (!l->ring)
-		return 0;
-	return ring_runs(l, first, last, runs);
-}
-
-int dt_dlog_ring_only(const struct dt_dlog *l, uint64_t first, uint64_t last,
-		      struct dt_dlog_run *runs)
-{
-	if (!l->single || !l->ring || l->ring_off || !dt_dlog_top_clear_inline(l, first, last))
-		return -ENOENT;
-	return ring_runs(l, first, last, runs);
 }
 
 /*

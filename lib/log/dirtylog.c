@@ -154,50 +154,6 @@ void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags)
 
 /* ---- bits ---- */
 
-static void set_bits(uint64_t *p, uint64_t bits)
-{
-	if ((load(p) & bits) != bits)
-		__atomic_fetch_or(p, bits, __ATOMIC_RELEASE);
-}
-
-static void clear_bits(uint64_t *p, uint64_t bits)
-{
-	if (load(p) & bits)
-		__atomic_fetch_and(p, ~bits, __ATOMIC_RELEASE);
-}
-
-/*
- * The flush words have one writer, the owner's persist (serialised), and
- * readers on the other side: a plain load and a release store suffice, and
- * no locked instruction is left after the drain to wait for the flushes.
- * So do all the words of a log with a single writer (@l->single).
- */
-static void own_clear(uint64_t *p, uint64_t bits)
-{
-	uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
-
-	if (v & bits)
-		__atomic_store_n(p, v & ~bits, __ATOMIC_RELEASE);
-}
-
-/* Set or clear summary (or top) bits the way the log's writers allow. */
-static void log_set(const struct dt_dlog *l, uint64_t *p, uint64_t bits)
-{
-	if (l->single)
-		dt_dlog_own_set(p, bits);
-	else
-		set_bits(p, bits);
-}
-
-/* @own: the words have one writer (flush, or a single writer's log). */
-static void clear_one(uint64_t *p, uint64_t bits, bool own)
-{
-	if (own)
-		own_clear(p, bits);
-	else
-		clear_bits(p, bits);
-}
-
 /* ---- the owner's top level ---- */
 
 static uint64_t top_words(const struct dt_dlog *l)
@@ -241,7 +197,7 @@ static void mark_top(struct dt_dlog *l, uint64_t s0, uint64_t s1)
  * if a mark set a summary bit meanwhile (that mark reads the top word after
  * its own locked instruction, so one of the two sees the other).
  */
-static void drop_top(struct dt_dlog *l, uint64_t s)
+void dt_dlog_drop_top(struct dt_dlog *l, uint64_t s)
 {
 	uint64_t *tp = &l->top[s / WORD_BITS];
 
@@ -315,133 +271,6 @@ void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
 		dt_dlog_own_mark(l, first, last);
 }
 
-/* Take the bits @m of word @w: into flush first, then out of dirty. */
-static uint64_t take_word(struct dt_dlog *l, uint64_t w, uint64_t m)
-{
-	uint64_t old = load(&l->dirty[w]);
-
-	if (l->single) {
-		if (!(old & m))
-			return 0;
-		dt_dlog_own_set(&l->flush[w], old & m);
-		dt_dlog_own_set(&l->flush_sum[w / WORD_BITS], sum_bit(w));
-		__atomic_store_n(&l->dirty[w], old & ~m, __ATOMIC_RELEASE);
-		return old & m;
-	}
-	do {
-		if (!(old & m))
-			return 0;
-		dt_dlog_own_set(&l->flush[w], old & m);
-		dt_dlog_own_set(&l->flush_sum[w / WORD_BITS], sum_bit(w));
-	} while (!__atomic_compare_exchange_n(&l->dirty[w], &old, old & ~m, false, __ATOMIC_ACQ_REL,
-					      __ATOMIC_ACQUIRE));
-	return old & m;
-}
-
-/*
- * A take in progress: the range, the run being gathered, the pages taken;
- * @find: only find them (dt_dlog_find()), nothing written.
- */
-struct take {
-	struct run r;
-	uint64_t first, last, w0, w1;
-	uint64_t taken;
-	bool find;
-};
-
-/* Take (or find) the words of [w0, w1] that summary word @s names. */
-static int take_sum(struct dt_dlog *l, uint64_t s, struct take *t)
-{
-	uint64_t bits = load(&l->dirty_sum[s]) & dt_dlog_word_mask(s, t->w0, t->w1);
-	int ret;
-
-	while (bits) {
-		uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
-		uint64_t m = dt_dlog_word_mask(w, t->first, t->last), got;
-
-		bits &= bits - 1;
-		if (t->find) {
-			got = load(&l->dirty[w]) & m;
-		} else {
-			/* Only a word taken whole loses its summary bit. */
-			if (m == ~0ULL)
-				clear_one(&l->dirty_sum[s], sum_bit(w), l->single);
-			got = take_word(l, w, m);
-		}
-		t->taken += (uint64_t)__builtin_popcountll(got);
-		ret = run_add(&t->r, w, got);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/* The summary words of [s0, s1] that the top level names; each left empty loses its bit. */
-static int take_by_top(struct dt_dlog *l, uint64_t s0, uint64_t s1, struct take *t)
-{
-	uint64_t x, s;
-	int ret;
-
-	for (x = s0 / WORD_BITS; x <= s1 / WORD_BITS; x++) {
-		uint64_t bits = load(&l->top[x]) & dt_dlog_word_mask(x, s0, s1);
-
-		while (bits) {
-			s = x * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
-			bits &= bits - 1;
-			ret = take_sum(l, s, t);
-			if (ret)
-				return ret;
-			if (!t->find)
-				drop_top(l, s);
-		}
-	}
-	return 0;
-}
-
-/* The take's (or the find's) walk, by the top level or by the summaries. */
-static int64_t take_walk(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
-			 void *arg, bool find)
-{
-	struct take t = { .r = { .fn = fn, .arg = arg }, .first = first, .last = last,
-			  .w0 = first / WORD_BITS, .w1 = last / WORD_BITS, .find = find };
-	uint64_t s0 = t.w0 / WORD_BITS, s1 = t.w1 / WORD_BITS, s;
-	int ret = 0;
-
-	if (l->top)
-		ret = take_by_top(l, s0, s1, &t);
-	else
-		for (s = s0; s <= s1 && !ret; s++)
-			ret = take_sum(l, s, &t);
-	if (!ret)
-		ret = run_flush(&t.r);
-	return ret ? ret : (int64_t)t.taken;
-}
-
-bool dt_dlog_top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last)
-{
-	return dt_dlog_top_clear_inline(l, first, last);
-}
-
-static int64_t take_or_find(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
-			    void *arg, bool find)
-{
-	if (dt_dlog_top_clear(l, first, last))
-		return 0;
-	return take_walk(l, first, last, fn, arg, find);
-}
-
-int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn, void *arg)
-{
-	return take_or_find(l, first, last, fn, arg, false);
-}
-
-int64_t dt_dlog_find(const struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn fn,
-		     void *arg)
-{
-	/* Nothing is written through @l: the walk is the take's, with t.find. */
-	return take_or_find((struct dt_dlog *)l, first, last, fn, arg, true);
-}
-
 /*
  * Clear bits [first, last] of @words with the summary @sum, by the summary,
  * with clear_bits() where marks may race, own_clear() (@own) for flush or a single writer.
@@ -464,7 +293,7 @@ static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t
 	}
 }
 
-void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last)
+void dt_dlog_clear_flush(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
 	clear_range(l->flush, l->flush_sum, first, last, true);
 }
@@ -477,5 +306,5 @@ void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last)
 	if (!l->top)
 		return;
 	for (s = first / WORD_BITS / WORD_BITS; s <= last / WORD_BITS / WORD_BITS; s++)
-		drop_top(l, s);
+		dt_dlog_drop_top(l, s);
 }

@@ -29,9 +29,9 @@
  *     expected, for the recovery of logs left by a previous daemon.
  *   - The owner (the client of a client log, the daemon of its own log)
  *     marks from any number of threads (dt_dlog_mark(), lock-free) and
- *     takes and releases pages for persists (dt_dlog_take(),
- *     dt_dlog_release()), which it serialises itself (one persist of a log
- *     at a time).
+ *     persists ranges through a cursor (dt_dlog_cursor_init(),
+ *     dt_dlog_next(), dt_dlog_cursor_done()), one persist of a log at a
+ *     time.
  *   - The other side only reads (dt_dlog_scan(), dt_dlog_for_each()), and
  *     treats every word as hostile input: bits past the region's last page
  *     are ignored and counted, a summary bit missing over a non-zero word
@@ -49,7 +49,7 @@
  * [@clean, @head) may be dirty, as the bits of dirty and flush are; a full
  * ring is folded into dirty (dt_dlog_ring_fold()), and a persist that
  * flushed the records' pages moves @clean to @head after its drain
- * (dt_dlog_ring_settle()).  The reader adds them to every read, after
+ * (dt_dlog_cursor_done()).  The reader adds them to every read, after
  * bounding @head - @clean and every record by the region.
  */
 #ifndef DAXTRACK_DIRTYLOG_H
@@ -232,7 +232,7 @@ int dt_dlog_geometry(uint64_t npages, struct dt_dlog_geometry *g);
  *	go to the ring (after dt_dlog_owner_init()).
  * @ring: The owner's: dt_dlog_owner_init() done, the ring may be written.
  * @ring_off: The owner's: a mark found the ring full and folded it; marks
- *	go to dirty until the next dt_dlog_ring_settle().
+ *	go to dirty until the next persist's dt_dlog_cursor_done().
  * @ring_head, @ring_clean: The owner's copies of the ring's indices (the
  *	shared ones are only ever stored from them).
  *
@@ -405,7 +405,7 @@ void dt_dlog_owner_free(struct dt_dlog *l);
  * at most DT_DLOG_RING_PAGES pages is merged into the ring's last record
  * where it overlaps or touches it, else appended: no store to dirty.  A
  * mark that finds the ring full folds it and goes to dirty, as every mark
- * does until the next dt_dlog_ring_settle().  The caller checks the range.
+ * does until the next persist ends.  The caller checks the range.
  */
 void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
 
@@ -415,62 +415,6 @@ void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
 struct dt_dlog_run {
 	uint64_t first, last;
 };
-
-/**
- * dt_dlog_ring_pending() - Whether the owner's ring holds records not settled.
- * @l: The log (the owner's handle).
- *
- * Return: true if dt_dlog_ring_runs() has runs to give (or a fold to ask for).
- */
-static inline bool dt_dlog_ring_pending(const struct dt_dlog *l)
-{
-	return l->ring_head != l->ring_clean;
-}
-
-/**
- * dt_dlog_ring_runs() - The single writer's ring records not yet settled, as runs.
- * @l: The log, with @l->ring.
- * @first: First page of the persist.
- * @last: Last page (inclusive).
- * @runs: Filled with the records' pages, ascending, overlapping and
- *	adjacent ones merged; room for DT_DLOG_RING_SLOTS.
- *
- * Reads the owner's own records (no locked instruction, nothing written).
- *
- * Return: The number of runs (0: none pending), or -ERANGE if a record has
- * pages outside [@first, @last] (fold the ring, or leave it as it is).
- */
-int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
-		      struct dt_dlog_run *runs);
-
-/**
- * dt_dlog_ring_only() - The single writer's marks of a range, if its ring holds them all.
- * @l: The log (the single writer's handle).
- * @first: First page of the persist.
- * @last: Last page (inclusive).
- * @runs: As for dt_dlog_ring_runs().
- *
- * The owner's usual persist in one call: the ring takes marks (not full
- * since the last settle), the top level says dirty holds no page of
- * [@first, @last] (dt_dlog_top_clear()), and every record is inside it.
- * Reads the writer's own memory only, writes nothing.
- *
- * Return: The number of runs (0: nothing marked); -ENOENT if dirty may
- * hold marks of the range (or @l has no single writer, ring or top level);
- * -ERANGE if a record has pages outside the range.
- */
-int dt_dlog_ring_only(const struct dt_dlog *l, uint64_t first, uint64_t last,
-		      struct dt_dlog_run *runs);
-
-/**
- * dt_dlog_ring_settle() - The pages of every ring record are durable.
- * @l: The log, with @l->ring.
- *
- * After the drain that followed their flush: @clean takes @head (a release
- * store), and the reader no longer counts the records.  The ring takes the
- * marks again (after a full one sent them to dirty).
- */
-void dt_dlog_ring_settle(struct dt_dlog *l);
 
 /**
  * dt_dlog_ring_fold() - Move the ring's records into dirty.
@@ -495,81 +439,106 @@ void dt_dlog_ring_fold(struct dt_dlog *l);
 typedef int (*dt_dlog_run_fn)(void *arg, uint64_t first, uint64_t last);
 
 /**
- * dt_dlog_take() - Move the dirty pages of a range into flush, for a persist.
- * @l: The log.
- * @first: First page.
- * @last: Last page (inclusive), < @l->g.npages.
- * @run: Called for each run of pages taken (they are in flush, no longer in
- *	dirty), in ascending order; may be NULL.
- * @arg: For @run.
- *
- * For each word the dirty summary names (found through @l->top if there is
- * one, whose bit of a summary word left empty is cleared): its summary bit
- * is cleared if the word is taken whole, then the dirty bits in range are
- * ORed into flush (summary after; plain release stores, flush having one
- * writer), then exchanged out of dirty; a mark racing with it lands in dirty
- * again, never nowhere.  With @l->single, every store is a plain one.  The
- * owner flushes the pages @run names, drains, then calls dt_dlog_release().
- * Persists of one log are serialised by the owner.
- *
- * Return: Pages taken, or @run's error (the pages taken so far stay in
- * flush: dt_dlog_release() of the range, or a recovery, clears them).
- */
-int64_t dt_dlog_take(struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn run,
-		     void *arg);
-
-/**
- * dt_dlog_release() - Clear the flush bits of a range, after the drain.
- * @l: The log.
- * @first: First page.
- * @last: Last page (inclusive).
- */
-void dt_dlog_release(struct dt_dlog *l, uint64_t first, uint64_t last);
-
-/**
  * dt_dlog_clear() - Clear dirty bits of pages known to be durable.
  * @l: The log.
  * @first: First page.
  * @last: Last page (inclusive).
  *
- * For the daemon's own log, whose pages it flushes by its tree, and for a
- * single writer's persist after its drain (dt_dlog_find()): the caller
- * makes sure no mark of the range is racing (daemon: region sweep lock).
- * Summary words left empty lose their top bits.
+ * For the daemon's own log, whose pages it flushes by its tree: the
+ * caller makes sure no mark of the range is racing (the daemon: the
+ * region's sweep lock).  Summary words left empty lose their top bits.
  */
 void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last);
 
 /**
- * dt_dlog_find() - The dirty pages of a range, written nowhere.
- * @l: The log.
- * @first: First page.
- * @last: Last page (inclusive), < @l->g.npages.
- * @run: Called for each run of dirty pages, ascending; may be NULL.
- * @arg: For @run.
+ * struct dt_dlog_cursor - A persist of a range of a log, in progress.
+ * @l: The log (the owner's handle).
+ * @first, @last: The range, pages.
+ * @w0, @w1, @s0, @s1: Its first and last bitmap and summary words.
+ * @snext, @xnext: The next summary word, the next top word to read.
+ * @xbits, @sbits, @wbits: What is left of the top word, the summary word
+ *	@s and the bitmap word @w being walked.
+ * @s, @w: The summary word and the bitmap word being walked.
+ * @in_sum: @s is being walked.
+ * @walked: The bitmap walk is over.
+ * @found, @lo, @hi: The extent of the pages the walk found (or took).
+ * @ring, @nring, @iring: A single writer's ring records, as sorted runs,
+ *	and the next one to give out.
+ * @open, @run: The run being gathered.
  *
- * The persist of a single writer (@l->single): it finds the pages, flushes
- * them, drains, then dt_dlog_clear()s them: they stay in dirty until they
- * are durable, and nothing is stored before the flushes.  Walks by the top
- * level where there is one.
- *
- * Return: Pages found, or @run's error.
+ * On the caller's stack; dt_dlog_cursor_init() fills it.
  */
-int64_t dt_dlog_find(const struct dt_dlog *l, uint64_t first, uint64_t last, dt_dlog_run_fn run,
-		     void *arg);
+struct dt_dlog_cursor {
+	struct dt_dlog *l;
+	uint64_t first, last;
+	uint64_t w0, w1, s0, s1;
+	uint64_t snext, xnext;
+	uint64_t xbits, sbits, wbits;
+	uint64_t s, w;
+	bool in_sum, walked, found, open;
+	uint64_t lo, hi;
+	unsigned nring, iring;
+	struct dt_dlog_run run;
+	struct dt_dlog_run ring[DT_DLOG_RING_SLOTS];
+};
 
 /**
- * dt_dlog_top_clear() - Whether dirty surely holds no page of a range.
- * @l: The log (an owner's handle, with its top level).
+ * dt_dlog_cursor_init() - Begin a persist of pages [@first, @last] of a log.
+ * @c: The cursor, filled in.
+ * @l: The log (the owner's handle); persists of a log are serialised by
+ *	its owner.
  * @first: First page.
  * @last: Last page (inclusive), < @l->g.npages.
  *
- * Reads the top level only (private memory, nothing written): a clear
- * top bit means no dirty bit under it.  A set one may be stale.
+ * With @l->single, the ring's records go to the cursor if they all lie in
+ * the range, else they are folded into dirty first.
  *
- * Return: true if no top bit names a summary word of [@first, @last];
- * false if one does, or without a top level (nothing known).
+ * Context: The owner's, between its enter and exit of the log.  Locks and
+ * allocates nothing.
  */
-bool dt_dlog_top_clear(const struct dt_dlog *l, uint64_t first, uint64_t last);
+void dt_dlog_cursor_init(struct dt_dlog_cursor *c, struct dt_dlog *l, uint64_t first,
+			 uint64_t last);
+
+/**
+ * dt_dlog_next() - The next runs of marked pages of a persist.
+ * @c: The cursor.
+ * @runs: Filled with up to @max runs, ascending, none overlapping or
+ *	touching another (of this call or of the others).
+ * @max: Room in @runs, >= 1.
+ *
+ * The caller flushes them, and calls again until it gets fewer than @max
+ * (it may call again then: it gets 0).  A shared
+ * log's pages are moved into flush as they are given out (a racing mark
+ * lands in dirty again); a single writer's are only read.
+ *
+ * Context: As dt_dlog_cursor_init().
+ * Return: The number of runs given; fewer than @max: the persist has them
+ * all.
+ */
+int dt_dlog_next(struct dt_dlog_cursor *c, struct dt_dlog_run *runs, unsigned max);
+
+/**
+ * dt_dlog_cursor_done() - End a persist whose pages are durable.
+ * @c: The cursor (pages not given out yet are walked first).
+ *
+ * After the drain that followed the flushes: the pages found leave the
+ * log (a single writer's dirty bits, a shared log's flush bits, of the
+ * extent the walk found) and the ring's records are settled.
+ *
+ * Context: As dt_dlog_cursor_init().
+ */
+void dt_dlog_cursor_done(struct dt_dlog_cursor *c);
+
+/**
+ * dt_dlog_cursor_abort() - End a persist whose pages did not become durable.
+ * @c: The cursor.
+ *
+ * The pages stay marked: a shared log's taken pages go back into dirty
+ * before they leave flush; a single writer's never left dirty or the ring.
+ *
+ * Context: As dt_dlog_cursor_init().
+ */
+void dt_dlog_cursor_abort(struct dt_dlog_cursor *c);
 
 /* ---- the reader ---- */
 

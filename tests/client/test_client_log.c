@@ -227,15 +227,15 @@ static void owner_fsync(struct dt_client_region *r, uint64_t last, const uint64_
 	CHECK(flushed_runs(runs, n));
 	CHECK_EQ(out.entries, pages);
 	CHECK_EQ(out.ranges, n);
-	CHECK(!dt_dlog_ring_pending(&r->log->l));
+	CHECK(r->log->l.ring_head == r->log->l.ring_clean);
 	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
 }
 
 /*
  * The owner's persists (client-log.c): marks that are all in its ring, with
- * dirty holding none of the range (persist_ring(): no walk of the bitmap);
- * the ring's marks with marks too big for it (dirty's: one ascending stream,
- * adjacent runs merged); a full ring (the marks after it in dirty).  Each
+ * dirty holding none of the range; the ring's marks with marks too big for
+ * it (dirty's: one ascending stream, adjacent runs merged); a full ring
+ * (the marks after it in dirty).  Each
  * flushes exactly the marked pages and leaves the log clean.
  */
 static void test_persist_owner(void)
@@ -257,9 +257,9 @@ static void test_persist_owner(void)
 	CHECK_EQ(dt_client_dirty(r, 5 * PAGE, 3 * PAGE), 0);
 	CHECK_EQ(dt_client_dirty(r, 8 * PAGE, 1), 0);	/* grows the record 5-7 */
 	CHECK_EQ(dt_client_dirty(r, 12 * PAGE, 1), 0);
-	CHECK(l->l.single && dt_dlog_ring_pending(&l->l));
+	CHECK(l->l.single && l->l.ring_head != l->l.ring_clean);
 	CHECK_EQ(l->l.ring_head - l->l.ring_clean, 3);
-	CHECK(dt_dlog_top_clear(&l->l, 0, 31));
+	CHECK_EQ(l->l.dirty_sum[0], 0);
 	owner_fsync(r, 31, ring_only, 2, 6);
 
 	dt_test_ctx("owner: the ring's marks and dirty's, one stream");
@@ -268,7 +268,7 @@ static void test_persist_owner(void)
 	CHECK_EQ(dt_client_dirty(r, 200 * PAGE, PAGE), 0);
 	CHECK_EQ(dt_client_dirty(r, 50 * PAGE, PAGE), 0);
 	CHECK_EQ(l->l.ring_head - l->l.ring_clean, 2);
-	CHECK(!dt_dlog_top_clear(&l->l, 0, 255));
+	CHECK(l->l.dirty_sum[0] != 0);
 	owner_fsync(r, 255, with_dirty, 2, 102);
 
 	dt_test_ctx("owner: a full ring, the marks after it in dirty");
@@ -290,7 +290,7 @@ static void test_persist_owner(void)
 	/* The ring takes the marks again. */
 	rec.n = 0;
 	CHECK_EQ(dt_client_dirty(r, 3 * PAGE, PAGE), 0);
-	CHECK(dt_dlog_ring_pending(&l->l));
+	CHECK(l->l.ring_head != l->l.ring_clean);
 	CHECK_EQ(dt_client_fsync(r, 0, 32 * PAGE, 0, NULL), 0);
 	CHECK(rec.n == 1 && rec.first[0] == 3 && rec.last[0] == 3);
 	dt_client_flush_hook = pmem_flush;

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dirtylog.h"
+#include "dt_dlog_test.h"
 
 #include "client-private.h"
 #include "dt_test.h"
@@ -88,8 +88,7 @@ static void persist(void)
 
 	if (!owned)
 		pthread_mutex_lock(&persist_mutex);
-	CHECK(dt_dlog_take(&lg->l, 0, NPAGES - 1, persist_run, NULL) >= 0);
-	dt_dlog_release(&lg->l, 0, NPAGES - 1);
+	CHECK(dlog_persist(&lg->l, 0, NPAGES - 1, persist_run, NULL) >= 0);
 	if (!owned)
 		pthread_mutex_unlock(&persist_mutex);
 	dt_client_log_exit(lg, owned);

@@ -27,7 +27,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#include "dirtylog.h"
+#include "dt_dlog_test.h"
 #include <daxtrack/proto.h>
 
 #include "dt_test.h"

@@ -22,7 +22,7 @@
 #include <grp.h>
 #include <sys/mman.h>
 
-#include "dirtylog.h"
+#include "dt_dlog_test.h"
 
 #include "daemon_harness.h"
 
@@ -224,6 +224,7 @@ static void test_errors(uint32_t ra, uint32_t rb)
 static void test_logged_tag(uint32_t ra)
 {
 	struct dh_conn *c = dh_open();
+	struct dt_dlog_cursor cur;
 	struct tlog t;
 
 	dt_test_ctx("LOGGED: exact after LIST and QUERY");
@@ -239,9 +240,9 @@ static void test_logged_tag(uint32_t ra)
 	CHECK_EQ(list_tags(c, ra, 104, true), 0);
 
 	dt_test_ctx("LOGGED: cleared by the owner's persist");
-	CHECK_EQ(dt_dlog_take(&t.log, 100, 101, NULL, NULL), 2);
+	CHECK_EQ(dlog_walk(&cur, &t.log, 100, 101, NULL, NULL), 2);
 	CHECK_EQ(list_tags(c, ra, 100, false), DT_PROTO_TAG_LOGGED); /* flush: may be dirty */
-	dt_dlog_release(&t.log, 100, 101);
+	dt_dlog_cursor_done(&cur);
 	CHECK_EQ(list_tags(c, ra, 100, false), 0);
 	CHECK_EQ(list_tags(c, ra, 101, false), 0);
 	CHECK_EQ(list_tags(c, ra, 102, false), DT_PROTO_TAG_LOGGED);
@@ -260,8 +261,7 @@ static void test_logged_tag(uint32_t ra)
 			dh_close(o);
 		}
 	}
-	dt_dlog_take(&t.log, 0, t.rep.npages - 1, NULL, NULL);
-	dt_dlog_release(&t.log, 0, t.rep.npages - 1);
+	dlog_persist(&t.log, 0, t.rep.npages - 1, NULL, NULL);
 	CHECK_EQ(list_tags(c, ra, 102, false), 0);
 	CHECK_EQ(list_tags(c, ra, 110, false), 0);
 	log_unmap(&t);
@@ -339,8 +339,7 @@ static void test_punch(uint32_t ra)
 	/* Still set in the log: tagged again, on a new entry. */
 	CHECK_EQ(list_tags(c, ra, 1600, false), DT_PROTO_TAG_LOGGED);
 	CHECK_EQ(list_tags(c, ra, 1601, false), 0);
-	dt_dlog_take(&t.log, 1600, 1600, NULL, NULL);
-	dt_dlog_release(&t.log, 1600, 1600);
+	dlog_persist(&t.log, 1600, 1600, NULL, NULL);
 	CHECK_EQ(list_tags(c, ra, 1600, false), 0);
 	log_unmap(&t);
 out:

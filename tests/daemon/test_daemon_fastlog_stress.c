@@ -47,8 +47,7 @@ static void one_connection(unsigned t, struct rng *rng)
 		dt_dlog_mark(&l, p, p);
 		switch (rng_next(rng) % 16) {
 		case 0: /* an in-process persist of a range */
-			dt_dlog_take(&l, p & ~63ULL, p | 63, NULL, NULL);
-			dt_dlog_release(&l, p & ~63ULL, p | 63);
+			dlog_persist(&l, p & ~63ULL, p | 63, NULL, NULL);
 			break;
 		case 1:
 			CHECK_EQ(dh_fsync(c, ra, 0, (p & ~63ULL) * PG, 64 * PG, &rep), 0);

@@ -10,8 +10,8 @@
  * copied over the log file from its start (header, dirty, summaries, flush),
  * repeating the input until the file is full.  Then dt_dlog_check() of the
  * header, dt_dlog_for_each() of the sub-range and of everything,
- * dt_dlog_scan() twice with a shadow, and with bit 1 dt_dlog_take() and
- * release of the sub-range.  Checked:
+ * dt_dlog_scan() twice with a shadow, and with bit 1 a persist of the
+ * sub-range by its cursor.  Checked:
  *   - every run is inside the region and the requested range, ascending,
  *     not adjacent to the previous one, first <= last;
  *   - a scan reports pages consistent with its shadow: a page reported set
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dirtylog.h"
+#include "dt_dlog_test.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -152,6 +152,7 @@ static int require_run(void *arg, uint64_t first, uint64_t last)
 static void check_ring(struct dt_dlog *l, uint64_t lo, uint64_t hi)
 {
 	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
+	struct dt_dlog_cursor c;
 	uint64_t need[2];
 	int n;
 
@@ -166,10 +167,12 @@ static void check_ring(struct dt_dlog *l, uint64_t lo, uint64_t hi)
 	dt_dlog_for_each(l, lo, hi, false, require_run, need, NULL);
 	if (need[0] <= hi)
 		bad("a ring mark not seen", lo, hi);
-	n = dt_dlog_ring_runs(l, 0, l->g.npages - 1, runs);
+	dt_dlog_cursor_init(&c, l, 0, l->g.npages - 1);
+	n = dt_dlog_next(&c, runs, DT_DLOG_RING_SLOTS);
 	for (int i = 0; i < n; i++)
 		if (runs[i].first > runs[i].last || (i && runs[i].first <= runs[i - 1].last + 1))
-			bad("ring runs not sorted and merged", runs[i].first, runs[i].last);
+			bad("persist runs not sorted and merged", runs[i].first, runs[i].last);
+	dt_dlog_cursor_abort(&c);
 	dt_dlog_ring_fold(l);
 	need[0] = lo;
 	dt_dlog_for_each(l, lo, hi, false, require_run, need, NULL);
@@ -229,9 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (flags & 2) {
 		struct walk w = { .lo = lo, .hi = hi };
 
-		if (dt_dlog_take(&l, lo, hi, walk_run, &w) < 0)
-			bad("take failed", lo, hi);
-		dt_dlog_release(&l, lo, hi);
+		if (dlog_persist(&l, lo, hi, walk_run, &w) < 0)
+			bad("persist failed", lo, hi);
 		dt_dlog_mark(&l, lo, hi);
 		check_for_each(&l, lo, hi, false);
 	}

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_dirtylog.c - the shared dirty log against a model: one bool per page
- * for dirty and for flush, driven by random marks, takes and releases, and
+ * for dirty and for flush, driven by random marks and persists (a cursor's
+ * runs, then done or aborted), and
  * read back by dt_dlog_for_each() and dt_dlog_scan() (whose shadow must
  * follow the model exactly); then geometry edges, hostile words, header
  * checks and a failing callback.  The random walk runs three ways: as the
  * reader sees the log (no top level), as its owner (the top level of
  * dt_dlog_owner_init(), whose bits must cover every summary word in use),
  * and as its owner switching to and from one writer (@single), whose small
- * marks go to its ring and whose persists also find and clear
- * (dt_dlog_find(), dt_dlog_ring_runs(), dt_dlog_clear(), settle); and the
- * ring directed and scribbled over.
+ * marks go to its ring and whose persists find and clear instead of taking
+ * and releasing; and the ring directed and scribbled over.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,7 +33,6 @@ struct fixture {
 	void *base;
 	struct model m;
 	struct dt_dlog_shadow sh;
-	unsigned long top_clear_seen; /* ranges dt_dlog_top_clear() found clear */
 	unsigned long word_marks; /* marks dt_dlog_mark_word() made */
 };
 
@@ -154,102 +153,81 @@ model:
 		f->m.dirty[p] = true;
 }
 
+static void check_for_each(struct fixture *f, bool full, bool *tmp);
+
 /*
- * The pages a take or a find reported (@tmp) are exactly the model's dirty
- * pages of [first, last]: their count, and their extent in @lo, @hi.
+ * The pages a persist's cursor gave (@tmp) are exactly the model's dirty
+ * pages of [first, last].  Return: their count.
  */
-static int64_t check_found(const struct fixture *f, uint64_t first, uint64_t last, const bool *tmp,
-			   uint64_t *lo, uint64_t *hi)
+static int64_t check_given(const struct fixture *f, uint64_t first, uint64_t last, const bool *tmp)
 {
 	int64_t want = 0;
 
-	*lo = UINT64_MAX;
-	*hi = 0;
 	for (uint64_t p = 0; p < f->m.npages; p++) {
 		bool in = p >= first && p <= last && f->m.dirty[p];
 
 		if (tmp[p] != in) {
+			dt_test_ctx("persist [%llu, %llu] page %llu", (unsigned long long)first,
+				    (unsigned long long)last, (unsigned long long)p);
 			CHECK(tmp[p] == in);
 			break;
 		}
-		if (in) {
-			want++;
-			*lo = p < *lo ? p : *lo;
-			*hi = p;
-		}
+		want += in;
 	}
 	return want;
 }
 
 /*
- * A single writer's persist finds in dirty and in its ring (folded first
- * when a record lies outside the range): the ring's runs must be ascending,
- * disjoint and not adjacent, and are added to @tmp.  Return: the pages.
+ * Every run of a persist's cursor, in batches of 1 to 4: ascending, disjoint
+ * and not adjacent across batches too (collect_run() checks).  Return: pages.
  */
-static int64_t find_with_ring(struct fixture *f, uint64_t first, uint64_t last, bool *tmp)
+static int64_t cursor_runs(struct fixture *f, struct dt_dlog_cursor *cur, struct rng *rng,
+			   bool *tmp)
 {
-	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
+	struct dt_dlog_run runs[4];
 	struct collect c;
-	int nr = dt_dlog_ring_runs(&f->l, first, last, runs);
-	int64_t n;
+	int64_t pages = 0;
+	int n;
 
-	if (nr < 0)
-		dt_dlog_ring_fold(&f->l);
 	collect_init(&c, tmp, f->m.npages);
-	n = dt_dlog_find(&f->l, first, last, collect_run, &c);
+	while ((n = dt_dlog_next(cur, runs, 1 + (unsigned)rng_below(rng, 4))) > 0)
+		for (int i = 0; i < n; i++) {
+			collect_run(&c, runs[i].first, runs[i].last);
+			pages += (int64_t)(runs[i].last - runs[i].first + 1);
+		}
 	CHECK(!c.bad);
-	for (int i = 0; i < nr; i++) {
-		CHECK(runs[i].first <= runs[i].last);
-		CHECK(runs[i].first >= first && runs[i].last <= last);
-		CHECK(!i || runs[i].first > runs[i - 1].last + 1);
-		for (uint64_t p = runs[i].first; p <= runs[i].last; p++)
-			if (!tmp[p]) {
-				tmp[p] = true;
-				n++;
-			}
-	}
-	return n;
+	return pages;
 }
 
 /*
- * A persist's first half: a take (dirty -> flush; the owner's ring folded
- * first, as its socket path does), or with @find a single writer's find,
- * then the clear of what it found and the ring's settle (after the "drain").
+ * A persist of [first, last]: the cursor gives exactly the dirty pages of
+ * the range; a shared log's are then in flush, a single writer's still in
+ * dirty or its ring (a reader sees them either way, checked in between);
+ * the persist ends done (the pages are clean) or aborted (dirty again).
  */
-static void step_take(struct fixture *f, uint64_t first, uint64_t last, bool *tmp, bool find)
+static void step_persist(struct fixture *f, struct rng *rng, uint64_t first, uint64_t last,
+			 bool *tmp, bool *tmp2)
 {
-	struct collect c;
-	uint64_t lo, hi;
-	int64_t n;
+	struct dt_dlog_cursor cur;
+	bool abort = !rng_below(rng, 4);
 
-	collect_init(&c, tmp, f->m.npages);
-	if (find) {
-		n = find_with_ring(f, first, last, tmp);
-	} else {
-		if (f->l.single)
-			dt_dlog_ring_fold(&f->l);
-		n = dt_dlog_take(&f->l, first, last, collect_run, &c);
-	}
-	CHECK(!c.bad);
-	CHECK_EQ(n, check_found(f, first, last, tmp, &lo, &hi));
-	if (n <= 0)
-		return;
-	if (find) {
-		dt_dlog_clear(&f->l, lo, hi);
-		dt_dlog_ring_settle(&f->l);
-	}
-	for (uint64_t p = lo; p <= hi; p++)
-		if (tmp[p] || find) {
-			f->m.dirty[p] = false;
-			f->m.flush[p] = f->m.flush[p] || !find;
-		}
-}
-
-static void step_release(struct fixture *f, uint64_t first, uint64_t last)
-{
-	dt_dlog_release(&f->l, first, last);
+	dt_dlog_cursor_init(&cur, &f->l, first, last);
+	CHECK_EQ(cursor_runs(f, &cur, rng, tmp), check_given(f, first, last, tmp));
 	for (uint64_t p = first; p <= last; p++)
-		f->m.flush[p] = false;
+		if (tmp[p] && !f->l.single) {
+			f->m.dirty[p] = false;
+			f->m.flush[p] = true;
+		}
+	check_for_each(f, rng_below(rng, 2), tmp2);
+	if (abort)
+		dt_dlog_cursor_abort(&cur);
+	else
+		dt_dlog_cursor_done(&cur);
+	for (uint64_t p = first; p <= last; p++)
+		if (tmp[p]) {
+			f->m.dirty[p] = abort;
+			f->m.flush[p] = false;
+		}
 }
 
 static void check_for_each(struct fixture *f, bool full, bool *tmp)
@@ -328,37 +306,6 @@ static void step_shadow(struct fixture *f, uint64_t first, uint64_t last, bool s
 		f->m.seen[p] = set;
 }
 
-/*
- * dt_dlog_ring_only(): -ENOENT unless a single writer's ring takes marks
- * and the top level is clear over the range; then dt_dlog_ring_runs()'s
- * answer, whose runs are exactly the model's dirty pages of the range.
- */
-static void check_ring_only(struct fixture *f, uint64_t first, uint64_t last, bool clear)
-{
-	struct dt_dlog_run a[DT_DLOG_RING_SLOTS], b[DT_DLOG_RING_SLOTS];
-	int only = dt_dlog_ring_only(&f->l, first, last, a), nr, i = 0;
-
-	if (!f->l.single || !f->l.ring || f->l.ring_off || !clear) {
-		CHECK_EQ(only, -ENOENT);
-		return;
-	}
-	nr = dt_dlog_ring_runs(&f->l, first, last, b);
-	CHECK_EQ(only, nr);
-	if (only <= 0 || only != nr)
-		return;
-	CHECK(!memcmp(a, b, (size_t)nr * sizeof(*a)));
-	for (uint64_t p = first; p <= last; p++) {
-		while (i < nr && a[i].last < p)
-			i++;
-		if (f->m.dirty[p] != (i < nr && a[i].first <= p)) {
-			dt_test_ctx("ring_only [%llu, %llu] page %llu", (unsigned long long)first,
-				    (unsigned long long)last, (unsigned long long)p);
-			CHECK(0);
-			return;
-		}
-	}
-}
-
 /* Every summary word that names a word has its top bit (stale bits may stay). */
 static void check_top(struct fixture *f)
 {
@@ -370,26 +317,6 @@ static void check_top(struct fixture *f)
 			CHECK(0);
 			return;
 		}
-}
-
-/* dt_dlog_top_clear() of [first, last] says no dirty bit only where there is none. */
-static void check_top_clear(struct fixture *f, uint64_t first, uint64_t last)
-{
-	bool clear = dt_dlog_top_clear(&f->l, first, last), any = false;
-
-	if (!f->l.top) {
-		CHECK(!clear);
-		return;
-	}
-	for (uint64_t p = first; p <= last && !any; p++)
-		any = (f->l.dirty[p / 64] >> (p % 64)) & 1;
-	if (clear && any) {
-		dt_test_ctx("top_clear [%llu, %llu] with a dirty bit", (unsigned long long)first,
-			    (unsigned long long)last);
-		CHECK(0);
-	}
-	f->top_clear_seen += clear;
-	check_ring_only(f, first, last, clear);
 }
 
 enum { WALK_READER, WALK_OWNER, WALK_SINGLE };
@@ -417,7 +344,6 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 		}
 		check_top(&f);
 		random_range(&rng, npages, &first, &last);
-		check_top_clear(&f, first, last);
 		switch (rng_below(&rng, 8)) {
 		case 0:
 		case 1:
@@ -431,11 +357,8 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 			}
 			break;
 		case 3:
-			step_take(&f, first, last, a,
-				  how == WALK_SINGLE && f.l.single && rng_below(&rng, 2));
-			break;
 		case 4:
-			step_release(&f, first, last);
+			step_persist(&f, &rng, first, last, a, b);
 			break;
 		case 5:
 			if (rng_below(&rng, 2))
@@ -450,8 +373,6 @@ static void test_random(uint64_t npages, unsigned steps, uint64_t seed, int how)
 	}
 	check_scan(&f, true, a, b);
 	check_top(&f);
-	if (how != WALK_READER)	/* both answers were met, and checked */
-		CHECK(f.top_clear_seen > 0 && f.top_clear_seen < steps);
 	if (how == WALK_SINGLE && npages >= 1000)	/* the inline mark was taken */
 		CHECK(f.word_marks > 0);
 	dt_dlog_owner_free(&f.l);
@@ -530,13 +451,30 @@ static void check_pages(struct fixture *f, uint64_t first, uint64_t last)
 }
 
 /*
+ * A persist of [first, last] by the cursor, done: its runs into @runs (room
+ * for 64), ascending and merged.  Return: how many.
+ */
+static int persist_all(struct fixture *f, uint64_t first, uint64_t last, struct dt_dlog_run *runs)
+{
+	struct dt_dlog_cursor cur;
+	int n = 0, k;
+
+	dt_dlog_cursor_init(&cur, &f->l, first, last);
+	while (n < 64 && (k = dt_dlog_next(&cur, runs + n, (unsigned)(64 - n))) > 0)
+		n += k;
+	dt_dlog_cursor_done(&cur);
+	return n;
+}
+
+/*
  * The single writer's ring: small marks are records, merged with the last
- * one where they touch it, a full ring folded into dirty; ring_runs() says
- * -ERANGE for a persist that does not hold every record; settle drops them.
+ * one where they touch it, a full ring folded into dirty; a persist gives
+ * the records' runs merged with the bitmap's, folds the ring first when a
+ * record lies outside its range, and settles it.
  */
 static void test_ring(void)
 {
-	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
+	struct dt_dlog_run runs[64];
 	struct fixture f;
 
 	if (!CHECK(!fixture_init(&f, 1000)) || !CHECK(!dt_dlog_owner_init(&f.l)))
@@ -549,46 +487,46 @@ static void test_ring(void)
 	CHECK_EQ(ring_of(&f)->clean, 0);
 	CHECK_EQ(f.l.dirty_sum[0], 0);
 	check_pages(&f, 100, 199);
-	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 1);
-	CHECK(runs[0].first == 100 && runs[0].last == 199);
-	CHECK_EQ(dt_dlog_ring_runs(&f.l, 150, 999, runs), -ERANGE);
 	/* The owner's usual persist: the ring holds every mark of the range. */
-	memset(runs, 0, sizeof(runs));
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), 1);
+	CHECK_EQ(persist_all(&f, 0, 999, runs), 1);
 	CHECK(runs[0].first == 100 && runs[0].last == 199);
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 150, 999, runs), -ERANGE);
-	dt_dlog_ring_settle(&f.l);
 	CHECK_EQ(ring_of(&f)->clean, 2);
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), 0);
+	CHECK_EQ(f.l.dirty_sum[0], 0);
+	check_pages(&f, 1, 0);
+	/* A record outside the range: folded into dirty, the range's pages persisted. */
+	dt_dlog_mark(&f.l, 100, 110);
+	dt_dlog_mark(&f.l, 300, 300);
+	CHECK_EQ(persist_all(&f, 0, 200, runs), 1);
+	CHECK(runs[0].first == 100 && runs[0].last == 110);
+	CHECK_EQ(ring_of(&f)->head - ring_of(&f)->clean, 0);
+	check_pages(&f, 300, 300);
+	CHECK_EQ(persist_all(&f, 0, 999, runs), 1);
+	CHECK(runs[0].first == 300 && runs[0].last == 300);
 	check_pages(&f, 1, 0);
 	/*
 	 * 66 scattered pages: the 65th folds the first 64 into dirty, and it
-	 * and the marks after go to dirty until the next settle.
+	 * and the marks after go to dirty until the next persist.
 	 */
 	for (uint64_t p = 0; p < 66; p++)
 		dt_dlog_mark(&f.l, 10 * p, 10 * p);
 	CHECK_EQ(ring_of(&f)->head - ring_of(&f)->clean, 0);
+	CHECK(f.l.ring_off);
 	CHECK(f.l.dirty[0] & 1 && f.l.dirty[650 / 64] >> (650 % 64) & 1);
-	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 0);
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), -ENOENT);	/* full: dirty has them */
-	dt_dlog_ring_settle(&f.l);
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), -ENOENT);	/* still in dirty */
-	dt_dlog_clear(&f.l, 0, 999);
+	CHECK_EQ(persist_all(&f, 0, 159, runs), 16);
+	CHECK(runs[0].first == 0 && runs[15].first == 150);
+	CHECK(!f.l.ring_off);
+	/* Ring and bitmap merged: a record touching a bitmap run makes one run. */
 	dt_dlog_mark(&f.l, 5, 5);
-	CHECK_EQ(dt_dlog_ring_runs(&f.l, 0, 999, runs), 1);
-	CHECK_EQ(runs[0].first, 5);
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), 1);
-	CHECK(runs[0].first == 5 && runs[0].last == 5);
-	/* A mark of more than a record holds goes to dirty. */
-	dt_dlog_mark(&f.l, 900, 999);
 	CHECK_EQ(ring_of(&f)->head - ring_of(&f)->clean, 1);
+	dt_dlog_mark(&f.l, 900, 999);	/* more than a record holds: dirty */
 	CHECK(f.l.dirty[15] >> (960 % 64) & 1);
-	/* Dirty has none of 0-899, but its top bit covers pages 0-4095. */
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 899, runs), -ENOENT);
-	dt_dlog_clear(&f.l, 900, 999);
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), 1);
-	f.l.single = false;
-	CHECK_EQ(dt_dlog_ring_only(&f.l, 0, 999, runs), -ENOENT);	/* shared: no ring */
+	dt_dlog_mark(&f.l, 1000 - 1, 1000 - 1);
+	CHECK_EQ(persist_all(&f, 0, 999, runs), 52);
+	CHECK(runs[0].first == 5 && runs[0].last == 5);
+	CHECK(runs[1].first == 160 && runs[1].last == 160);
+	CHECK(runs[51].first == 900 && runs[51].last == 999);
+	check_pages(&f, 1, 0);
+	CHECK_EQ(persist_all(&f, 0, 999, runs), 0);
 	dt_dlog_owner_free(&f.l);
 	fixture_free(&f);
 }
@@ -646,13 +584,6 @@ static void test_scan_error(void)
 	CHECK_EQ(dt_dlog_scan(&f.l, &f.sh, false, collect_run, collect_run, &c, NULL), 0);
 	CHECK(!c.bad && !mark[10] && mark[300] && mark[310] && mark[900] && mark[999]);
 	CHECK(dt_dlog_shadow_test(&f.sh, 999));
-	/* The take's callback error: the pages taken so far stay in flush. */
-	collect_init(&c, mark, 1000);
-	c.fail_at = 2;
-	CHECK_EQ(dt_dlog_take(&f.l, 0, 999, collect_run, &c), -EIO);
-	collect_init(&c, mark, 1000);
-	CHECK_EQ(dt_dlog_for_each(&f.l, 0, 999, true, collect_run, &c, NULL), 0);
-	CHECK(mark[10] && mark[300] && mark[999]);
 	fixture_free(&f);
 }
 

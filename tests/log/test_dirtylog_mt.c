@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dirtylog.h"
+#include "dt_dlog_test.h"
 
 #include "dt_rng.h"
 #include "dt_test.h"
@@ -62,9 +62,8 @@ static void persist_all(struct rng *rng)
 {
 	uint64_t first = rng ? rng_below(rng, NPAGES) : 0, last = NPAGES - 1;
 
-	if (dt_dlog_take(&log_, first, last, persist_run, NULL) < 0)
+	if (dlog_persist(&log_, first, last, persist_run, NULL) < 0)
 		CHECK(0);
-	dt_dlog_release(&log_, first, last);
 }
 
 static void *persister(void *arg)
@@ -131,7 +130,7 @@ static void run(bool top)
 	CHECK_EQ(lost, 0);
 	/* And nothing is left: the last take emptied dirty, the release flush. */
 	CHECK_EQ(dt_dlog_for_each(&log_, 0, NPAGES, true, nop_run, NULL, NULL), 0);
-	CHECK_EQ(dt_dlog_take(&log_, 0, NPAGES - 1, NULL, NULL), 0);
+	CHECK_EQ(dlog_persist(&log_, 0, NPAGES - 1, NULL, NULL), 0);
 	dt_dlog_shadow_free(&shadow);
 	dt_dlog_owner_free(&log_);
 	free(base);
