@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/badblocks-watch.c - keep the regions' bad block lists current
- * between SIGHUPs (issue 19 item 4).
+ * between SIGHUPs.
  *
  * The kernel updates an NVDIMM region's "badblocks" attribute (and the fsdax
  * block device's) after an address range scan or a machine check, and then

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * client-track.c - transparent tracking (issue 21): dt_client_track() and
+ * client-track.c - transparent tracking: dt_client_track() and
  * its friends.
  *
  * A region keeps the list of its tracked mappings {addr, len, offset, sync},

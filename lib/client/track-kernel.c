@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * track-kernel.c - userfaultfd write-protect (async) and PAGEMAP_SCAN: the
- * kernel's side of transparent tracking (issue 21).
+ * kernel's side of transparent tracking.
  *
  * With UFFD_FEATURE_WP_ASYNC (Linux 6.7), a store to a write-protected page
  * of a registered range is resolved inside the kernel: the page is made

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * track-kernel.h - the kernel's side of transparent tracking (issue 21):
+ * track-kernel.h - the kernel's side of transparent tracking:
  * userfaultfd write-protect in async mode and PAGEMAP_SCAN.  The only code
  * of the library that talks to those interfaces (lib/client/track-kernel.c).
  *

@@ -194,7 +194,7 @@ static void test_restart(void)
 	CHECK_EQ(dt_client_dirty(r, 300 * PAGE, 2 * PAGE), 0);
 	CHECK_EQ(dt_client_dirty(r, (4ULL << 20), 1), 0);
 
-	/* Today's recovery, the whole region (the intent path: test_daemon_recovery). */
+	/* fast_path off: the whole region recovered (intent logs: test_daemon_recovery). */
 	CHECK_EQ(dtd_config(&dtd, "workers = 2\nfast_path = off\n"), 0);
 	dtd_kill9(&dtd);
 	mark = dtd_flog_lines(&dtd);

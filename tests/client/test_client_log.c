@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_client_log.c - the fast path of the client (issue 20) end to end
+ * test_client_log.c - the fast path of the client end to end
  * against the real daxtrackd, on file regions with PMEM_IS_PMEM_FORCE=1 in
  * the daemon's and the client's environment (the daemon says PMEM):
  *   - marks go to the shared dirty log: no DIRTY message, the pages are in

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_client_track.c - transparent tracking (issue 21) end to end against
+ * test_client_track.c - transparent tracking end to end against
  * the real daxtrackd, its regions in /dev/shm (the kernel tracks shmem
  * since Linux 6.7), PMEM_IS_PMEM_FORCE=1 (the in-process persist):
  *   - an application's own mapping of the whole region, tracked and adopted

@@ -4,7 +4,7 @@
  * TRACK: against the real daxtrackd, the daemon counts the client tracked
  * or refused (STATS), after a kill -9 and restart the state is told to the
  * new daemon, a detach takes it back; against the fake daemon, which does
- * not know TRACK (version 3, answers -EPROTO, as a daemon from before it)
+ * not know TRACK (version 3, answers -EPROTO, as a daemon without TRACK)
  * or speaks version 2 (not sent at all), the report still succeeds, a state
  * told already is not sent again, and the state is sent after a reconnect.
  */

@@ -91,7 +91,7 @@ static void test_full_file(void)
 }
 
 /*
- * The per-tenant limits (issue 19 item 8), and max_queue: accepted, checked,
+ * The per-tenant limits, and max_queue: accepted, checked,
  * ignored with a warning naming the line (it never had an effect).
  */
 static void test_tenant_limits(void)
@@ -461,7 +461,7 @@ static int load_pair(const char *a, const char *b, char *err, size_t errlen)
 	return ret;
 }
 
-/* Two regions over the same memory are refused, naming both (issue 19, item 3). */
+/* Two regions over the same memory are refused, naming both. */
 static void test_aliases(void)
 {
 	char file[PATH_MAX], hard[PATH_MAX], soft[PATH_MAX], other[PATH_MAX], dotted[PATH_MAX];

@@ -129,7 +129,7 @@ static int run_child(void (*fn)(int, int), int x, int y)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Child 3: max_clients_per_uid = 2 for uid 65534 (issue 19 item 8). */
+/* Child 3: max_clients_per_uid = 2 for uid 65534. */
 static void child_uid_limit(int x, int y)
 {
 	struct dh_conn *c[2], *extra;

@@ -91,7 +91,7 @@ static void test_kill9(void)
 	struct dh_conn *c;
 
 	dt_test_ctx("kill -9 and recovery");
-	/* Today's recovery, whole regions (the intent path: test_daemon_recovery). */
+	/* fast_path off: whole regions recovered (intent logs: test_daemon_recovery). */
 	dh_config("fast_path = off", NULL);
 	if (!CHECK_EQ(dh_start(), 0))
 		return;

@@ -253,8 +253,8 @@ static void test_list_punch(struct dh_conn *c)
 /*
  * Two writers of one region: o dirtied pages 100..102, c punches 99..101.
  * The punch writes pages 100 and 101 back before their entries go, so o's
- * stores are durable although its next fsync finds nothing to flush there
- * (issue 19 item 2); page 102, outside the range, stays dirty for o.
+ * stores are durable although its next fsync finds nothing to flush there;
+ * page 102, outside the range, stays dirty for o.
  */
 static void test_punch_two_tenants(void)
 {
@@ -290,7 +290,7 @@ out:
 }
 
 /*
- * max_dirty_per_client = 4M, 1024 pages (issue 19 item 8): a connection's
+ * max_dirty_per_client = 4M, 1024 pages: a connection's
  * DIRTY past it is -EDQUOT with nothing marked; only write-back work of
  * its own FSYNCs (or one covering all it marked) makes room again; other
  * connections have their own count.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_daemon_slices: a whole-region FSYNC is written back in slices
- * (fsync_slice) and the workers serve other requests between two slices
- * (issue 19 item 8).  Four whole-region fsyncs of a region with 8192 dirty
+ * (fsync_slice) and the workers serve other requests between two slices.
+ * Four whole-region fsyncs of a region with 8192 dirty
  * 4KiB entries, on a daemon with 4 workers: a QUERY sent after them is
  * answered while none of them is, where without slices all 4 workers would
  * be busy until the first fsync ended.  Ordering only, no wall-clock bound.

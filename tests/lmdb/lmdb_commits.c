@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * lmdb_commits.c - a plain LMDB program, written as any LMDB user would: it
- * includes nothing of daxtrack.  The LMDB test of issue 21 runs it unmodified
+ * includes nothing of daxtrack.  The LMDB test runs it unmodified
  * under the LD_PRELOAD shim (libdaxtrack-preload.so) and without it (the
  * kernel's msync), on an ext4 -o dax file in the dax-vm guest
- * (tests/lmdb/lmdb-guest.sh).
+ * (tests/lmdb/test_lmdb_guest.sh).
  *
  *   lmdb_commits create DIR
  *   lmdb_commits run [-s STAMP] [-d DIFFLOG] [-p MS] DIR N

@@ -668,7 +668,7 @@ static void test_punch(void)
 	done_map(m);
 }
 
-/* PUNCH writes back the dirty entries before it removes them (issue 19 item 2). */
+/* PUNCH writes back the dirty entries before it removes them. */
 static void test_punch_flush(void)
 {
 	struct dt_mapping *m = new_map(NPAGES, true);

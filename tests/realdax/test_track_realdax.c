@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * test_track_realdax.c - transparent tracking (dt_client_track(), issue 21)
+ * test_track_realdax.c - transparent tracking (dt_client_track())
  * on real DAX, in the dax-vm:
  *
  *   ../shared/dax-vm/run --kernel backports -- \

@@ -481,7 +481,7 @@ static unsigned node_addresses_in(const struct dt_node *n, const char *text)
 }
 
 /*
- * The dump prints no address (issue 19 item 7): the tree's, its nodes' and
+ * The dump prints no address: the tree's, its nodes' and
  * its pointer entries' addresses appear nowhere in it, every line is one of
  * the dump's forms, nodes are numbered, and a pointer entry is a hash, the
  * same pointer the same hash.

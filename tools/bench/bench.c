@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * dt-bench - measure the multi-order tree (and later the mapping layer).
+ * dt-bench - measure libdaxtrack, daxtrackd and the client library.
  *
  * Prints figures; never fails on slow numbers.  Exits 1 only when a section
  * found a functional error (a wrong entry, a wrong count), 2 on bad usage.
@@ -310,7 +310,7 @@ static void usage(FILE *f)
 		"\nrecovery: its own daxtrackd with one 2 GiB file region (2 GiB of /dev/shm, or\n"
 		"$DT_BENCH_TMPDIR, for the run); 1000 random pages marked dirty, then kill -9\n"
 		"and a timed start (exec -> accepting) with the write-intent log, without it\n"
-		"(today's whole-region flush) and after a clean stop, --reps runs of each;\n"
+		"(the whole-region flush) and after a clean stop, --reps runs of each;\n"
 		"a page not flushed before the socket accepted is an error (exit 1).\n"
 		"\ntrack: its own daxtrackd with one 256 MiB file region (in --dir); per page,\n"
 		"the time from the first store to the answer of: the stores into a mapping\n"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * bench_daemon_fast.c - the fast path (issue 20) in dt-bench's "daemon"
+ * bench_daemon_fast.c - the fast path in dt-bench's "daemon"
  * section: a client with the shared dirty log of region "a" (LOG), its own
  * mapping of "a", the daemon saying PMEM (PMEM_IS_PMEM_FORCE=1):
  *

@@ -7,7 +7,7 @@
  * connection (polled every 100 us),
  *   with     the daemon's write-intent log (<runtime_dir>/logs/r@daemon.log):
  *            only the pages it names are flushed;
- *   without  that log removed before the start: today's whole-region flush;
+ *   without  that log removed before the start: the whole-region flush;
  * alternating, --reps times each (default 3), each run printed, then the
  * medians.  Every run checks with the daemon's flush log that each of the
  * pages was flushed (a range flush covering it, or a full flush) before the

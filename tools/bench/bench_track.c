@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * bench_track.c - dt-bench's "track" section (issue 21): what an
+ * bench_track.c - dt-bench's "track" section: what an
  * application pays per page to write pages and make them durable, timed
  * from its first store to the answer, three ways, on one file region "t"
  * of its own daxtrackd (four areas of 64 MiB, one a way and one for the

@@ -6,12 +6,12 @@
  * 2MiB page, the other half 512 4KiB pages, stored and looked up three ways
  * on the same tree:
  *   (a) multi:  a 2MiB page is one order-9 entry, one dt_tree_lookup() a query;
- *   (b) double: the approach the multi-order tree replaces, a 2MiB page is an
+ *   (b) double: a tree without multi-order entries, a 2MiB page is an
  *       order-0 entry at its aligned index flagged in its dt_value, and every
  *       query first looks up index & ~511 to see whether it is a 2MiB page;
  *   (c) copies: a 2MiB page is 512 order-0 entries.
- * Prints ns per lookup and nodes for each, and the ratios issue 3 sets
- * targets for.
+ * Prints ns per lookup and nodes for each, and the ratios the multi-order
+ * tree has targets for.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -329,7 +329,7 @@ static void mixed_notes(const struct bench_opts *o, const struct mixed *m)
 		   "slots of each kind", m->q[Q_PTE].n, HOT_SLOTS);
 }
 
-/* The targets of issue 3, and the same ratios cache-hot, for information. */
+/* The multi-order tree's targets, and the same ratios cache-hot, for information. */
 static void mixed_ratios(const struct bench_opts *o, const struct mixed_result res[NR_STYLES],
 			 double node_ratio)
 {
