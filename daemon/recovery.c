@@ -9,17 +9,22 @@
  *     flush, every word read) are flushed;
  *   - anything else (no runtime directory, fast_path = off, no own log, a
  *     log that fails its check, another boot): the whole region is flushed.
- * The old logs are removed only once every region is flushed (a crash of the
- * recovery itself leaves them for the next start), and fresh own logs are
- * made before the socket listens.
+ * The old client logs are orphaned (DT_DLOG_F_ORPHAN) before they are read,
+ * behind a system-wide barrier, so that a mark the recovery misses is one
+ * its client sends through the socket; they are removed only once every
+ * region is flushed (a crash of the recovery itself leaves them for the
+ * next start), marked DT_DLOG_F_FLUSHED first, and fresh own logs are made
+ * before the socket listens.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "daxtrackd.h"
@@ -377,8 +382,10 @@ static void open_logdir(struct daemon *d)
  * talks to the daemon, so without it the client would go on marking a log
  * that no daemon reads, and its crash or another client's fsync would miss
  * its pages.  Seeing the flag, it takes the socket path, which reconnects.
+ * DT_DLOG_F_FLUSHED, set after the recovery flushed the log's pages, tells
+ * it that it need not carry its marks over to its new log.
  */
-static void orphan_log(struct daemon *d, const char *name)
+static void log_set_flags(struct daemon *d, const char *name, uint32_t flags)
 {
 	struct stat st;
 	void *base;
@@ -394,15 +401,25 @@ static void orphan_log(struct daemon *d, const char *name)
 	if (base == MAP_FAILED)
 		goto out;
 	if (((struct dt_dlog_header *)base)->magic == DT_DLOG_MAGIC)
-		__atomic_fetch_or(&((struct dt_dlog_header *)base)->daemon_flags, DT_DLOG_F_ORPHAN,
-				  __ATOMIC_RELEASE);
+		__atomic_fetch_or(&((struct dt_dlog_header *)base)->daemon_flags, flags,
+				  __ATOMIC_SEQ_CST);
 	munmap(base, DT_DLOG_HEADER_SIZE);
 out:
 	close(fd);
 }
 
-/* Remove every log a previous daemon left: "<region>@<anything>.log". */
-static void remove_old_logs(struct daemon *d)
+static bool is_old_log(const char *name)
+{
+	size_t len = strlen(name);
+
+	return strchr(name, '@') && len >= 5 && !strcmp(name + len - 4, ".log");
+}
+
+/*
+ * Set @flags in every log a previous daemon left ("<region>@<anything>.log");
+ * with @remove, remove them.  Return: how many were removed.
+ */
+static unsigned old_logs(struct daemon *d, uint32_t flags, bool remove)
 {
 	struct dirent *de;
 	unsigned n = 0;
@@ -410,17 +427,37 @@ static void remove_old_logs(struct daemon *d)
 
 	dir = open_logs(d);
 	if (!dir)
-		return;
+		return 0;
 	while ((de = readdir(dir))) {
-		size_t len = strlen(de->d_name);
-
-		if (!strchr(de->d_name, '@') || len < 5 || strcmp(de->d_name + len - 4, ".log"))
+		if (!is_old_log(de->d_name))
 			continue;
-		orphan_log(d, de->d_name);
-		if (!unlinkat(d->log_dirfd, de->d_name, 0))
+		log_set_flags(d, de->d_name, flags);
+		if (remove && !unlinkat(d->log_dirfd, de->d_name, 0))
 			n++;
 	}
 	closedir(dir);
+	return n;
+}
+
+/*
+ * Orphan the old logs before the recovery reads them, then make every
+ * thread of the system pass a full barrier: a client's mark re-reads the
+ * flags after its store (dt_client_log_still()), so either it sees ORPHAN
+ * and sends the mark the socket way too, or the recovery sees its bits.
+ * Return: whether the barrier was made (then a recovery that flushed may
+ * say so with DT_DLOG_F_FLUSHED).
+ */
+static bool orphan_old_logs(struct daemon *d)
+{
+	old_logs(d, DT_DLOG_F_ORPHAN, false);
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+}
+
+/* Remove every log a previous daemon left, @flags set in them first. */
+static void remove_old_logs(struct daemon *d, uint32_t flags)
+{
+	unsigned n = old_logs(d, DT_DLOG_F_ORPHAN | flags, true);
+
 	if (n)
 		dt_log(LOG_INFO, "removed %u shared dirty log%s of the previous daemon", n,
 		       n == 1 ? "" : "s");
@@ -445,7 +482,7 @@ static void start_intents(struct daemon *d)
 int recovery_begin(struct daemon *d)
 {
 	char err[512] = "";
-	bool unclean = false;
+	bool unclean = false, barrier = false;
 	int ret;
 
 	ret = dt_state_begin(&d->state, &unclean, err, sizeof(err));
@@ -456,6 +493,7 @@ int recovery_begin(struct daemon *d)
 	d->marker = true;
 	open_logdir(d);
 	if (unclean) {
+		barrier = d->log_dirfd >= 0 && orphan_old_logs(d);
 		ret = recovery_flush(d);
 		if (ret) {
 			dt_log(LOG_ERR, "recovery flush failed: refusing to serve");
@@ -464,7 +502,7 @@ int recovery_begin(struct daemon *d)
 		}
 	}
 	if (d->log_dirfd >= 0)
-		remove_old_logs(d);
+		remove_old_logs(d, barrier ? DT_DLOG_F_FLUSHED : 0);
 	start_intents(d);
 	return 0;
 }

@@ -249,6 +249,17 @@ static int remark_run(void *arg, uint64_t first, uint64_t last)
 	return 0;
 }
 
+/*
+ * The daemon that orphaned @l flushed every page marked in it before a
+ * mark could see the flag (a mark that saw it went the socket way too).
+ */
+static bool log_flushed(const struct dt_client_log *l)
+{
+	uint32_t f = DT_DLOG_F_ORPHAN | DT_DLOG_F_FLUSHED;
+
+	return (dt_dlog_daemon_flags(&l->l) & f) == f;
+}
+
 int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
 {
 	struct dt_client_log *old = log_of(r), *l = NULL;
@@ -278,7 +289,7 @@ int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
 		return 0;
 	barrier_all(c);
 	m.to = l;
-	if (!r->gone) {
+	if (!r->gone && !log_flushed(old)) {
 		bool owned = l && dt_client_log_enter(c, l);
 
 		dt_dlog_for_each(&old->l, 0, old->l.g.npages - 1, true, remark_run, &m, NULL);
@@ -324,14 +335,14 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 	 * Bad blocks in the region: marks go to the daemon, which may refuse
 	 * them.  An orphaned log: to the batch, whose next exchange reconnects.
 	 */
-	if (dt_dlog_daemon_flags(&l->l) & (DT_DLOG_F_SOCKET | DT_DLOG_F_ORPHAN))
-		return 0;
 	for (;;) {
+		if (dt_dlog_daemon_flags(&l->l) & (DT_DLOG_F_SOCKET | DT_DLOG_F_ORPHAN))
+			return 0;
 		if (offset >= l->size || length > l->size - offset)
 			return -ERANGE;
 		if (mark_into(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE))
 			return 1;
-		/* Replaced under the mark: mark the new log too, until one stays. */
+		/* Replaced or orphaned under the mark: the new log or the batch too. */
 		l = log_of(r);
 		if (!l)
 			return 0;	/* no log any more: the batch, under the lock */

@@ -169,7 +169,8 @@ int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t
  *	(if the fast path is on); a refusal only leaves the region on the
  *	socket path.  Reconnects as any exchange.
  * dt_client_log_renew(): after a reconnect (in restore): LOG again, mark
- *	the old log's pages into the new one (or into the batch without one).
+ *	the old log's pages into the new one (or into the batch without one),
+ *	unless the daemon that orphaned it flushed them (DT_DLOG_F_FLUSHED).
  *	0 or DT_CLIENT_LOST.
  * dt_client_log_mark(): mark [offset, offset + length) in the region's log,
  *	without the lock: 1 done, 0 no log (take the socket path), or
@@ -258,10 +259,23 @@ static inline void dt_client_log_exit(struct dt_client_log *l, bool owned)
 }
 
 /*
+ * dt_client_log_still(): after a mark into @l and the fence: @l is still
+ * @r's log and no new daemon orphaned it meanwhile (DT_DLOG_F_ORPHAN: the
+ * recovery that set it and then made every thread pass a barrier may have
+ * read the log before the mark; the mark then goes the socket way too).
+ */
+static inline bool dt_client_log_still(struct dt_client_region *r, struct dt_client_log *l)
+{
+	return __atomic_load_n(&r->log, __ATOMIC_ACQUIRE) == l &&
+	       !(dt_dlog_daemon_flags(&l->l) & DT_DLOG_F_ORPHAN);
+}
+
+/*
  * dt_client_log_mark_end(): after a mark into @l, entered with @owned:
  * the fence that orders it before a reconnect's copy of the log (the
  * reconnect's membarrier(), or our own), the exit.  Return: true if @l is
- * still @r's log (the mark is there); false if it was replaced meanwhile.
+ * still @r's log (the mark is there); false if it was replaced or orphaned
+ * meanwhile.
  */
 static inline bool dt_client_log_mark_end(struct dt_client_region *r, struct dt_client_log *l,
 					  bool owned)
@@ -272,7 +286,7 @@ static inline bool dt_client_log_mark_end(struct dt_client_region *r, struct dt_
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	else
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	same = __atomic_load_n(&r->log, __ATOMIC_ACQUIRE) == l;
+	same = dt_client_log_still(r, l);
 	dt_client_log_exit(l, owned);
 	return same;
 }
@@ -310,7 +324,7 @@ static inline bool dt_client_log_mark_owner(struct dt_client_region *r, uint64_t
 		return dt_client_log_mark_owned(r, l, first, last);
 	/* A log is owned only where membarrier() is registered: it is the fence. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	same = __atomic_load_n(&r->log, __ATOMIC_ACQUIRE) == l;
+	same = dt_client_log_still(r, l);
 	dt_client_log_exit(l, true);
 	return same;
 }

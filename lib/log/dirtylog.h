@@ -102,6 +102,11 @@ struct dt_dlog_ring {
 						 * new one recovered it and removed it; its
 						 * owner must reconnect (through the socket
 						 * path) for its marks to reach a daemon */
+#define DT_DLOG_F_FLUSHED	(1U << 2)	/* with ORPHAN: every page marked before
+						 * the owner could see ORPHAN is durable (the
+						 * new daemon set ORPHAN, made every thread
+						 * pass a barrier, then flushed the log's
+						 * pages): the owner carries no mark over */
 
 /* struct dt_dlog_header.kind */
 enum dt_dlog_kind {

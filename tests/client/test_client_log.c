@@ -413,15 +413,20 @@ static void test_fast_path_off(void)
 	CHECK_EQ(dtd_start(&dtd), 0);
 }
 
-/* kill -9 and restart: a new log, holding every page of the old one. */
+/*
+ * kill -9 and restart: the recovery flushes the old log's pages, the
+ * client gets a new log and carries none of them over.  A clean stop and
+ * restart: the new log holds every page of the old one (re-marked).
+ */
 static void test_reconnect(void)
 {
 	struct dt_client *c = connect_flags(0);
 	struct dt_client_region *r = c ? attach_db(c, true) : NULL;
 	struct dt_client_region_info before, after;
 	struct dt_client_counters k;
+	unsigned since = dtd_flog_lines(&dtd);
 
-	dt_test_ctx("reconnect re-marks");
+	dt_test_ctx("reconnect after a kill: the recovery flushed the old log");
 	if (!r)
 		goto out;
 	dt_client_region_info(r, &before);
@@ -432,13 +437,29 @@ static void test_reconnect(void)
 	CHECK_EQ(dt_client_dirty(r, 70 * PAGE, PAGE), 0);
 	if (!CHECK_EQ(dtd_start(&dtd), 0))
 		goto out;
-	CHECK(logged(r, 61));	/* reconnects: re-attach, LOG, re-mark */
-	CHECK(logged(r, 70));
+	CHECK(dtd_flushed(&dtd, "db", 60 * PAGE, 4 * PAGE, since, NULL));
+	CHECK(dtd_flushed(&dtd, "db", 70 * PAGE, PAGE, since, NULL));
+	CHECK(!logged(r, 61));	/* reconnects: re-attach, LOG, nothing re-marked */
+	CHECK(!logged(r, 70));
 	dt_client_region_info(r, &after);
 	CHECK(after.log);
 	dt_client_counters(c, &k);
 	CHECK_EQ(k.reconnects, 1);
 	CHECK_EQ(k.logs, 2);
+	CHECK_EQ(k.remarked_pages, 0);
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
+
+	dt_test_ctx("reconnect after a clean stop re-marks");
+	CHECK_EQ(dt_client_dirty(r, 60 * PAGE, 4 * PAGE), 0);
+	CHECK_EQ(dtd_stop(&dtd), 0);
+	CHECK_EQ(dt_client_dirty(r, 70 * PAGE, PAGE), 0);
+	if (!CHECK_EQ(dtd_start(&dtd), 0))
+		goto out;
+	CHECK(logged(r, 61));	/* reconnects: re-attach, LOG, re-mark */
+	CHECK(logged(r, 70));
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.reconnects, 2);
+	CHECK_EQ(k.logs, 3);
 	CHECK_EQ(k.remarked_pages, 5);
 	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 5);
 	CHECK(r->retired != NULL);
@@ -453,7 +474,8 @@ out:
 /*
  * kill -9 and restart, then only in-process persists: the new daemon flags
  * the old log DT_DLOG_F_ORPHAN, so the persist goes through the socket and
- * reconnects, and the new daemon sees the client's marks.
+ * reconnects; the new daemon flushed the old log's marks, and sees those
+ * made since (through the batch).
  */
 static void test_orphaned(void)
 {
@@ -480,7 +502,7 @@ static void test_orphaned(void)
 	CHECK(!(dt_dlog_daemon_flags(&r->log->l) & DT_DLOG_F_ORPHAN));
 	dt_client_region_info(r, &info);
 	CHECK(info.persist_in_process);
-	CHECK(logged(r, 80));	/* re-marked into the new log: the daemon sees it */
+	CHECK(!logged(r, 80));	/* flushed by the recovery, not carried over */
 	CHECK(known_dirty(r, 81));	/* from the batch: a DIRTY message */
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
 	CHECK(!known_dirty(r, 80));

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <sys/mman.h>
 
+#include <daxtrack/client.h>
+
 #include "dt_dlog_test.h"
 
 #include "daemon_harness.h"
@@ -492,6 +494,50 @@ static void test_bad_blocks(void)
 	CHECK_EQ(dh_stop(SIGTERM), 0);
 }
 
+/* Mark @n scattered pages of "a" from page @first through the fast path. */
+static void client_marks(struct dt_client_region *r, uint64_t first, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ(dt_client_dirty(r, (first + 2 * i) * PG, PG), 0);
+}
+
+/*
+ * A client marks 100 fresh pages in its log (no fsync) before each of three
+ * kills: each recovery flushes those 100, and the client, back on its next
+ * request, carries none of the flushed marks into its new log: the cost of
+ * a restart is what is dirty now, not the sum over the crashes.
+ */
+static void test_client_after_kills(void)
+{
+	struct dt_client_counters k;
+	struct dt_client_region *r;
+	struct dt_proto_query_rep q;
+	struct dt_client *cl;
+	char line[128];
+
+	dt_test_ctx("a client's marks over three kills");
+	if (!CHECK_EQ(dh_start(), 0) || !CHECK_EQ(dt_client_connect(dh.sock, &cl), 0))
+		return;
+	if (!CHECK_EQ(dt_client_attach(cl, "a", &r), 0))
+		goto out;
+	for (unsigned round = 0; round < 3; round++) {
+		client_marks(r, 200 * round, 100);
+		if (!crash_and_restart(NULL))
+			break;
+		snprintf(line, sizeof(line), "region \"a\": recovery flush: 100 pages in 100 runs");
+		CHECK_EQ(dh_log_count(line), round + 1);
+		CHECK_EQ(dh_flush_count("a", -1, -1, "range"), 100);
+		/* Back: a request reconnects, and the client gets a new log. */
+		CHECK_EQ(dt_client_query(r, 0, &q), 0);
+	}
+	dt_client_counters(cl, &k);
+	CHECK_EQ(k.logs, 4);
+	CHECK_EQ(k.remarked_pages, 0);
+out:
+	dt_client_close(cl);
+	CHECK_EQ(dh_stop(SIGTERM), 0);
+}
+
 int main(int argc, char **argv)
 {
 	dh_init(argc, argv, 120);
@@ -503,5 +549,6 @@ int main(int argc, char **argv)
 	test_clean_and_reload();
 	test_pmem_batches();
 	test_bad_blocks();
+	test_client_after_kills();
 	return dt_test_done();
 }

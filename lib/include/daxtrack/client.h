@@ -263,7 +263,8 @@ struct dt_client_region_info {
  *	went to the daemon (FSYNC): DEEP, WHOLE, not mapped, not pmem, bad
  *	blocks...
  * @remarked_pages: Pages of an old log marked into the new one after a
- *	reconnect (or put into the batch when the new daemon gave no log).
+ *	reconnect (or put into the batch when the new daemon gave no log);
+ *	none after a recovery that flushed them.
  */
 struct dt_client_counters {
 	uint64_t sent_by_op[DT_PROTO_STATS_OPS];
