@@ -303,24 +303,11 @@ int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
 
 /* ---- marking ---- */
 
-/*
- * One mark into log @l: true if it is still @r's log after it (the mark
- * is in the log that is @r's when this returns).
- */
-static bool mark_into(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
-		      uint64_t last)
+bool dt_client_log_mark_in(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
+			   uint64_t last, bool owned)
 {
-	bool owned = dt_client_log_enter(r->c, l);
-
 	dt_dlog_mark(&l->l, first, last);
 	return dt_client_log_mark_end(r, l, owned);
-}
-
-bool dt_client_log_mark_owned(struct dt_client_region *r, struct dt_client_log *l,
-			      uint64_t first, uint64_t last)
-{
-	dt_dlog_mark(&l->l, first, last);
-	return dt_client_log_mark_end(r, l, true);
 }
 
 int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t length)
@@ -340,7 +327,9 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 			return 0;
 		if (offset >= l->size || length > l->size - offset)
 			return -ERANGE;
-		if (mark_into(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE))
+		if (dt_client_log_mark_in(r, l, offset / DT_CLIENT_PAGE,
+					  (offset + length - 1) / DT_CLIENT_PAGE,
+					  dt_client_log_enter(r->c, l)))
 			return 1;
 		/* Replaced or orphaned under the mark: the new log or the batch too. */
 		l = log_of(r);

@@ -291,14 +291,18 @@ static inline bool dt_client_log_mark_end(struct dt_client_region *r, struct dt_
 	return same;
 }
 
-/* client-log.c: dt_client_log_mark_owner()'s mark that is not one word's: dt_dlog_mark(). */
-bool dt_client_log_mark_owned(struct dt_client_region *r, struct dt_client_log *l,
-			      uint64_t first, uint64_t last);
+/*
+ * dt_client_log_mark_in(): the mark of pages [first, last] into @l, entered
+ * (@owned as dt_client_log_enter() said): dt_dlog_mark(), then
+ * dt_client_log_mark_end(), whose answer it returns.
+ */
+bool dt_client_log_mark_in(struct dt_client_region *r, struct dt_client_log *l, uint64_t first,
+			   uint64_t last, bool owned);
 
 /*
  * dt_client_log_mark_owner(): the mark of the thread that owns @r's log,
  * the usual mark with a log: what dt_client_log_mark() does for it, inline
- * (dt_dlog_mark_word(); other marks through dt_client_log_mark_owned()).
+ * (dt_dlog_mark_word(); other marks through dt_client_log_mark_in()).
  * Return: true if the pages are in the log that is @r's; false if the mark
  * needs dt_client_log_mark() (no log, a log this thread does not own, a
  * log replaced meanwhile, a bad range, marks that go to the daemon), which
@@ -321,7 +325,7 @@ static inline bool dt_client_log_mark_owner(struct dt_client_region *r, uint64_t
 	first = offset / DT_CLIENT_PAGE;
 	last = (offset + length - 1) / DT_CLIENT_PAGE;
 	if (!dt_dlog_mark_word(&l->l, first, last))
-		return dt_client_log_mark_owned(r, l, first, last);
+		return dt_client_log_mark_in(r, l, first, last, true);
 	/* A log is owned only where membarrier() is registered: it is the fence. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	same = dt_client_log_still(r, l);
