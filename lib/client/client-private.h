@@ -369,4 +369,21 @@ int dt_client_track_offset(struct dt_client_region *r, const void *addr, size_t 
 			   uint64_t *offset);
 void dt_client_track_detach(struct dt_client_region *r);
 
+/* --- The calls of client.h: functions shared between their files. --- */
+/*
+ * dt_client_region_xact() (client-conn.c): a request about region @r, with
+ *	or without its dirty batch in front.  Return: 0, the daemon's status,
+ *	or an exchange error.
+ * dt_client_regions_locked() (client-query.c): REGIONS, into a new array
+ *	@*out of @*count regions (NULL for none; the caller frees it).
+ *	Return: 0 or a negative errno.
+ * dt_client_flush_all() (client.c): send every region's batch and wait
+ *	for every DIRTY in flight.  Return: the first error, after trying all.
+ */
+int dt_client_region_xact(struct dt_client_region *r, bool with_batch, struct dt_msg *req,
+			  struct dt_msg *rep);
+int dt_client_regions_locked(struct dt_client *c, struct dt_proto_region **out, uint32_t *count);
+int dt_client_flush_all(struct dt_client *c);
+/* --- End of the functions shared by the calls of client.h. --- */
+
 #endif /* DT_CLIENT_PRIVATE_H */
