@@ -377,7 +377,7 @@ void dt_client_track_detach(struct dt_client_region *r);
  * dt_client_regions_locked() (client-query.c): REGIONS, into a new array
  *	@*out of @*count regions (NULL for none; the caller frees it).
  *	Return: 0 or a negative errno.
- * dt_client_flush_all() (client.c): send every region's batch and wait
+ * dt_client_flush_all() (client-sync.c): send every region's batch and wait
  *	for every DIRTY in flight.  Return: the first error, after trying all.
  */
 int dt_client_region_xact(struct dt_client_region *r, bool with_batch, struct dt_msg *req,
