@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * client-private.h - the insides of struct dt_client, shared by client.c
- * (the API), client-conn.c (connection, exchanges, reconnection),
+ * client-private.h - the insides of struct dt_client, shared by client.c,
+ * client-region.c, client-sync.c and client-query.c (the API),
+ * client-conn.c (connection, exchanges, reconnection),
  * client-batch.c (sets of page ranges), client-log.c (the shared dirty
  * log: the fast path) and client-track.c (transparent tracking).
  *
