@@ -380,11 +380,15 @@ void dt_client_track_detach(struct dt_client_region *r);
  *	Return: 0 or a negative errno.
  * dt_client_flush_all() (client-sync.c): send every region's batch and wait
  *	for every DIRTY in flight.  Return: the first error, after trying all.
+ * dt_client_region_free() (client-region.c): unmap, close and free @r with
+ *	its logs and sets, a region out of the handle's list (detached, or its
+ *	handle closed): no lock needed.
  */
 int dt_client_region_xact(struct dt_client_region *r, bool with_batch, struct dt_msg *req,
 			  struct dt_msg *rep);
 int dt_client_regions_locked(struct dt_client *c, struct dt_proto_region **out, uint32_t *count);
 int dt_client_flush_all(struct dt_client *c);
+void dt_client_region_free(struct dt_client_region *r);
 /* --- End of the functions shared by the calls of client.h. --- */
 
 #endif /* DT_CLIENT_PRIVATE_H */

@@ -100,6 +100,18 @@ int dt_client_attach_fd(struct dt_client *c, int fd, struct dt_client_region **r
 	return attach(c, NULL, fd, rp);
 }
 
+void dt_client_region_free(struct dt_client_region *r)
+{
+	if (r->addr)
+		munmap(r->addr, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	dt_client_log_free(r);
+	dt_rset_free(&r->batch);
+	dt_rset_free(&r->acked);
+	free(r);
+}
+
 int dt_client_detach(struct dt_client_region *r)
 {
 	struct dt_client *c;
@@ -124,14 +136,7 @@ int dt_client_detach(struct dt_client_region *r)
 	}
 	dt_client_log_counters(r, &c->cnt);	/* the handle keeps them */
 	pthread_mutex_unlock(&c->lock);
-	if (r->addr)
-		munmap(r->addr, r->map_len);
-	if (r->fd >= 0)
-		close(r->fd);
-	dt_client_log_free(r);
-	dt_rset_free(&r->batch);
-	dt_rset_free(&r->acked);
-	free(r);
+	dt_client_region_free(r);
 	return err;
 }
 

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "client-private.h"
@@ -39,14 +38,7 @@ static void client_free(struct dt_client *c)
 
 	for (r = c->regions; r; r = next) {
 		next = r->next;
-		if (r->addr)
-			munmap(r->addr, r->map_len);
-		if (r->fd >= 0)
-			close(r->fd);
-		dt_client_log_free(r);
-		dt_rset_free(&r->batch);
-		dt_rset_free(&r->acked);
-		free(r);
+		dt_client_region_free(r);
 	}
 	if (c->sock >= 0)
 		close(c->sock);
