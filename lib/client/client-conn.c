@@ -531,6 +531,15 @@ int dt_client_xact(struct dt_client *c, struct dt_client_region *r, bool with_ba
 	}
 }
 
+/* A request about region @r, with or without its batch in front. */
+int dt_client_region_xact(struct dt_client_region *r, bool with_batch, struct dt_msg *req,
+			  struct dt_msg *rep)
+{
+	int err = dt_client_xact(r->c, r, with_batch, req, -1, rep);
+
+	return err ? err : rep->status;
+}
+
 /*
  * Send a full DIRTY of the batch of @r without waiting for its reply, once
  * the oldest of a full window is reaped (its refusal, if any, is returned).

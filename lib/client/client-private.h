@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * client-private.h - the insides of struct dt_client, shared by client.c
- * (the API), client-conn.c (connection, exchanges, reconnection),
+ * client-private.h - the insides of struct dt_client, shared by client.c,
+ * client-region.c, client-sync.c and client-query.c (the API),
+ * client-conn.c (connection, exchanges, reconnection),
  * client-batch.c (sets of page ranges), client-log.c (the shared dirty
  * log: the fast path) and client-track.c (transparent tracking).
  *
@@ -384,5 +385,26 @@ static inline int dt_client_track_before(struct dt_client_region *r, uint64_t of
 int dt_client_track_offset(struct dt_client_region *r, const void *addr, size_t length,
 			   uint64_t *offset);
 void dt_client_track_detach(struct dt_client_region *r);
+
+/* --- The calls of client.h: functions shared between their files. --- */
+/*
+ * dt_client_region_xact() (client-conn.c): a request about region @r, with
+ *	or without its dirty batch in front.  Return: 0, the daemon's status,
+ *	or an exchange error.
+ * dt_client_regions_locked() (client-query.c): REGIONS, into a new array
+ *	@*out of @*count regions (NULL for none; the caller frees it).
+ *	Return: 0 or a negative errno.
+ * dt_client_flush_all() (client-sync.c): send every region's batch and wait
+ *	for every DIRTY in flight.  Return: the first error, after trying all.
+ * dt_client_region_free() (client-region.c): unmap, close and free @r with
+ *	its logs and sets, a region out of the handle's list (detached, or its
+ *	handle closed): no lock needed.
+ */
+int dt_client_region_xact(struct dt_client_region *r, bool with_batch, struct dt_msg *req,
+			  struct dt_msg *rep);
+int dt_client_regions_locked(struct dt_client *c, struct dt_proto_region **out, uint32_t *count);
+int dt_client_flush_all(struct dt_client *c);
+void dt_client_region_free(struct dt_client_region *r);
+/* --- End of the functions shared by the calls of client.h. --- */
 
 #endif /* DT_CLIENT_PRIVATE_H */
