@@ -517,13 +517,8 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 	struct dt_client_log *l = log_of(r);
 	bool owned;
 
-	/*
-	 * A refused DIRTY is for the general path to report; marks that went
-	 * the socket way (the daemon tagged them, this log has not got them)
-	 * for the general path to flush, unless the whole range is flushed.
-	 */
-	if (!l || __atomic_load_n(&r->dirty_err, __ATOMIC_RELAXED) ||
-	    (!whole && __atomic_load_n(&r->socket_marks, __ATOMIC_ACQUIRE)))
+	/* A refused DIRTY is for the general path to report. */
+	if (!l || __atomic_load_n(&r->dirty_err, __ATOMIC_RELAXED))
 		return 1;
 	if (!length || offset >= l->size || length > l->size - offset)
 		return 1;
@@ -584,40 +579,28 @@ static bool range_pages(const struct dt_client_log *l, uint64_t offset, uint64_t
 	return true;
 }
 
-int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			unsigned flags, struct dt_proto_fsync_rep *out,
-			dt_client_fsync_fn sock_fsync, void *arg)
+bool dt_client_log_fsync_begin(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			       unsigned flags, struct dt_client_log_fsync *f)
 {
-	struct dt_client_log *l = log_of(r);
 	struct dt_dlog_run runs[PERSIST_BATCH];
-	struct dt_dlog_cursor c;
 	uint64_t first, last;
-	bool pages, owned;
-	int err;
 
-	if (!l)
-		return 1;
-	pages = range_pages(l, offset, length, flags, &first, &last);
-	if (!pages)	/* out of the region: the daemon says what is wrong */
-		return sock_fsync(r, offset, length, flags, arg);
-	owned = persist_begin(r, l);
-	/* In-process, unless marks of the range went the socket way. */
-	if (!flags && length <= l->size - offset && !r->batch.n &&
-	    !dt_rset_overlaps(&r->acked, offset, offset + length) && may_flush_here(r, l)) {
-		persist_here(r, l, first, last, false, out);
-		persist_end(r, l, owned);
-		return 0;
-	}
-	count(&l->persists_log_socket);
-	/* The daemon flushes what the log holds; the marks leave it once durable. */
-	dt_dlog_cursor_init(&c, &l->l, first, last);
-	while (dt_dlog_next(&c, runs, PERSIST_BATCH) == PERSIST_BATCH)
+	f->l = log_of(r);
+	if (!f->l || !range_pages(f->l, offset, length, flags, &first, &last))
+		return false;
+	f->owned = persist_begin(r, f->l);
+	count(&f->l->persists_log_socket);
+	dt_dlog_cursor_init(&f->c, &f->l->l, first, last);
+	while (dt_dlog_next(&f->c, runs, PERSIST_BATCH) == PERSIST_BATCH)
 		;
-	err = sock_fsync(r, offset, length, flags, arg);
+	return true;
+}
+
+void dt_client_log_fsync_end(struct dt_client_region *r, struct dt_client_log_fsync *f, int err)
+{
 	if (err)
-		dt_dlog_cursor_abort(&c);
+		dt_dlog_cursor_abort(&f->c);
 	else
-		dt_dlog_cursor_done(&c);
-	persist_end(r, l, owned);
-	return err;
+		dt_dlog_cursor_done(&f->c);
+	persist_end(r, f->l, f->owned);
 }

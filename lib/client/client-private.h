@@ -176,9 +176,12 @@ int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t
  * dt_client_log_mark(): mark [offset, offset + length) in the region's log,
  *	without the lock: 1 done, 0 no log (take the socket path), or
  *	-EINVAL/-ERANGE.
- * dt_client_log_fsync(): an fsync of a region with a log: in-process when
- *	it may, else take the pages, FSYNC through @sock_fsync, release.
- *	Return: 1 when there is no log (the caller does the plain FSYNC).
+ * dt_client_log_fsync_begin(), _end(): around the FSYNC of [offset,
+ *	offset + length) (or of the region, with WHOLE) by the socket: the
+ *	log's marks of the range walked by a persist's cursor (the daemon
+ *	flushes what the log holds), its persists held; at the end they leave
+ *	the log if the FSYNC succeeded (@err 0), else stay marked.  Begin
+ *	returns false, nothing held, without a log or for a range outside it.
  * dt_client_log_free(): unmap every log of the region.
  */
 int dt_client_log_open(struct dt_client *c, struct dt_client_region *r);
@@ -186,11 +189,15 @@ int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r);
 int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t length);
 int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t length,
 			  bool whole, struct dt_proto_fsync_rep *out);
-typedef int (*dt_client_fsync_fn)(struct dt_client_region *r, uint64_t offset, uint64_t length,
-				  unsigned flags, void *arg);
-int dt_client_log_fsync(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			unsigned flags, struct dt_proto_fsync_rep *out,
-			dt_client_fsync_fn sock_fsync, void *arg);
+/* A socket FSYNC's hold of the region's log (dt_client_log_fsync_begin()). */
+struct dt_client_log_fsync {
+	struct dt_client_log *l;
+	bool owned;
+	struct dt_dlog_cursor c;
+};
+bool dt_client_log_fsync_begin(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			       unsigned flags, struct dt_client_log_fsync *f);
+void dt_client_log_fsync_end(struct dt_client_region *r, struct dt_client_log_fsync *f, int err);
 bool dt_client_log_in_process(const struct dt_client_region *r);
 /* The region's persists_* counters into @k (added). */
 void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k);

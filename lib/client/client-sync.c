@@ -203,11 +203,15 @@ struct fsync_to {
 	uint32_t max;
 };
 
-/* The FSYNC exchange (a dt_client_fsync_fn): 0, the daemon's status, or an exchange error. */
+/*
+ * The FSYNC exchange, the log's marks of the range held around it: 0, the
+ * daemon's status, or an exchange error.
+ */
 static int fsync_xact(struct dt_client_region *r, uint64_t offset, uint64_t length,
-		      unsigned flags, void *arg)
+		      unsigned flags, struct fsync_to *to)
 {
-	struct fsync_to *to = arg;
+	struct dt_client_log_fsync lf;
+	bool logged = dt_client_log_fsync_begin(r, offset, length, flags, &lf);
 	struct dt_client *c = r->c;
 	struct dt_msg req, rep;
 	int err;
@@ -223,7 +227,16 @@ static int fsync_xact(struct dt_client_region *r, uint64_t offset, uint64_t leng
 		err = rep.status;
 	if (!err)
 		fsync_out(&rep.fsync_rep, to->done, NULL, 0);
+	if (logged)
+		dt_client_log_fsync_end(r, &lf, err);
 	return err;
+}
+
+/* Marks of the range went the socket way: the batch, or acknowledged DIRTYs. */
+static bool socket_marks_in(const struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	return r->batch.n || dt_rset_overlaps(&r->acked, page_down(offset),
+					      page_end(r, offset + length));
 }
 
 static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t length,
@@ -237,8 +250,13 @@ static int fsync_locked(struct dt_client_region *r, uint64_t offset, uint64_t le
 	memset(&done, 0, sizeof(done));
 	if (!out)
 		to.done = NULL;	/* and no clock read for it in-process */
-	/* A region with a log: in-process, or its pages taken around the FSYNC. */
-	err = dt_client_log_fsync(r, offset, length, flags, to.done, fsync_xact, &to);
+	/*
+	 * In-process, unless marks of the range went the socket way: the
+	 * daemon tagged them, and only its FSYNC clears the tags.
+	 */
+	err = 1;
+	if (!flags && !socket_marks_in(r, offset, length))
+		err = dt_client_log_persist(r, offset, length, false, to.done);
 	if (err == 1)
 		err = fsync_xact(r, offset, length, flags, &to);
 	if (r->dirty_err) {
@@ -277,7 +295,8 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
 	if (err)
 		return err;
 	/* In-process where it may: no lock, no message. */
-	if (!flags && !dt_client_log_persist(r, offset, length, false, out))
+	if (!flags && !__atomic_load_n(&r->socket_marks, __ATOMIC_ACQUIRE) &&
+	    !dt_client_log_persist(r, offset, length, false, out))
 		return 0;
 	pthread_mutex_lock(&c->lock);
 	err = fsync_locked(r, offset, length, flags, out, bad, max);
