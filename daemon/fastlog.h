@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon/fastlog.h - the clients' shared dirty logs, as the daemon reads
- * them (issue 20's fast path; the format: daxtrack/dirtylog.h).
+ * them (the fast path; the format: lib/log/dirtylog.h).
  *
  * A LOG request makes one log file per (connection, attached region) in
  * <runtime_dir>/logs (logdir.h) and hands its fd to the client, which marks

@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * client-log.c - the fast path (issue 20): the region's shared dirty log.
+ * client-log.c - the fast path: the region's shared dirty log.
  *
  * After ATTACH with write rights, a client of a version-3 daemon asks for
  * the region's dirty log (LOG), maps it, and from then on:
- *   - dt_client_dirty() is dt_dlog_mark(): a few atomic stores into shared
+ *   - dt_client_dirty() is dt_dlog_mark(): a few stores into shared
  *     memory, no lock, no system call, no message;
  *   - a persist flushes in-process when it may (the daemon said PMEM or
  *     EADR, and the client's own mapping is MAP_SYNC, of a device DAX, or on
- *     eADR): dt_dlog_take() of the range, pmem_flush() of each run taken from
- *     the client's own mapping, one pmem_drain(), dt_dlog_release(); by the
- *     log's owner thread, its ring's records and the pages dt_dlog_find()
- *     finds, flushed as one stream of runs, one pmem_drain(), then
- *     dt_dlog_clear() and dt_dlog_ring_settle();
- *   - otherwise (DEEP, WHOLE, not mapped, not pmem) it takes the pages, has
- *     the daemon flush them (FSYNC reads dirty | flush), and releases them
- *     once the FSYNC succeeded (or marks them dirty again if it failed).
- * The owner's persists of a log are serialised, as dt_dlog_take() requires,
+ *     eADR): the runs a persist's cursor gives (lib/log/dirtylog-persist.c)
+ *     flushed from the client's own mapping, one pmem_drain(), the cursor's
+ *     end (persist_here());
+ *   - otherwise (DEEP, WHOLE, not mapped, not pmem, marks that went the
+ *     socket way) the daemon flushes them: the same cursor walks the range,
+ *     FSYNC reads dirty | flush | the ring, and the cursor ends done once
+ *     the FSYNC succeeded, aborted if it failed (dt_client_log_fsync_begin()).
+ * The owner's persists of a log are serialised, as the cursor requires,
  * by the region's persist lock (see client-private.h); an in-process persist
  * takes no other lock: no message, no system call, no mutex.
  *
@@ -341,7 +340,7 @@ int dt_client_log_mark(struct dt_client_region *r, uint64_t offset, uint64_t len
 /* ---- persisting ---- */
 
 /*
- * The persists of a log are serialised (dt_dlog_take()).  A spinlock, not a
+ * The persists of a log are serialised (the cursor's contract).  A spinlock, not a
  * mutex: its release is a plain store, where a mutex's is a locked
  * instruction that would wait for the flushes that pmem_drain() only
  * ordered.  A waiter spins, then yields, then sleeps (a socket FSYNC may

@@ -3,7 +3,7 @@
 #
 # test_lmdb_guest.sh - an unmodified LMDB program (lmdb_commits) on a real
 # fsdax file, under the LD_PRELOAD shim and with the kernel's msync, in the
-# dax-vm guest booted with the backports kernel (issue 21 item 3):
+# dax-vm guest booted with the backports kernel:
 #
 #   ../shared/dax-vm/run --kernel backports -- tests/lmdb/test_lmdb_guest.sh build
 #
