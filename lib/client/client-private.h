@@ -13,8 +13,8 @@
  * the in-process persists), so they are written with atomic stores (release
  * for the pointers) and read with atomic loads; a log, once published
  * there, stays mapped until the region is detached (retired logs too), and
- * its @size never changes.  The persists of a region's log (take, flush or
- * FSYNC, release) are serialised by its owner thread's program order while
+ * its @size never changes.  The persists of a region's log (a cursor's walk, the flushes or
+ * FSYNC, its end) are serialised by its owner thread's program order while
  * one thread owns the log (client-log-owner.c), else by the region's
  * @persist_lock, a spinlock whose release is a plain store: no locked
  * instruction after the drain, so a persist waits for its flushes no longer
