@@ -153,16 +153,14 @@ static int writeback_part(struct dt_region *r, uint64_t first, uint64_t last,
 static void bad_pages(struct dt_region *r, const struct dt_badblock *b, uint64_t last,
 		      uint64_t *bf, uint64_t *bl)
 {
-	struct dt_mapping_entry me;
+	uint64_t first, end;
 
 	*bf = b->offset / PAGE_SIZE_4K;
 	*bl = (b->offset + b->len - 1) / PAGE_SIZE_4K;
 	if (*bl > last)
 		*bl = last;
-	if (dt_mapping_lookup(r->mapping, *bf, &me))
-		*bf = me.index;
-	if (dt_mapping_lookup(r->mapping, *bl, &me))
-		*bl = me.index + (1ULL << me.order) - 1;
+	dt_mapping_entry_span(r->mapping, *bf, bf, &end);
+	dt_mapping_entry_span(r->mapping, *bl, &first, bl);
 }
 
 /*
