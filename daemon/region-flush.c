@@ -136,19 +136,6 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 	return dt_region_take_flush_error(r) ? -EIO : 0;
 }
 
-/* Add the writeback of pages [@first, @last] to @sum; the first error is kept. */
-static int writeback_part(struct dt_region *r, uint64_t first, uint64_t last,
-			  struct dt_writeback_report *sum)
-{
-	struct dt_writeback_report rep = { 0 };
-	int ret = dt_region_writeback(r, first, last, &rep);
-
-	sum->entries += rep.entries;
-	sum->bytes += rep.bytes;
-	sum->ranges += rep.ranges;
-	return ret;
-}
-
 /* Pages [*bf, *bl] of a bad range, widened to the whole entries there (a 2MiB one). */
 static void bad_pages(struct dt_region *r, const struct dt_badblock *b, uint64_t last,
 		      uint64_t *bf, uint64_t *bl)
@@ -164,25 +151,69 @@ static void bad_pages(struct dt_region *r, const struct dt_badblock *b, uint64_t
 }
 
 /*
- * As the kernel does: every good dirty page is flushed, a bad one is not
- * touched (a flush would read poisoned memory).
+ * The last page of the slice starting at @f->next: @slice pages from the
+ * first dirty entry (the clean pages before it go with the slice: one
+ * writeback skips them at the speed of the tree's tag search), or the
+ * range's last page.
  */
-int dt_region_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
-			     struct dt_writeback_report *sum, bool *bad)
+static uint64_t slice_last(struct dt_region *r, const struct dt_region_fsync *f, uint64_t slice)
 {
-	uint64_t p = first, bf, bl, end = (last + 1) * PAGE_SIZE_4K;
+	uint64_t from = f->next;
+	struct dt_mapping_iter it;
+	struct dt_mapping_entry e;
+
+	dt_mapping_iter_init(&it, f->next, f->last, DT_MAPPING_ITER_DIRTY);
+	if (!dt_mapping_next(r->mapping, &it, &e))
+		return f->last;
+	if (e.index > from)
+		from = e.index;
+	return f->last - from < slice ? f->last : from + slice - 1;
+}
+
+/*
+ * As the kernel does: every good dirty page is flushed, a bad one is not
+ * touched (a flush would read poisoned memory).  Each run of good pages
+ * [p, stop) is written back on its own; the bad range after it, up to page
+ * bl, is stepped over.
+ */
+int dt_region_fsync(struct dt_region *r, struct dt_region_fsync *f, uint64_t slice)
+{
+	uint64_t p = f->next, end = f->last, stop, bf, bl;
+	struct dt_writeback_report rep;
 	struct dt_badblock b;
 	int ret = 0, err;
 
-	while (p <= last && dt_region_next_bad(r, p * PAGE_SIZE_4K, end - p * PAGE_SIZE_4K, &b)) {
-		*bad = true;
-		bad_pages(r, &b, last, &bf, &bl);
-		if (bf > p && (err = writeback_part(r, p, bf - 1, sum)) && !ret)
+	if (slice && f->last - f->next >= slice)
+		end = slice_last(r, f, slice);
+	while (p <= end) {
+		stop = end + 1;
+		bl = end;
+		if (dt_region_next_bad(r, p * PAGE_SIZE_4K, (end + 1 - p) * PAGE_SIZE_4K, &b)) {
+			f->bad = true;
+			bad_pages(r, &b, end, &bf, &bl);
+			stop = bf > p ? bf : p;
+		}
+		rep = (struct dt_writeback_report){ 0 };
+		if (stop > p && (err = dt_region_writeback(r, p, stop - 1, &rep)) && !ret)
 			ret = err;
+		f->rep.entries += rep.entries;
+		f->rep.bytes += rep.bytes;
+		f->rep.ranges += rep.ranges;
 		p = bl + 1 > p ? bl + 1 : p + 1;
 	}
-	if (p <= last && (err = writeback_part(r, p, last, sum)) && !ret)
-		ret = err;
+	f->next = end + 1;
+	return ret ? ret : f->next <= f->last;
+}
+
+int dt_region_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
+			     struct dt_writeback_report *sum, bool *bad)
+{
+	struct dt_region_fsync f = { .next = first, .last = last, .rep = *sum };
+	int ret = dt_region_fsync(r, &f, 0);
+
+	*sum = f.rep;
+	if (f.bad)
+		*bad = true;
 	return ret;
 }
 
