@@ -32,15 +32,6 @@ void dt_region_note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, u
 		hook(r, ev, off, len);
 }
 
-/*
- * No counting here: a locked instruction after a clwb waits for its write-back,
- * which would make each flush call a drain.  dt_region_writeback() counts.
- */
-static void note_flush(struct dt_region *r, uint64_t off, uint64_t len)
-{
-	dt_region_note(r, DT_FLUSH_EV_RANGE, off, len);
-}
-
 void dt_region_keep_error(struct dt_region *r, int error)
 {
 	int none = 0;
@@ -50,11 +41,16 @@ void dt_region_keep_error(struct dt_region *r, int error)
 				    __ATOMIC_RELAXED);
 }
 
+/*
+ * The flush operations count nothing: a locked instruction after a clwb
+ * waits for its write-back, which would make each flush call a drain.
+ * dt_region_writeback() counts.
+ */
 static void flush_pmem(void *arg, uint64_t off, uint64_t len)
 {
 	struct dt_region *r = arg;
 
-	note_flush(r, off, len);
+	dt_region_note(r, DT_FLUSH_EV_RANGE, off, len);
 	dt_region_flush_dirty(r, pmem_flush, (const char *)r->addr + off, off, len);
 }
 
@@ -69,14 +65,14 @@ static void prefetch_pmem(void *arg, uint64_t off, uint64_t len)
 
 static void flush_fence(void *arg, uint64_t off, uint64_t len)
 {
-	note_flush(arg, off, len);
+	dt_region_note(arg, DT_FLUSH_EV_RANGE, off, len);
 }
 
 static void flush_msync(void *arg, uint64_t off, uint64_t len)
 {
 	struct dt_region *r = arg;
 
-	note_flush(r, off, len);
+	dt_region_note(r, DT_FLUSH_EV_RANGE, off, len);
 	if (pmem_msync((char *)r->addr + off, len))
 		dt_region_keep_error(r, -errno);
 }
@@ -124,7 +120,7 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 	 */
 	pthread_rwlock_rdlock(&r->sweep_lock);
 	pthread_mutex_lock(&r->wb_lock);
-	ret = dt_mapping_writeback(r->mapping, first, last, dt_region_flush_ops(r), r, rep);
+	ret = dt_mapping_writeback(r->mapping, first, last, &flush_ops[r->flush_path], r, rep);
 	pthread_mutex_unlock(&r->wb_lock);
 	pthread_rwlock_unlock(&r->sweep_lock);
 	if (__atomic_load_n(&r->shrunk, __ATOMIC_ACQUIRE))
@@ -223,7 +219,7 @@ int dt_region_punch_flush(struct dt_region *r, uint64_t first, uint64_t last)
 
 	pthread_rwlock_rdlock(&r->sweep_lock);
 	pthread_mutex_lock(&r->wb_lock);
-	ret = dt_mapping_punch_flush(r->mapping, first, last, dt_region_flush_ops(r), r);
+	ret = dt_mapping_punch_flush(r->mapping, first, last, &flush_ops[r->flush_path], r);
 	pthread_mutex_unlock(&r->wb_lock);
 	pthread_rwlock_unlock(&r->sweep_lock);
 	return ret;
