@@ -358,7 +358,7 @@ unsigned dt_region_flush_scattered(struct dt_region *r, const struct dt_region_r
 extern void (*dt_region_scatter_flush)(const void *addr, size_t len);
 
 /**
- * dt_region_writeback() - Write back the dirty entries of a byte range.
+ * dt_region_writeback() - Write back the dirty entries of a range of pages.
  * @r: The region.
  * @first: First page.
  * @last: Last page, inclusive.
