@@ -387,48 +387,12 @@ static int fsync_bad(struct req *q, struct srv_region *sr, uint64_t off, uint64_
 /* How long a worker writes back slices of one FSYNC before it serves others. */
 #define FSYNC_YIELD_NS	(2 * 1000 * 1000)
 
-/*
- * The end of the next slice of an FSYNC: fsync_slice pages from the next
- * dirty entry (the clean pages before it go with the slice: one writeback
- * call skips them at the speed of the tree's tag search), or the rest of
- * the range.  A range of one slice or less is written back in one call.
- */
-static uint64_t slice_end(struct dt_server *srv, const struct srv_fsync_job *j)
-{
-	uint64_t n = __atomic_load_n(&srv->fsync_slice, __ATOMIC_RELAXED), from = j->next;
-	struct dt_mapping_iter it;
-	struct dt_mapping_entry e;
-
-	if (!n || j->last - j->next < n)
-		return j->last;
-	dt_mapping_iter_init(&it, j->next, j->last, DT_MAPPING_ITER_DIRTY);
-	if (!dt_mapping_next(j->sr->r->mapping, &it, &e))
-		return j->last;
-	if (e.index > from)
-		from = e.index;
-	return j->last - from < n ? j->last : from + n - 1;
-}
-
-static int fsync_slice(struct req *q, struct srv_fsync_job *j)
-{
-	struct dt_writeback_report part = { 0 };
-	uint64_t end = slice_end(q->srv, j);
-	int ret;
-
-	ret = dt_region_writeback_good(j->sr->r, j->next, end, &part, &j->bad);
-	j->rep.entries += part.entries;
-	j->rep.bytes += part.bytes;
-	j->rep.ranges += part.ranges;
-	j->next = end + 1;
-	return ret;
-}
-
 /* After the last slice (or a failed one): the deep flush, the reply, the counters. */
 static int fsync_finish(struct req *q, struct srv_fsync_job *j, int ret)
 {
 	struct dt_proto_fsync_rep *r = &q->rep.fsync_rep;
 	struct srv_region *sr = j->sr;
-	uint64_t off = j->first * PAGE_SIZE_4K, len = (j->last - j->first + 1) * PAGE_SIZE_4K;
+	uint64_t off = j->first * PAGE_SIZE_4K, len = (j->wb.last - j->first + 1) * PAGE_SIZE_4K;
 
 	if (!ret && (j->flags & DT_FSYNC_DEEP))
 		ret = dt_region_deep_flush(sr->r, off, len);
@@ -438,20 +402,20 @@ static int fsync_finish(struct req *q, struct srv_fsync_job *j, int ret)
 		ret = ret == -ENOMEM ? ret : -EIO;
 		goto out;
 	}
-	r->entries = j->rep.entries;
-	r->bytes = j->rep.bytes;
-	r->ranges = j->rep.ranges;
+	r->entries = j->wb.rep.entries;
+	r->bytes = j->wb.rep.bytes;
+	r->ranges = j->wb.rep.ranges;
 	r->time_ns = srv_now_ns() - j->t0;
 	add(&sr->fsyncs, 1);
 	intent_fsync_done(sr->r);
-	add(&sr->flushed_entries, j->rep.entries);
-	add(&sr->flushed_bytes, j->rep.bytes);
+	add(&sr->flushed_entries, j->wb.rep.entries);
+	add(&sr->flushed_bytes, j->wb.rep.bytes);
 	add(&q->srv->stats.fsyncs, 1);
-	add(&q->srv->stats.bytes_flushed, j->rep.bytes);
-	dt_req_dirty_flushed(q, j->region, j->first, j->last, j->rep.bytes / PAGE_SIZE_4K);
-	if (j->bad) {
+	add(&q->srv->stats.bytes_flushed, j->wb.rep.bytes);
+	dt_req_dirty_flushed(q, j->region, j->first, j->wb.last, j->wb.rep.bytes / PAGE_SIZE_4K);
+	if (j->wb.bad) {
 		bool more;
-		uint32_t nbad = collect_bad(q, sr->r, j->first, j->last, &more);
+		uint32_t nbad = collect_bad(q, sr->r, j->first, j->wb.last, &more);
 
 		if (nbad)
 			ret = fsync_bad(q, sr, off, len, nbad, more);
@@ -463,13 +427,14 @@ out:
 }
 
 /*
- * One slice, then DT_DISPATCH_PENDING if more are left: between two slices
- * of a large FSYNC the worker serves other connections (server.c), so that
- * whole-region fsyncs of big regions do not hold every worker.
+ * Slices of the FSYNC (dt_region_fsync()), then DT_DISPATCH_PENDING if more
+ * are left: between two slices of a large FSYNC the worker serves other
+ * connections (server.c), so that whole-region fsyncs of big regions do not
+ * hold every worker.
  */
 static int fsync_run(struct req *q, struct srv_fsync_job *j)
 {
-	uint64_t start = srv_now_ns();
+	uint64_t start = srv_now_ns(), slice;
 	int ret;
 
 	/*
@@ -479,10 +444,11 @@ static int fsync_run(struct req *q, struct srv_fsync_job *j)
 	 * spread over a 1 GiB region (16 slices) took 2.5x the floor instead
 	 * of 1.2x (dt-bench daemon, fsync.4k_64.p50/floor).
 	 */
-	do
-		ret = fsync_slice(q, j);
-	while (!ret && j->next <= j->last && srv_now_ns() - start < FSYNC_YIELD_NS);
-	if (!ret && j->next <= j->last)
+	do {
+		slice = __atomic_load_n(&q->srv->fsync_slice, __ATOMIC_RELAXED);
+		ret = dt_region_fsync(j->sr->r, &j->wb, slice);
+	} while (ret > 0 && srv_now_ns() - start < FSYNC_YIELD_NS);
+	if (ret > 0)
 		return DT_DISPATCH_PENDING;
 	return fsync_finish(q, j, ret);
 }
@@ -507,7 +473,7 @@ static int do_fsync(struct req *q)
 		goto out;
 	*j = (struct srv_fsync_job){ .sr = sr, .id = q->m->id, .version = q->m->version,
 				     .region = f->region, .flags = f->flags, .first = first,
-				     .next = first, .last = last, .t0 = srv_now_ns() };
+				     .wb = { .next = first, .last = last }, .t0 = srv_now_ns() };
 	return fsync_run(q, j);
 out:
 	dt_req_put(q, sr);

@@ -280,19 +280,16 @@ static void consume_push(struct consume_ctx *x, struct dt_page_range *v, unsigne
  */
 static void clear_widened(struct consume_ctx *x, uint64_t a, uint64_t b)
 {
-	struct dt_tree *t = dt_mapping_tree(x->r->mapping);
+	struct dt_mapping *m = x->r->mapping;
 	bool pmd = x->r->pmd_capable;
 	uint64_t base, end = a;
-	unsigned order;
 
 	/* Only 2 MiB entries stick out of a run: a lookup an end, none for PTE-only regions. */
-	if (pmd && dt_tree_lookup_order(t, a, &base, &order)) {
-		end = base + (1ULL << order) - 1;
-		if (base < a && !any_logged(x->fr, base, a - 1))
-			a = base;
-	}
-	if (pmd && end < b && dt_tree_lookup_order(t, b, &base, &order))
-		end = base + (1ULL << order) - 1;
+	if (pmd && dt_mapping_entry_span(m, a, &base, &end) && base < a &&
+	    !any_logged(x->fr, base, a - 1))
+		a = base;
+	if (pmd && end < b)
+		dt_mapping_entry_span(m, b, &base, &end);
 	if (pmd && end > b && !any_logged(x->fr, b + 1, end))
 		b = end;
 	consume_push(x, x->clr, &x->nclr, a, b);

@@ -32,15 +32,6 @@ void dt_region_note(struct dt_region *r, enum dt_flush_event ev, uint64_t off, u
 		hook(r, ev, off, len);
 }
 
-/*
- * No counting here: a locked instruction after a clwb waits for its write-back,
- * which would make each flush call a drain.  dt_region_writeback() counts.
- */
-static void note_flush(struct dt_region *r, uint64_t off, uint64_t len)
-{
-	dt_region_note(r, DT_FLUSH_EV_RANGE, off, len);
-}
-
 void dt_region_keep_error(struct dt_region *r, int error)
 {
 	int none = 0;
@@ -50,11 +41,16 @@ void dt_region_keep_error(struct dt_region *r, int error)
 				    __ATOMIC_RELAXED);
 }
 
+/*
+ * The flush operations count nothing: a locked instruction after a clwb
+ * waits for its write-back, which would make each flush call a drain.
+ * dt_region_writeback() counts.
+ */
 static void flush_pmem(void *arg, uint64_t off, uint64_t len)
 {
 	struct dt_region *r = arg;
 
-	note_flush(r, off, len);
+	dt_region_note(r, DT_FLUSH_EV_RANGE, off, len);
 	dt_region_flush_dirty(r, pmem_flush, (const char *)r->addr + off, off, len);
 }
 
@@ -69,14 +65,14 @@ static void prefetch_pmem(void *arg, uint64_t off, uint64_t len)
 
 static void flush_fence(void *arg, uint64_t off, uint64_t len)
 {
-	note_flush(arg, off, len);
+	dt_region_note(arg, DT_FLUSH_EV_RANGE, off, len);
 }
 
 static void flush_msync(void *arg, uint64_t off, uint64_t len)
 {
 	struct dt_region *r = arg;
 
-	note_flush(r, off, len);
+	dt_region_note(r, DT_FLUSH_EV_RANGE, off, len);
 	if (pmem_msync((char *)r->addr + off, len))
 		dt_region_keep_error(r, -errno);
 }
@@ -124,7 +120,7 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 	 */
 	pthread_rwlock_rdlock(&r->sweep_lock);
 	pthread_mutex_lock(&r->wb_lock);
-	ret = dt_mapping_writeback(r->mapping, first, last, dt_region_flush_ops(r), r, rep);
+	ret = dt_mapping_writeback(r->mapping, first, last, &flush_ops[r->flush_path], r, rep);
 	pthread_mutex_unlock(&r->wb_lock);
 	pthread_rwlock_unlock(&r->sweep_lock);
 	if (__atomic_load_n(&r->shrunk, __ATOMIC_ACQUIRE))
@@ -136,55 +132,84 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 	return dt_region_take_flush_error(r) ? -EIO : 0;
 }
 
-/* Add the writeback of pages [@first, @last] to @sum; the first error is kept. */
-static int writeback_part(struct dt_region *r, uint64_t first, uint64_t last,
-			  struct dt_writeback_report *sum)
-{
-	struct dt_writeback_report rep = { 0 };
-	int ret = dt_region_writeback(r, first, last, &rep);
-
-	sum->entries += rep.entries;
-	sum->bytes += rep.bytes;
-	sum->ranges += rep.ranges;
-	return ret;
-}
-
 /* Pages [*bf, *bl] of a bad range, widened to the whole entries there (a 2MiB one). */
 static void bad_pages(struct dt_region *r, const struct dt_badblock *b, uint64_t last,
 		      uint64_t *bf, uint64_t *bl)
 {
-	struct dt_mapping_entry me;
+	uint64_t first, end;
 
 	*bf = b->offset / PAGE_SIZE_4K;
 	*bl = (b->offset + b->len - 1) / PAGE_SIZE_4K;
 	if (*bl > last)
 		*bl = last;
-	if (dt_mapping_lookup(r->mapping, *bf, &me))
-		*bf = me.index;
-	if (dt_mapping_lookup(r->mapping, *bl, &me))
-		*bl = me.index + (1ULL << me.order) - 1;
+	dt_mapping_entry_span(r->mapping, *bf, bf, &end);
+	dt_mapping_entry_span(r->mapping, *bl, &first, bl);
+}
+
+/*
+ * The last page of the slice starting at @f->next: @slice pages from the
+ * first dirty entry (the clean pages before it go with the slice: one
+ * writeback skips them at the speed of the tree's tag search), or the
+ * range's last page.
+ */
+static uint64_t slice_last(struct dt_region *r, const struct dt_region_fsync *f, uint64_t slice)
+{
+	uint64_t from = f->next;
+	struct dt_mapping_iter it;
+	struct dt_mapping_entry e;
+
+	dt_mapping_iter_init(&it, f->next, f->last, DT_MAPPING_ITER_DIRTY);
+	if (!dt_mapping_next(r->mapping, &it, &e))
+		return f->last;
+	if (e.index > from)
+		from = e.index;
+	return f->last - from < slice ? f->last : from + slice - 1;
 }
 
 /*
  * As the kernel does: every good dirty page is flushed, a bad one is not
- * touched (a flush would read poisoned memory).
+ * touched (a flush would read poisoned memory).  Each run of good pages
+ * [p, stop) is written back on its own; the bad range after it, up to page
+ * bl, is stepped over.
  */
-int dt_region_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
-			     struct dt_writeback_report *sum, bool *bad)
+int dt_region_fsync(struct dt_region *r, struct dt_region_fsync *f, uint64_t slice)
 {
-	uint64_t p = first, bf, bl, end = (last + 1) * PAGE_SIZE_4K;
+	uint64_t p = f->next, end = f->last, stop, bf, bl;
+	struct dt_writeback_report rep;
 	struct dt_badblock b;
 	int ret = 0, err;
 
-	while (p <= last && dt_region_next_bad(r, p * PAGE_SIZE_4K, end - p * PAGE_SIZE_4K, &b)) {
-		*bad = true;
-		bad_pages(r, &b, last, &bf, &bl);
-		if (bf > p && (err = writeback_part(r, p, bf - 1, sum)) && !ret)
+	if (slice && f->last - f->next >= slice)
+		end = slice_last(r, f, slice);
+	while (p <= end) {
+		stop = end + 1;
+		bl = end;
+		if (dt_region_next_bad(r, p * PAGE_SIZE_4K, (end + 1 - p) * PAGE_SIZE_4K, &b)) {
+			f->bad = true;
+			bad_pages(r, &b, end, &bf, &bl);
+			stop = bf > p ? bf : p;
+		}
+		rep = (struct dt_writeback_report){ 0 };
+		if (stop > p && (err = dt_region_writeback(r, p, stop - 1, &rep)) && !ret)
 			ret = err;
+		f->rep.entries += rep.entries;
+		f->rep.bytes += rep.bytes;
+		f->rep.ranges += rep.ranges;
 		p = bl + 1 > p ? bl + 1 : p + 1;
 	}
-	if (p <= last && (err = writeback_part(r, p, last, sum)) && !ret)
-		ret = err;
+	f->next = end + 1;
+	return ret ? ret : f->next <= f->last;
+}
+
+int dt_region_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
+			     struct dt_writeback_report *sum, bool *bad)
+{
+	struct dt_region_fsync f = { .next = first, .last = last, .rep = *sum };
+	int ret = dt_region_fsync(r, &f, 0);
+
+	*sum = f.rep;
+	if (f.bad)
+		*bad = true;
 	return ret;
 }
 
@@ -194,7 +219,7 @@ int dt_region_punch_flush(struct dt_region *r, uint64_t first, uint64_t last)
 
 	pthread_rwlock_rdlock(&r->sweep_lock);
 	pthread_mutex_lock(&r->wb_lock);
-	ret = dt_mapping_punch_flush(r->mapping, first, last, dt_region_flush_ops(r), r);
+	ret = dt_mapping_punch_flush(r->mapping, first, last, &flush_ops[r->flush_path], r);
 	pthread_mutex_unlock(&r->wb_lock);
 	pthread_rwlock_unlock(&r->sweep_lock);
 	return ret;

@@ -358,7 +358,7 @@ unsigned dt_region_flush_scattered(struct dt_region *r, const struct dt_region_r
 extern void (*dt_region_scatter_flush)(const void *addr, size_t len);
 
 /**
- * dt_region_writeback() - Write back the dirty entries of a byte range.
+ * dt_region_writeback() - Write back the dirty entries of a range of pages.
  * @r: The region.
  * @first: First page.
  * @last: Last page, inclusive.
@@ -375,7 +375,42 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
 			struct dt_writeback_report *rep);
 
 /**
- * dt_region_writeback_good() - Write back a range but its bad ranges (an FSYNC's writeback).
+ * struct dt_region_fsync - An fsync of a range of pages, written back a slice at a time.
+ * @next: The first page not written back yet: the next slice's start.
+ * @last: The range's last page (inclusive).
+ * @rep: What the slices wrote back, added up.
+ * @bad: Set once a slice met a bad range.
+ *
+ * Set up with @next the range's first page, @last, and the rest zero.
+ */
+struct dt_region_fsync {
+	uint64_t next, last;
+	struct dt_writeback_report rep;
+	bool bad;
+};
+
+/**
+ * dt_region_fsync() - Write back the next slice of an fsync, but its bad ranges.
+ * @r: The region.
+ * @f: The fsync; @f->next moves past the slice, its report is added to @f->rep.
+ * @slice: Pages a slice covers, counted from its first dirty entry (the clean
+ *	   pages before that go with it); 0, or a rest of @slice pages or fewer:
+ *	   the rest of the range in one slice.
+ *
+ * Each bad range of the slice, widened to the entries there, is left alone
+ * (@f->bad set): a flush would read poisoned memory.  Each run of good pages
+ * between them gets its dt_region_writeback(): its dirty entries flushed and
+ * one drain (a slice without bad blocks, one writeback and one drain).
+ *
+ * Context: As dt_region_writeback().
+ * Return: 0 when the range is written back; 1 when slices are left; or the
+ * first error of the slice's writebacks (the runs after it are written back
+ * too, and @f->next moves past the slice all the same).
+ */
+int dt_region_fsync(struct dt_region *r, struct dt_region_fsync *f, uint64_t slice);
+
+/**
+ * dt_region_writeback_good() - Write back a range but its bad ranges (a log's end).
  * @r: The region.
  * @first: First page.
  * @last: Last page, inclusive.
@@ -383,7 +418,7 @@ int dt_region_writeback(struct dt_region *r, uint64_t first, uint64_t last,
  * @bad: Set when a bad range was met (each bad range widened to its entries
  *	 is left alone).
  *
- * dt_region_writeback() of each good part of the range.
+ * dt_region_fsync() of the whole range in one slice.
  *
  * Context: As dt_region_writeback().
  * Return: 0 or its first error (the parts after it are written back too).

@@ -79,10 +79,9 @@ struct srv_fsync_job {
 	uint8_t version;
 	uint32_t region;
 	uint32_t flags;
-	uint64_t first, next, last;	/* pages: the range, the next slice's start */
+	uint64_t first;			/* the range's first page */
 	uint64_t t0;
-	struct dt_writeback_report rep;	/* of the slices so far */
-	bool bad;			/* a slice met a bad range: -EIO naming them */
+	struct dt_region_fsync wb;	/* the range in slices; a bad range met: -EIO naming them */
 };
 
 /* A client's shared dirty log of a region (fastlog.c). */

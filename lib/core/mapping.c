@@ -695,6 +695,19 @@ bool dt_mapping_lookup(struct dt_mapping *m, uint64_t pgoff, struct dt_mapping_e
 	return true;
 }
 
+bool dt_mapping_entry_span(struct dt_mapping *m, uint64_t pgoff, uint64_t *first,
+			   uint64_t *last)
+{
+	uint64_t base;
+	unsigned order;
+
+	if (pgoff >= m->npages || !dt_tree_lookup_order(m->tree, pgoff, &base, &order))
+		return false;
+	*first = base;
+	*last = base + (1ULL << order) - 1;
+	return true;
+}
+
 void dt_mapping_iter_init(struct dt_mapping_iter *it, uint64_t first, uint64_t last,
 			  unsigned flags)
 {

@@ -1026,6 +1026,7 @@ static void test_entry_readers(void)
 	struct dt_mapping_entry e;
 	struct dt_mapping_iter it;
 	struct dt_mapping_stats st;
+	uint64_t first, last;
 	unsigned n = 0;
 	char *text = NULL;
 	size_t len = 0;
@@ -1055,6 +1056,21 @@ static void test_entry_readers(void)
 	CHECK_EQ(e.sector, geo_of(512));
 	CHECK(dt_mapping_lookup(m, 20, &e));
 	CHECK_EQ(e.flags, DT_MAPPING_ENTRY_LOCKED | DT_MAPPING_ENTRY_EMPTY);
+
+	dt_test_ctx("entry readers: spans");
+	first = last = 7;
+	CHECK(!dt_mapping_entry_span(m, 6, &first, &last));
+	CHECK(!dt_mapping_entry_span(m, NPAGES, &first, &last));
+	CHECK_EQ(first, 7);
+	CHECK_EQ(last, 7);
+	CHECK(dt_mapping_entry_span(m, 10, &first, &last));
+	CHECK_EQ(first, 10);
+	CHECK_EQ(last, 10);
+	CHECK(dt_mapping_entry_span(m, 1000, &first, &last));
+	CHECK_EQ(first, 512);
+	CHECK_EQ(last, 1023);
+	CHECK(dt_mapping_entry_span(m, 20, &first, &last));	/* locked: a span all the same */
+	CHECK_EQ(first, 20);
 
 	dt_test_ctx("entry readers: iteration");
 	dt_mapping_iter_init(&it, 6, 1000, 0);

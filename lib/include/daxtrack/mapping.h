@@ -513,6 +513,23 @@ struct dt_mapping_entry {
  */
 bool dt_mapping_lookup(struct dt_mapping *m, uint64_t pgoff, struct dt_mapping_entry *e);
 
+/**
+ * dt_mapping_entry_span() - The pages of the entry covering a page.
+ * @m: The mapping.
+ * @pgoff: The page.
+ * @first: Set to the entry's first page when an entry covers @pgoff.
+ * @last: Set to its last page (inclusive), likewise.
+ *
+ * What a caller needs to widen a range of pages to whole entries (a tag,
+ * a flush, a lock is per entry): dt_mapping_lookup() without the decoding.
+ *
+ * Context: Lock-free RCU reader.
+ * Return: true if an entry covers @pgoff; false otherwise, also past the
+ * end, with @first and @last untouched.
+ */
+bool dt_mapping_entry_span(struct dt_mapping *m, uint64_t pgoff, uint64_t *first,
+			   uint64_t *last);
+
 /* Flags of dt_mapping_iter_init(). */
 #define DT_MAPPING_ITER_DIRTY	(1U << 0)	/* only entries tagged DIRTY */
 /* Only entries tagged LOGGED; with DT_MAPPING_ITER_DIRTY: tagged DIRTY or LOGGED. */
