@@ -115,6 +115,19 @@ static uint64_t tagged_pages(struct dt_mapping *m, unsigned tag)
 	return n;
 }
 
+/* The entries tagged DIRTY or LOGGED, each once, and their pages. */
+static void count_dirty_or_logged(struct dt_mapping *m, uint64_t *entries, uint64_t *pages)
+{
+	struct dt_mapping_iter it;
+
+	dt_mapping_iter_init(&it, 0, m->npages - 1, ITER_TAGS);
+	*entries = *pages = 0;
+	while (next_dirty_or_logged(m, &it)) {
+		(*entries)++;
+		*pages += 1ULL << it.it.order;
+	}
+}
+
 void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s)
 {
 	struct dt_tree_stats ts;
@@ -131,6 +144,10 @@ void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s)
 	s->dirty_pages = tagged_pages(m, DT_TAG_DIRTY);
 	s->logged = ts.tagged[DT_TAG_LOGGED];
 	s->logged_pages = s->logged ? tagged_pages(m, DT_TAG_LOGGED) : 0;
+	s->dirty_or_logged = s->dirty;
+	s->dirty_or_logged_pages = s->dirty_pages;
+	if (s->logged)
+		count_dirty_or_logged(m, &s->dirty_or_logged, &s->dirty_or_logged_pages);
 }
 
 void dt_mapping_dump(struct dt_mapping *m, FILE *out)

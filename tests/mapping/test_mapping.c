@@ -1288,17 +1288,22 @@ static void test_iter_and_stats(void)
 		n++;
 	CHECK_EQ(n, 3);
 
-	dt_test_ctx("stats: logged entries and pages");
+	dt_test_ctx("stats: logged entries and pages, and dirty or logged");
 	dt_mapping_stats(m, &st);
 	CHECK_EQ(st.dirty, 3);
 	CHECK_EQ(st.dirty_pages, 3);
 	CHECK_EQ(st.logged, 3);
 	CHECK_EQ(st.logged_pages, 514);
+	/* Pages 2, 3, 5 (both tags: once), the PMD at 1024 and page 2000. */
+	CHECK_EQ(st.dirty_or_logged, 5);
+	CHECK_EQ(st.dirty_or_logged_pages, 516);
 	CHECK_EQ(dt_mapping_clear_logged(m, 0, NPAGES - 1), 0);
 	dt_mapping_stats(m, &st);
 	CHECK_EQ(st.logged, 0);
 	CHECK_EQ(st.logged_pages, 0);
 	CHECK_EQ(st.dirty, 3);
+	CHECK_EQ(st.dirty_or_logged, 3);
+	CHECK_EQ(st.dirty_or_logged_pages, 3);
 	done_map(m);
 }
 

@@ -572,6 +572,9 @@ bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
  * @height: Levels of tree nodes, 0 when empty.
  * @logged: Entries tagged LOGGED.
  * @logged_pages: Pages of the entries tagged LOGGED.
+ * @dirty_or_logged: Entries tagged DIRTY or LOGGED, each once: what may be
+ *		     dirty, by a mark or in a client's shared dirty log.
+ * @dirty_or_logged_pages: Pages of those entries.
  */
 struct dt_mapping_stats {
 	uint64_t entries, entries_pte, entries_pmd;
@@ -579,6 +582,7 @@ struct dt_mapping_stats {
 	uint64_t nodes, bytes;
 	unsigned height;
 	uint64_t logged, logged_pages;
+	uint64_t dirty_or_logged, dirty_or_logged_pages;
 };
 
 /**
@@ -587,8 +591,8 @@ struct dt_mapping_stats {
  * @s: Filled in.
  *
  * Context: Takes the tree's mutex for the counters, then walks the DIRTY
- * and the LOGGED entries as an RCU reader (@dirty_pages, @logged_pages):
- * O(dirty + logged entries).
+ * and the LOGGED entries as an RCU reader (@dirty_pages, @logged_pages,
+ * and with LOGGED entries their union): O(dirty + logged entries).
  */
 void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s);
 
