@@ -193,20 +193,27 @@ static void fill_fault(struct dt_fault *out, uint64_t base, unsigned order, uint
 }
 
 /*
+ * What a fault does to its entry: a read; a write, which tags it DIRTY; a
+ * write whose pages a client's shared dirty log records, which does not.
+ */
+enum fault_kind { FAULT_READ, FAULT_WRITE, FAULT_WRITE_LOGGED };
+
+/*
  * The lock-free path of a fault: the entry is there, unlocked, of a usable
- * size and, for a write, real.  A read changes nothing, nor does a write of
- * an entry already DIRTY: reading the entry unlocked before its tag is what
- * makes skipping safe (a writeback clears DIRTY only while it holds the
- * lock, after its flush, so a flush that could clear this DIRTY starts
- * after this call began).  A clean entry is tagged DIRTY in one tree
+ * size and, for a write, real.  A read changes nothing, nor does a logged
+ * write or a write of an entry already DIRTY: reading the entry unlocked
+ * before its tag is what makes skipping safe (a writeback clears DIRTY only
+ * while it holds the lock, after its flush, so a flush that could clear
+ * this DIRTY starts after this call began).  A clean entry is tagged DIRTY in one tree
  * operation that fails if the entry is locked meanwhile, so it is lock,
  * tag, put in one step (*@tagged).  Anything else - a hole (*@hole), a
  * locked entry, one of the wrong size or kind - returns false for the
  * locked path, where a hole gets an EMPTY placeholder so that concurrent
  * faults of it wait for one sector lookup.
  */
-static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
-		       struct dt_fault *out, unsigned flags, bool *hole, bool *tagged)
+static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+		       enum fault_kind kind, struct dt_fault *out, unsigned flags, bool *hole,
+		       bool *tagged)
 {
 	uint64_t base, v;
 	unsigned order, tags;
@@ -221,9 +228,9 @@ static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, 
 	/* Only a PTE fault inside a real PMD entry uses an entry of another size. */
 	if (order != size && (size != DT_PTE || !entry_real(v)))
 		return false;
-	if (write) {
-		if (!entry_real(v))
-			return false;
+	if (kind != FAULT_READ && !entry_real(v))
+		return false;
+	if (kind == FAULT_WRITE) {
 		if (!(tags & (1u << DT_TAG_DIRTY))) {
 			if (dt_tree_cmpxchg_tags(m->tree, base, e, e, 1u << DT_TAG_DIRTY, 0) != e)
 				return false;
@@ -245,10 +252,12 @@ int lookup_sector(struct dt_mapping *m, uint64_t base, unsigned order, uint64_t 
 	return ret > 0 ? -EIO : ret;
 }
 
-/* Give a locked EMPTY or ZERO entry what the fault needs; tag it for a write. */
-static int fill_entry(struct dt_mapping *m, struct locked_entry *le, bool write,
+/* Give a locked EMPTY or ZERO entry what the fault needs; tag it for a (not logged) write. */
+static int fill_entry(struct dt_mapping *m, struct locked_entry *le, enum fault_kind kind,
 		      unsigned *flags, bool *changed)
 {
+	bool write = kind != FAULT_READ;
+
 	if (write && !entry_real(le->v)) {
 		uint64_t sector = 0;
 		int ret = lookup_sector(m, le->base, le->order, &sector);
@@ -263,15 +272,15 @@ static int fill_entry(struct dt_mapping *m, struct locked_entry *le, bool write,
 		*flags |= DT_FAULT_NEW;
 		*changed = true;
 	}
-	if (write) {
+	if (kind == FAULT_WRITE) {
 		dt_tree_tag_set(m->tree, le->base, DT_TAG_DIRTY);
 		*flags |= DT_FAULT_DIRTY;
 	}
 	return 0;
 }
 
-static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
-		    struct dt_fault *out)
+static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+		    enum fault_kind kind, struct dt_fault *out)
 {
 	struct locked_entry le;
 	unsigned flags = 0;
@@ -282,26 +291,36 @@ static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, boo
 		size = DT_PTE;
 		flags |= DT_FAULT_FALLBACK;
 	}
-	if (fault_fast(m, pgoff, size, write, out, flags, &hole, &tagged))
+	if (fault_fast(m, pgoff, size, kind, out, flags, &hole, &tagged))
 		return 0;
 	ret = grab_entry(m, pgoff, size, &le, &flags);
 	if (ret)
 		return ret;
-	ret = fill_entry(m, &le, write, &flags, &changed);
+	ret = fill_entry(m, &le, kind, &flags, &changed);
 	if (!ret)
 		fill_fault(out, le.base, le.order, le.v, flags);
 	release_entry(m, &le, changed);
 	return ret;
 }
 
-int dt_mapping_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
-		     struct dt_fault *out)
+static int fault_checked(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+			 enum fault_kind kind, struct dt_fault *out)
 {
 	int ret = check_page(m, pgoff, size);
 
-	if (ret)
-		return ret;
-	return do_fault(m, pgoff, size, write, out);
+	return ret ? ret : do_fault(m, pgoff, size, kind, out);
+}
+
+int dt_mapping_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
+		     struct dt_fault *out)
+{
+	return fault_checked(m, pgoff, size, write ? FAULT_WRITE : FAULT_READ, out);
+}
+
+int dt_mapping_fault_logged(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+			    struct dt_fault *out)
+{
+	return fault_checked(m, pgoff, size, FAULT_WRITE_LOGGED, out);
 }
 
 int dt_mapping_grab(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
@@ -431,7 +450,7 @@ static bool mark_clean_guess(struct dt_mapping *m, uint64_t pgoff, uint64_t *nex
 static int mark_full(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, uint64_t *next)
 {
 	struct dt_fault f;
-	int ret = do_fault(m, pgoff, size, true, &f);
+	int ret = do_fault(m, pgoff, size, FAULT_WRITE, &f);
 
 	if (!ret)
 		*next = f.base + (1ULL << f.order);
@@ -459,7 +478,7 @@ static int mark_looked_up(struct dt_mapping *m, uint64_t pgoff, enum dt_size siz
 	struct dt_fault f;
 	int ret;
 
-	if (fault_fast(m, pgoff, size, true, &f, 0, &hole, &tagged)) {
+	if (fault_fast(m, pgoff, size, FAULT_WRITE, &f, 0, &hole, &tagged)) {
 		if (tagged && size == DT_PTE)
 			span_remember(&m->clean_span, pgoff, true);
 		*next = f.base + (1ULL << f.order);

@@ -13,8 +13,10 @@
  * reaps it.
  *
  * Last, dt-example on the second daemon's r1: its records at 2 MiB boundaries
- * are 2 MiB entries where the region allows PMD, and it says which are.  On
- * the first daemon, pages marked in a client's shared dirty log are dirty to
+ * are 2 MiB entries where the region allows PMD, and it says which are; and
+ * on a third daemon whose regions are pmem (PMEM_IS_PMEM_FORCE=1), through
+ * the fast path and through the socket, it leaves nothing dirty.  On the
+ * first daemon, pages marked in a client's shared dirty log are dirty to
  * status and stats as to list --dirty.
  *
  * usage: test_ctl_e2e DAXTRACKCTL DAXTRACKD DT_EXAMPLE
@@ -1868,6 +1870,40 @@ static void test_example(void)
 	run_free(&r);
 }
 
+/* dt-example on r1 with @fast_path ("1" or "0"): nothing left dirty by its persists. */
+static void example_clean(const char *fast_path)
+{
+	uint64_t b;
+	struct run r;
+
+	dt_test_ctx("dt-example, pmem, DAXTRACK_FAST_PATH=%s: nothing left dirty", fast_path);
+	setenv("DAXTRACK_FAST_PATH", fast_path, 1);
+	run_prog(&r, example_bin, -1, NULL,
+		 (const char *const[]){ "-s", sock, "-r", "r1", "-n", "8", "--seed", "7", NULL });
+	unsetenv("DAXTRACK_FAST_PATH");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "\n8 records persisted in region \"r1\": "));
+	run_free(&r);
+	CHECK_EQ(check_dirty_counts(&b), 0);	/* list --dirty, status, stats */
+	CHECK_EQ(b, 0);
+}
+
+/*
+ * dt-example on a daemon whose regions are pmem (PMEM_IS_PMEM_FORCE=1, in
+ * the daemon's environment and dt-example's): through the fast path its
+ * persists flush in its own process, and its write FAULTs of 2 MiB entries
+ * must not leave them DIRTY; the socket path ends clean too.
+ */
+static void test_example_pmem(void)
+{
+	setenv("PMEM_IS_PMEM_FORCE", "1", 1);
+	start_daemon(NULL);
+	example_clean("1");
+	example_clean("0");
+	stop_daemon();
+	unsetenv("PMEM_IS_PMEM_FORCE");
+}
+
 int main(int argc, char **argv)
 {
 	/* 0755: the non-root checks reach the socket; no --flush-log. */
@@ -1915,6 +1951,7 @@ int main(int argc, char **argv)
 	test_badblocks();
 	test_example();
 	stop_daemon();
+	test_example_pmem();
 	if (dt_test_counts.failed)
 		dth_show_log(&harness, stderr);
 	dth_cleanup(&harness);

@@ -207,6 +207,52 @@ static void test_pmd_faults(void)
 	done_map(m);
 }
 
+/* A logged write fault makes the entry real and leaves its tags alone. */
+static void test_fault_logged(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_fault f;
+
+	dt_test_ctx("logged write faults");
+	/* A hole: a real entry, not DIRTY. */
+	CHECK_EQ(dt_mapping_fault_logged(m, 9, DT_PTE, &f), 0);
+	CHECK_EQ(f.base, 9);
+	CHECK_EQ(f.sector, geo_of(9));
+	CHECK_EQ(f.flags, DT_FAULT_NEW);
+	CHECK(!dt_mapping_page_dirty(m, 9));
+	/* Again: the lock-free path, nothing changes. */
+	CHECK_EQ(dt_mapping_fault_logged(m, 9, DT_PTE, &f), 0);
+	CHECK_EQ(f.flags, 0);
+	CHECK_EQ(f.sector, geo_of(9));
+	CHECK_EQ(geo.calls, 1);
+	/* A ZERO entry gets its sector. */
+	CHECK_EQ(dt_mapping_fault(m, 7, DT_PTE, false, &f), 0);
+	CHECK_EQ(dt_mapping_fault_logged(m, 7, DT_PTE, &f), 0);
+	CHECK_EQ(f.flags, DT_FAULT_NEW);
+	CHECK_EQ(f.sector, geo_of(7));
+	/* A PMD of a hole, and a PTE fault inside it. */
+	CHECK_EQ(dt_mapping_fault_logged(m, 1000, DT_PMD, &f), 0);
+	CHECK_EQ(f.base, 512);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.flags, DT_FAULT_NEW);
+	CHECK_EQ(dt_mapping_fault_logged(m, 600, DT_PTE, &f), 0);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.flags, 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+	/* An entry DIRTY already stays DIRTY: the fault neither tags nor cleans. */
+	CHECK_EQ(dt_mapping_fault(m, 11, DT_PTE, true, &f), 0);
+	CHECK_EQ(dt_mapping_fault_logged(m, 11, DT_PTE, &f), 0);
+	CHECK_EQ(f.flags, 0);
+	CHECK(dt_mapping_page_dirty(m, 11));
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 1);
+	/* The checks of dt_mapping_fault(). */
+	CHECK_EQ(dt_mapping_fault_logged(m, NPAGES, DT_PTE, &f), -ERANGE);
+	CHECK_EQ(dt_mapping_fault_logged(m, 3, (enum dt_size)1, NULL), -EINVAL);
+	CHECK_EQ(dt_mapping_fault_logged(m, NPAGES - 1, DT_PTE, NULL), 0);
+	CHECK_EQ(total_entries(m), 5);
+	done_map(m);
+}
+
 static void test_pmd_fallback(void)
 {
 	struct dt_mapping *m = new_map(NPAGES, true);
@@ -1314,6 +1360,7 @@ int main(void)
 	test_entry_format();
 	test_pte_faults();
 	test_pmd_faults();
+	test_fault_logged();
 	test_pmd_fallback();
 	test_downgrade();
 	test_sector_errors();
