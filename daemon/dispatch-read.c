@@ -213,12 +213,13 @@ static void region_stats(const struct srv_region *sr, struct dt_proto_region_sta
 	o->entries = ms.entries;
 	o->entries_pte = ms.entries_pte;
 	o->entries_pmd = ms.entries_pmd;
-	o->dirty = ms.dirty;
+	/* Dirty: marked (DIRTY) or held in a client's log (LOGGED), as LIST's filter. */
+	o->dirty = ms.dirty_or_logged;
 	o->towrite = ms.towrite;
 	o->tree_nodes = ms.nodes;
 	o->tree_bytes = ms.bytes;
 	o->tree_height = ms.height;
-	o->dirty_pages = ms.dirty_pages;
+	o->dirty_pages = ms.dirty_or_logged_pages;
 	o->faults = load(&sr->faults);
 	o->fsyncs = load(&sr->fsyncs);
 	o->flushed_entries = load(&sr->flushed_entries);

@@ -268,9 +268,9 @@ static int do_fault(struct req *q)
 		ret = bad_block(q, sr, boff, blen, &hit);
 		goto out;
 	}
-	ret = dt_mapping_fault(sr->r->mapping, f->offset / PAGE_SIZE_4K,
-			       f->order == DT_PMD_ORDER ? DT_PMD : DT_PTE,
-			       f->flags & DT_FAULT_REQ_WRITE, &out);
+	ret = fastlog_fault(q->c, sr, f->offset / PAGE_SIZE_4K,
+			    f->order == DT_PMD_ORDER ? DT_PMD : DT_PTE,
+			    f->flags & DT_FAULT_REQ_WRITE, &out);
 	intent_mark_fault(sr->r, ret, &out);
 	if (ret)
 		goto out;

@@ -595,6 +595,26 @@ void fastlog_conn_gone(struct dt_server *srv, struct dt_conn *c)
 	}
 }
 
+/* ---- FAULT ---- */
+
+static bool conn_has_log(const struct dt_conn *c, uint32_t region)
+{
+	const struct srv_log *l;
+
+	for (l = c->logs; l; l = l->conn_next)
+		if (l->region == region)
+			return true;
+	return false;
+}
+
+int fastlog_fault(const struct dt_conn *c, struct srv_region *sr, uint64_t pgoff,
+		  enum dt_size size, bool write, struct dt_fault *out)
+{
+	if (write && conn_has_log(c, sr->id))
+		return dt_mapping_fault_logged(sr->r->mapping, pgoff, size, out);
+	return dt_mapping_fault(sr->r->mapping, pgoff, size, write, out);
+}
+
 /* ---- LOG ---- */
 
 /* The header: the region's (as the recovery checks it), the owner the client. */
@@ -644,9 +664,8 @@ int fastlog_create(struct dt_server *srv, struct dt_conn *c, struct srv_region *
 
 	if (srv->fast.dirfd < 0)
 		return -EOPNOTSUPP;
-	for (l = c->logs; l; l = l->conn_next)
-		if (l->region == sr->id)
-			return -EEXIST;
+	if (conn_has_log(c, sr->id))
+		return -EEXIST;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;

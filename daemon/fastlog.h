@@ -36,6 +36,8 @@
 
 #include <stdint.h>
 
+#include <daxtrack/mapping.h>
+
 #include "service.h"
 
 /* How often the fastlog thread consumes the logs of every region (ms). */
@@ -89,6 +91,26 @@ void fastlog_close(struct dt_server *srv);
  */
 int fastlog_create(struct dt_server *srv, struct dt_conn *c, struct srv_region *sr,
 		   struct dt_proto_log_rep *rep, int *fd);
+
+/**
+ * fastlog_fault() - The fault of a FAULT request.
+ * @c: The connection, owned by the calling worker.
+ * @sr: The region, referenced by the caller.
+ * @pgoff: The faulting page.
+ * @size: DT_PTE or DT_PMD.
+ * @write: A write fault.
+ * @out: Filled in on success.
+ *
+ * A write of a connection that holds a log of the region makes the entry
+ * real without tagging it DIRTY (dt_mapping_fault_logged()): that client
+ * marks its stores in its log and persists them itself, so a DIRTY tag
+ * would stay until some FSYNC.  Any other fault is dt_mapping_fault().
+ *
+ * Context: A worker thread.  As dt_mapping_fault().
+ * Return: As dt_mapping_fault().
+ */
+int fastlog_fault(const struct dt_conn *c, struct srv_region *sr, uint64_t pgoff,
+		  enum dt_size size, bool write, struct dt_fault *out);
 
 /**
  * fastlog_consume() - Bring the LOGGED tags of a region up to date.

@@ -3,7 +3,8 @@
  * client-conn.c - the client's connection: connect and HELLO, one exchange
  * of requests and replies (a dirty batch pipelined with a request), and the
  * reconnection after a loss: re-attach, resend the unacknowledged (and,
- * after a daemon restart, the not yet fsynced) ranges, retry.
+ * after a daemon restart, the not yet fsynced) ranges, or mark them into
+ * the region's new dirty log, retry.
  *
  * Every function here runs under dt_client.lock.  Internal functions return
  * DT_CLIENT_LOST when the socket failed; c->lost_err then holds the errno.
@@ -403,7 +404,39 @@ static int attach_again(struct dt_client *c, struct dt_client_region *r)
 	return 0;
 }
 
-/* After a new connection: attach every region again and resend its ranges. */
+/*
+ * Mark the ranges of @s into the region's log, from the first: they leave
+ * @s.  Those that do not go (no log, or one that says "through the socket")
+ * stay, for a DIRTY.
+ */
+static void marks_to_log(struct dt_client_region *r, struct dt_rset *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (dt_client_log_mark(r, s->r[i].offset, s->r[i].length) != 1)
+			break;
+	dt_rset_drop_first(s, i);
+}
+
+/*
+ * The marks that went the socket way, with a new log: the batch into it,
+ * and after a restart the acked ranges too (the new daemon has none of
+ * them).  The daemon never tags them DIRTY: the log holds the client's
+ * dirty pages, which its in-process persists clear, and a DIRTY tag would
+ * stay until an FSYNC.  After a reconnect to the same daemon the acked
+ * ranges stay: that daemon has them DIRTY, and only an FSYNC clears them.
+ */
+static void restore_marks(struct dt_client_region *r, bool restarted)
+{
+	marks_to_log(r, &r->batch);
+	if (restarted)
+		marks_to_log(r, &r->acked);
+	if (!r->batch.n && !r->acked.n)
+		__atomic_store_n(&r->socket_marks, false, __ATOMIC_RELAXED);
+}
+
+/* After a new connection: attach every region again and resend (or log) its ranges. */
 static int restore(struct dt_client *c, bool restarted)
 {
 	struct dt_client_region *r;
@@ -421,6 +454,7 @@ static int restore(struct dt_client *c, bool restarted)
 		err = dt_client_track_restore(c, r);
 		if (err == DT_CLIENT_LOST)
 			return err;
+		restore_marks(r, restarted);
 		if (restarted && dt_rset_add_set(&r->batch, &r->acked, r->acked.n))
 			dt_rset_add(&r->batch, r->acked.r[0].offset,
 				    r->acked.r[r->acked.n - 1].offset +

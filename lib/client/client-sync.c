@@ -307,10 +307,14 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
 /*
  * Persist the range in-process, without the lock (flushing it whole: it
  * needs no mark of its own): 0, or 1 (take the general path, which marks).
+ * Not while marks went the socket way: the daemon tagged them DIRTY, and
+ * only its FSYNC clears the tags.
  */
 static int persist_fast(struct dt_client_region *r, uint64_t offset, uint64_t length,
 			struct dt_proto_fsync_rep *out)
 {
+	if (__atomic_load_n(&r->socket_marks, __ATOMIC_ACQUIRE))
+		return 1;
 	return dt_client_log_persist(r, offset, length, true, out);
 }
 

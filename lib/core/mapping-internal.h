@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * mapping-internal.h - the mapping object and its entry locks, shared by
- * mapping.c, mapping-logged.c, lock.c and writeback.c; not installed.
+ * mapping.c, mapping-logged.c, mapping-read.c, lock.c and writeback.c; not
+ * installed.
  */
 #ifndef DAXTRACK_MAPPING_INTERNAL_H
 #define DAXTRACK_MAPPING_INTERNAL_H

@@ -2,7 +2,8 @@
 /*
  * mapping.c - DAX mappings: entries of PTE and PMD faults, grab/put,
  * mark_dirty and punch.  The writeback is in writeback.c, the entry locks in
- * lock.c, the LOGGED tag in mapping-logged.c, the encoding in entry.h.
+ * lock.c, the LOGGED tag in mapping-logged.c, the readers (lookup,
+ * iteration, stats, dump) in mapping-read.c, the encoding in entry.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -192,20 +193,27 @@ static void fill_fault(struct dt_fault *out, uint64_t base, unsigned order, uint
 }
 
 /*
+ * What a fault does to its entry: a read; a write, which tags it DIRTY; a
+ * write whose pages a client's shared dirty log records, which does not.
+ */
+enum fault_kind { FAULT_READ, FAULT_WRITE, FAULT_WRITE_LOGGED };
+
+/*
  * The lock-free path of a fault: the entry is there, unlocked, of a usable
- * size and, for a write, real.  A read changes nothing, nor does a write of
- * an entry already DIRTY: reading the entry unlocked before its tag is what
- * makes skipping safe (a writeback clears DIRTY only while it holds the
- * lock, after its flush, so a flush that could clear this DIRTY starts
- * after this call began).  A clean entry is tagged DIRTY in one tree
+ * size and, for a write, real.  A read changes nothing, nor does a logged
+ * write or a write of an entry already DIRTY: reading the entry unlocked
+ * before its tag is what makes skipping safe (a writeback clears DIRTY only
+ * while it holds the lock, after its flush, so a flush that could clear
+ * this DIRTY starts after this call began).  A clean entry is tagged DIRTY in one tree
  * operation that fails if the entry is locked meanwhile, so it is lock,
  * tag, put in one step (*@tagged).  Anything else - a hole (*@hole), a
  * locked entry, one of the wrong size or kind - returns false for the
  * locked path, where a hole gets an EMPTY placeholder so that concurrent
  * faults of it wait for one sector lookup.
  */
-static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
-		       struct dt_fault *out, unsigned flags, bool *hole, bool *tagged)
+static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+		       enum fault_kind kind, struct dt_fault *out, unsigned flags, bool *hole,
+		       bool *tagged)
 {
 	uint64_t base, v;
 	unsigned order, tags;
@@ -220,9 +228,9 @@ static bool fault_fast(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, 
 	/* Only a PTE fault inside a real PMD entry uses an entry of another size. */
 	if (order != size && (size != DT_PTE || !entry_real(v)))
 		return false;
-	if (write) {
-		if (!entry_real(v))
-			return false;
+	if (kind != FAULT_READ && !entry_real(v))
+		return false;
+	if (kind == FAULT_WRITE) {
 		if (!(tags & (1u << DT_TAG_DIRTY))) {
 			if (dt_tree_cmpxchg_tags(m->tree, base, e, e, 1u << DT_TAG_DIRTY, 0) != e)
 				return false;
@@ -244,10 +252,12 @@ int lookup_sector(struct dt_mapping *m, uint64_t base, unsigned order, uint64_t 
 	return ret > 0 ? -EIO : ret;
 }
 
-/* Give a locked EMPTY or ZERO entry what the fault needs; tag it for a write. */
-static int fill_entry(struct dt_mapping *m, struct locked_entry *le, bool write,
+/* Give a locked EMPTY or ZERO entry what the fault needs; tag it for a (not logged) write. */
+static int fill_entry(struct dt_mapping *m, struct locked_entry *le, enum fault_kind kind,
 		      unsigned *flags, bool *changed)
 {
+	bool write = kind != FAULT_READ;
+
 	if (write && !entry_real(le->v)) {
 		uint64_t sector = 0;
 		int ret = lookup_sector(m, le->base, le->order, &sector);
@@ -262,15 +272,15 @@ static int fill_entry(struct dt_mapping *m, struct locked_entry *le, bool write,
 		*flags |= DT_FAULT_NEW;
 		*changed = true;
 	}
-	if (write) {
+	if (kind == FAULT_WRITE) {
 		dt_tree_tag_set(m->tree, le->base, DT_TAG_DIRTY);
 		*flags |= DT_FAULT_DIRTY;
 	}
 	return 0;
 }
 
-static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
-		    struct dt_fault *out)
+static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+		    enum fault_kind kind, struct dt_fault *out)
 {
 	struct locked_entry le;
 	unsigned flags = 0;
@@ -281,26 +291,36 @@ static int do_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, boo
 		size = DT_PTE;
 		flags |= DT_FAULT_FALLBACK;
 	}
-	if (fault_fast(m, pgoff, size, write, out, flags, &hole, &tagged))
+	if (fault_fast(m, pgoff, size, kind, out, flags, &hole, &tagged))
 		return 0;
 	ret = grab_entry(m, pgoff, size, &le, &flags);
 	if (ret)
 		return ret;
-	ret = fill_entry(m, &le, write, &flags, &changed);
+	ret = fill_entry(m, &le, kind, &flags, &changed);
 	if (!ret)
 		fill_fault(out, le.base, le.order, le.v, flags);
 	release_entry(m, &le, changed);
 	return ret;
 }
 
-int dt_mapping_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
-		     struct dt_fault *out)
+static int fault_checked(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+			 enum fault_kind kind, struct dt_fault *out)
 {
 	int ret = check_page(m, pgoff, size);
 
-	if (ret)
-		return ret;
-	return do_fault(m, pgoff, size, write, out);
+	return ret ? ret : do_fault(m, pgoff, size, kind, out);
+}
+
+int dt_mapping_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
+		     struct dt_fault *out)
+{
+	return fault_checked(m, pgoff, size, write ? FAULT_WRITE : FAULT_READ, out);
+}
+
+int dt_mapping_fault_logged(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+			    struct dt_fault *out)
+{
+	return fault_checked(m, pgoff, size, FAULT_WRITE_LOGGED, out);
 }
 
 int dt_mapping_grab(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
@@ -430,7 +450,7 @@ static bool mark_clean_guess(struct dt_mapping *m, uint64_t pgoff, uint64_t *nex
 static int mark_full(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, uint64_t *next)
 {
 	struct dt_fault f;
-	int ret = do_fault(m, pgoff, size, true, &f);
+	int ret = do_fault(m, pgoff, size, FAULT_WRITE, &f);
 
 	if (!ret)
 		*next = f.base + (1ULL << f.order);
@@ -458,7 +478,7 @@ static int mark_looked_up(struct dt_mapping *m, uint64_t pgoff, enum dt_size siz
 	struct dt_fault f;
 	int ret;
 
-	if (fault_fast(m, pgoff, size, true, &f, 0, &hole, &tagged)) {
+	if (fault_fast(m, pgoff, size, FAULT_WRITE, &f, 0, &hole, &tagged)) {
 		if (tagged && size == DT_PTE)
 			span_remember(&m->clean_span, pgoff, true);
 		*next = f.base + (1ULL << f.order);
@@ -645,150 +665,4 @@ int dt_mapping_punch_flush(struct dt_mapping *m, uint64_t first, uint64_t last,
 bool dt_mapping_page_dirty(struct dt_mapping *m, uint64_t pgoff)
 {
 	return pgoff < m->npages && dt_tree_tag_get(m->tree, pgoff, DT_TAG_DIRTY);
-}
-
-/* ---- the entries, decoded for readers ---- */
-
-static unsigned entry_flags(uint64_t v)
-{
-	unsigned f = 0;
-
-	if (entry_locked(v))
-		f |= DT_MAPPING_ENTRY_LOCKED;
-	if (entry_order(v) == DT_PMD_ORDER)
-		f |= DT_MAPPING_ENTRY_PMD;
-	if (entry_zero(v))
-		f |= DT_MAPPING_ENTRY_ZERO;
-	if (entry_empty(v))
-		f |= DT_MAPPING_ENTRY_EMPTY;
-	return f;
-}
-
-static void fill_mapping_entry(struct dt_mapping *m, uint64_t base, unsigned order, void *entry,
-			       struct dt_mapping_entry *e)
-{
-	uint64_t v = entry_from_tree(entry);
-	unsigned tag;
-
-	e->index = base;
-	e->order = order;
-	e->flags = entry_flags(v);
-	e->sector = entry_real(v) ? entry_sector(v) : 0;
-	e->tags = 0;
-	for (tag = DT_TAG_DIRTY; tag <= DT_TAG_LOGGED; tag++)
-		if (dt_tree_tag_get(m->tree, base, tag))
-			e->tags |= 1u << tag;
-}
-
-bool dt_mapping_lookup(struct dt_mapping *m, uint64_t pgoff, struct dt_mapping_entry *e)
-{
-	uint64_t base;
-	unsigned order;
-	void *entry;
-
-	if (pgoff >= m->npages)
-		return false;
-	entry = dt_tree_lookup_order(m->tree, pgoff, &base, &order);
-	if (!entry)
-		return false;
-	fill_mapping_entry(m, base, order, entry, e);
-	return true;
-}
-
-bool dt_mapping_entry_span(struct dt_mapping *m, uint64_t pgoff, uint64_t *first,
-			   uint64_t *last)
-{
-	uint64_t base;
-	unsigned order;
-
-	if (pgoff >= m->npages || !dt_tree_lookup_order(m->tree, pgoff, &base, &order))
-		return false;
-	*first = base;
-	*last = base + (1ULL << order) - 1;
-	return true;
-}
-
-void dt_mapping_iter_init(struct dt_mapping_iter *it, uint64_t first, uint64_t last,
-			  unsigned flags)
-{
-	dt_iter_init(&it->it, first);
-	it->last = last;
-	it->flags = flags;
-	it->done = first > last;
-}
-
-#define ITER_TAGS (DT_MAPPING_ITER_DIRTY | DT_MAPPING_ITER_LOGGED)
-
-/*
- * The next entry tagged DIRTY or LOGGED: the nearer of the next of each,
- * both searched from where the iteration stands (so the farther one is
- * found again by the next call).
- */
-static bool next_dirty_or_logged(struct dt_mapping *m, struct dt_mapping_iter *it)
-{
-	struct dt_iter logged = it->it;
-	bool d = dt_tree_next_tagged(m->tree, &it->it, it->last, DT_TAG_DIRTY);
-	bool l = dt_tree_next_tagged(m->tree, &logged, it->last, DT_TAG_LOGGED);
-
-	if (l && (!d || logged.index < it->it.index))
-		it->it = logged;
-	return d || l;
-}
-
-bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
-		     struct dt_mapping_entry *e)
-{
-	bool found;
-
-	if (it->done)
-		return false;
-	if ((it->flags & ITER_TAGS) == ITER_TAGS)
-		found = next_dirty_or_logged(m, it);
-	else if (it->flags & DT_MAPPING_ITER_DIRTY)
-		found = dt_tree_next_tagged(m->tree, &it->it, it->last, DT_TAG_DIRTY);
-	else if (it->flags & DT_MAPPING_ITER_LOGGED)
-		found = dt_tree_next_tagged(m->tree, &it->it, it->last, DT_TAG_LOGGED);
-	else
-		found = dt_tree_next(m->tree, &it->it, it->last);
-	if (!found) {
-		it->done = true;
-		return false;
-	}
-	fill_mapping_entry(m, it->it.index, it->it.order, it->it.entry, e);
-	return true;
-}
-
-/* Pages of the entries with @tag. */
-static uint64_t tagged_pages(struct dt_mapping *m, unsigned tag)
-{
-	struct dt_iter it;
-	uint64_t n = 0;
-
-	dt_iter_init(&it, 0);
-	while (dt_tree_next_tagged(m->tree, &it, m->npages - 1, tag))
-		n += 1ULL << it.order;
-	return n;
-}
-
-void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s)
-{
-	struct dt_tree_stats ts;
-
-	dt_tree_stats(m->tree, &ts);
-	s->entries = ts.entries;
-	s->entries_pte = ts.entries_by_order[0];
-	s->entries_pmd = ts.entries_by_order[DT_PMD_ORDER];
-	s->dirty = ts.tagged[DT_TAG_DIRTY];
-	s->towrite = ts.tagged[DT_TAG_TOWRITE];
-	s->nodes = ts.nodes;
-	s->bytes = ts.bytes;
-	s->height = ts.height;
-	s->dirty_pages = tagged_pages(m, DT_TAG_DIRTY);
-	s->logged = ts.tagged[DT_TAG_LOGGED];
-	s->logged_pages = s->logged ? tagged_pages(m, DT_TAG_LOGGED) : 0;
-}
-
-void dt_mapping_dump(struct dt_mapping *m, FILE *out)
-{
-	dt_tree_dump(m->tree, out);
 }

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 /* The clock of the flush log's last field (the daemon's srv_now_ns()). */
 static inline uint64_t chaos_now_ns(void)
@@ -83,6 +85,55 @@ static inline void chaos_sleep_us(uint64_t us)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* Wait up to 30 s until *@count (shared with the children) is @want: whether it is. */
+static inline bool chaos_wait_count(const int *count, int want)
+{
+	for (unsigned i = 0; i < 3000; i++) {
+		if (__atomic_load_n(count, __ATOMIC_ACQUIRE) == want)
+			return true;
+		chaos_sleep_us(10000);
+	}
+	return false;
+}
+
+/* SIGKILL the children @pids[0..@n) still running (0: none); async-signal-safe. */
+static inline void chaos_kill_children(const pid_t *pids, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+}
+
+/* SIGKILL and reap the children @pids[0..@n) still running, zeroing their slots. */
+static inline void chaos_kill_reap_children(pid_t *pids, unsigned n)
+{
+	chaos_kill_children(pids, n);
+	for (unsigned i = 0; i < n; i++) {
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+		pids[i] = 0;
+	}
+}
+
+/*
+ * Reap the children @pids[0..@n), zeroing their slots: true if each exited
+ * with status 0 (any other status is printed).
+ */
+static inline bool chaos_reap_children(pid_t *pids, unsigned n)
+{
+	bool ok = true;
+	int st = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "client %u: exit status 0x%x\n", i, st);
+			ok = false;
+		}
+		pids[i] = 0;
+	}
+	return ok;
 }
 
 #endif /* CHAOS_UTIL_H */

@@ -60,20 +60,12 @@ struct run {
 
 static void kill_clients(void)
 {
-	for (unsigned i = 0; i < NCLIENTS; i++) {
-		if (clients[i] > 0) {
-			kill(clients[i], SIGKILL);
-			waitpid(clients[i], NULL, 0);
-			clients[i] = 0;
-		}
-	}
+	chaos_kill_reap_children(clients, NCLIENTS);
 }
 
 static void on_alarm(int sig)
 {
-	for (unsigned i = 0; i < NCLIENTS; i++)
-		if (clients[i] > 0)
-			kill(clients[i], SIGKILL);
+	chaos_kill_children(clients, NCLIENTS);
 	dh_on_alarm(sig);
 }
 
@@ -137,12 +129,7 @@ static bool start_clients(struct run *run)
 			_exit(chaos_load_run(&cfgs[i]));
 		}
 	}
-	for (unsigned i = 0; i < 3000; i++) {
-		if (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) == NCLIENTS)
-			return true;
-		dh_sleep_ms(10);
-	}
-	return false;
+	return chaos_wait_count(&sh->ready, NCLIENTS);
 }
 
 /* An instance killed before it is ready: during its recovery flush, or before. */
@@ -180,19 +167,8 @@ static bool one_cycle(struct run *run, uint64_t *rng)
 
 static bool stop_clients(void)
 {
-	bool ok = true;
-	int st;
-
 	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
-	for (unsigned i = 0; i < NCLIENTS; i++) {
-		if (waitpid(clients[i], &st, 0) != clients[i] || !WIFEXITED(st) ||
-		    WEXITSTATUS(st)) {
-			fprintf(stderr, "client %u: exit status 0x%x\n", i, st);
-			ok = false;
-		}
-		clients[i] = 0;
-	}
-	return ok;
+	return chaos_reap_children(clients, NCLIENTS);
 }
 
 static void check_clients(void)

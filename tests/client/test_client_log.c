@@ -15,7 +15,9 @@
  *   - a kill -9 and restart of the daemon: the new log holds every page of
  *     the old one, also those marked while the daemon was away;
  *   - a client that only persists in-process learns of the restart: the new
- *     daemon orphans the old log, and the next persist reconnects.
+ *     daemon orphans the old log, and the next persist reconnects; the marks
+ *     made meanwhile (the batch) go into the new log, not as DIRTY, so that
+ *     its in-process persist leaves them clean.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -474,8 +476,8 @@ out:
 /*
  * kill -9 and restart, then only in-process persists: the new daemon flags
  * the old log DT_DLOG_F_ORPHAN, so the persist goes through the socket and
- * reconnects; the new daemon flushed the old log's marks, and sees those
- * made since (through the batch).
+ * reconnects; the new daemon flushed the old log's marks, and the marks
+ * made since (in the batch) go into the new log, not as DIRTY.
  */
 static void test_orphaned(void)
 {
@@ -483,6 +485,7 @@ static void test_orphaned(void)
 	struct dt_client_region *r = c ? attach_db(c, true) : NULL;
 	struct dt_client_region_info info;
 	struct dt_client_counters k;
+	uint64_t before;
 
 	dt_test_ctx("an orphaned log reconnects");
 	if (!r)
@@ -503,7 +506,19 @@ static void test_orphaned(void)
 	dt_client_region_info(r, &info);
 	CHECK(info.persist_in_process);
 	CHECK(!logged(r, 80));	/* flushed by the recovery, not carried over */
-	CHECK(known_dirty(r, 81));	/* from the batch: a DIRTY message */
+	CHECK(logged(r, 81));	/* from the batch: into the new log too */
+	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 0);	/* no DIRTY tag an in-process persist keeps */
+	/* Persisted in-process, they are clean: nothing the daemon would keep DIRTY. */
+	dt_client_counters(c, &k);
+	before = k.persists_in_process;
+	CHECK_EQ(dt_client_persist(r, (char *)info.addr + 80 * PAGE, 11 * PAGE), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.persists_in_process, before + 1);
+	CHECK(!known_dirty(r, 80));
+	CHECK(!known_dirty(r, 81));
+	CHECK(!known_dirty(r, 90));
+	CHECK_EQ(dt_client_dirty(r, 80 * PAGE, PAGE), 0);
+	CHECK(known_dirty(r, 80));
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
 	CHECK(!known_dirty(r, 80));
 	CHECK(!known_dirty(r, 81));

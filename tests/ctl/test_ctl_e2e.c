@@ -13,12 +13,17 @@
  * reaps it.
  *
  * Last, dt-example on the second daemon's r1: its records at 2 MiB boundaries
- * are 2 MiB entries where the region allows PMD, and it says which are.
+ * are 2 MiB entries where the region allows PMD, and it says which are; and
+ * on a third daemon whose regions are pmem (PMEM_IS_PMEM_FORCE=1), through
+ * the fast path and through the socket, it leaves nothing dirty.  On the
+ * first daemon, pages marked in a client's shared dirty log are dirty to
+ * status and stats as to list --dirty.
  *
  * usage: test_ctl_e2e DAXTRACKCTL DAXTRACKD DT_EXAMPLE
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,6 +38,7 @@
 
 #include <json-c/json.h>
 
+#include <daxtrack/client.h>
 #include <daxtrack/proto.h>
 
 #include "dt_test.h"
@@ -1745,6 +1751,86 @@ static int count_lines(const char *text, const char *needle)
 	return n;
 }
 
+/* ---- dirty counts: status, stats and list --dirty agree ------------------ */
+
+/*
+ * The entries `list --dirty r1` shows (their bytes in *@bytes) are those
+ * status (table and JSON) and stats count dirty in r1.  Return: how many.
+ */
+static uint64_t check_dirty_counts(uint64_t *bytes)
+{
+	struct json_object *o, *r1;
+	uint64_t n, b = 0, col = UINT64_MAX;
+	char row[512];
+	struct run r;
+	size_t i;
+
+	o = list_json((const char *[]){ "--dirty", "r1", NULL });
+	n = json_object_array_length(o);
+	for (i = 0; i < n; i++)
+		b += get_u64(json_object_array_get_idx(o, i), "size");
+	json_object_put(o);
+	for (i = 0; i < 2; i++) {
+		CTL(&r, "--json", i ? "stats" : "status");
+		CHECK_RUN(&r, 0);
+		o = parse(r.out);
+		r1 = find_named(get(o, "regions"), "r1");
+		CHECK_EQ(get_u64(r1, "dirty_entries"), n);
+		CHECK_EQ(get_u64(r1, "dirty_bytes"), b);
+		json_object_put(o);
+		run_free(&r);
+	}
+	/* NAME TYPE SIZE (2 cells) PMEM EADR PMD FLUSH ENTRIES DIRTY DIRTY_BYTES */
+	CTL(&r, "status");
+	CHECK_RUN(&r, 0);
+	CHECK(table_row(r.out, "r1", row, sizeof(row)));
+	CHECK_EQ(sscanf(row, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %" SCNu64, &col), 1);
+	CHECK_EQ(col, n);
+	run_free(&r);
+	*bytes = b;
+	return n;
+}
+
+/*
+ * Pages marked through the fast path (a client's shared dirty log: no
+ * DIRTY message) are dirty to status and stats as to list --dirty, and a
+ * page both logged and marked through the daemon counts once.
+ */
+static void test_dirty_logged(void)
+{
+	struct dt_client_region_info info;
+	struct dt_client_region *reg;
+	struct dt_client *c = NULL;
+	uint64_t n0, n, b0, b;
+	struct run r;
+	int fd = open(r1_path, O_RDWR | O_CLOEXEC);
+
+	dt_test_ctx("dirty counts: pages in a client's log");
+	if (!CHECK(fd >= 0) || !CHECK_EQ(dt_client_connect(sock, &c), 0) ||
+	    !CHECK_EQ(dt_client_attach_fd(c, fd, &reg), 0))
+		goto out;
+	dt_client_region_info(reg, &info);
+	CHECK(info.log);
+	n0 = check_dirty_counts(&b0);
+	for (unsigned i = 0; i < 1000; i++)	/* 16 MiB on: no entries there */
+		CHECK_EQ(dt_client_dirty(reg, 16 * MiB + i * 3 * 4096, 1), 0);
+	n = check_dirty_counts(&b);
+	CHECK_EQ(n, n0 + 1000);
+	CHECK_EQ(b, b0 + 1000 * 4096);
+
+	dt_test_ctx("dirty counts: logged and marked, once");
+	CTL(&r, "dirty", "r1", "16M", "4K");
+	CHECK_RUN(&r, 0);
+	run_free(&r);
+	CHECK_EQ(check_dirty_counts(&b), n);
+	CHECK_EQ(b, b0 + 1000 * 4096);
+out:
+	if (c)
+		CHECK_EQ(dt_client_close(c), 0);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* dt-example on r1 of the second daemon (no entries yet): 2 MiB entries. */
 static void test_example(void)
 {
@@ -1782,6 +1868,40 @@ static void test_example(void)
 	else
 		CHECK_EQ(pmd_entries, 0);
 	run_free(&r);
+}
+
+/* dt-example on r1 with @fast_path ("1" or "0"): nothing left dirty by its persists. */
+static void example_clean(const char *fast_path)
+{
+	uint64_t b;
+	struct run r;
+
+	dt_test_ctx("dt-example, pmem, DAXTRACK_FAST_PATH=%s: nothing left dirty", fast_path);
+	setenv("DAXTRACK_FAST_PATH", fast_path, 1);
+	run_prog(&r, example_bin, -1, NULL,
+		 (const char *const[]){ "-s", sock, "-r", "r1", "-n", "8", "--seed", "7", NULL });
+	unsetenv("DAXTRACK_FAST_PATH");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "\n8 records persisted in region \"r1\": "));
+	run_free(&r);
+	CHECK_EQ(check_dirty_counts(&b), 0);	/* list --dirty, status, stats */
+	CHECK_EQ(b, 0);
+}
+
+/*
+ * dt-example on a daemon whose regions are pmem (PMEM_IS_PMEM_FORCE=1, in
+ * the daemon's environment and dt-example's): through the fast path its
+ * persists flush in its own process, and its write FAULTs of 2 MiB entries
+ * must not leave them DIRTY; the socket path ends clean too.
+ */
+static void test_example_pmem(void)
+{
+	setenv("PMEM_IS_PMEM_FORCE", "1", 1);
+	start_daemon(NULL);
+	example_clean("1");
+	example_clean("0");
+	stop_daemon();
+	unsetenv("PMEM_IS_PMEM_FORCE");
 }
 
 int main(int argc, char **argv)
@@ -1826,10 +1946,12 @@ int main(int argc, char **argv)
 	test_dirty();
 	test_permission();
 	test_not_running();
+	test_dirty_logged();
 	stop_daemon();
 	test_badblocks();
 	test_example();
 	stop_daemon();
+	test_example_pmem();
 	if (dt_test_counts.failed)
 		dth_show_log(&harness, stderr);
 	dth_cleanup(&harness);

@@ -5,6 +5,8 @@
  *   - LOG hands out a log file with its fd (SCM_RIGHTS) in <run>/logs;
  *     -ENOENT (not attached), -EPERM (no write rights), -EEXIST (twice),
  *     -EOPNOTSUPP (fast_path = off);
+ *   - a write FAULT of a connection holding a log of the region makes the
+ *     entry real without tagging it DIRTY (without a log: DIRTY);
  *   - pages marked in the log (dt_dlog_mark(), no system call) show the
  *     LOGGED tag (bit 2) in the very next LIST or QUERY (consume before the
  *     answer), and lose it when the client's persist releases them; LIST
@@ -267,6 +269,53 @@ static void test_logged_tag(uint32_t ra)
 	log_unmap(&t);
 out:
 	dh_close(c);
+	CHECK_EQ(dh_wait_no_client_logs(), 0); /* its end written back before the next test */
+}
+
+/*
+ * A write FAULT of a connection holding a log of the region makes the entry
+ * real, not DIRTY: the log holds that client's dirty pages, and its
+ * in-process persist, which tells the daemon nothing, could never clear a
+ * DIRTY tag.  A connection without a log gets DIRTY, as ever.
+ */
+static void test_fault(uint32_t ra)
+{
+	struct dh_conn *c = dh_open(), *o = dh_open();
+	struct dt_msg rep;
+	struct tlog t;
+
+	dt_test_ctx("a write FAULT with a log: real, not DIRTY");
+	if (!CHECK(c && o) || !CHECK_EQ(dh_attach(c, "a", -1, NULL), 0) ||
+	    !CHECK_EQ(dh_attach(o, "a", -1, NULL), 0) || !CHECK_EQ(log_open(c, ra, &t), 0))
+		goto out;
+	CHECK_EQ(dh_fault(c, ra, 512 * PG, 9, true, &rep), 0);
+	CHECK(rep.fault_rep.fault_flags & DT_PROTO_FAULT_NEW);
+	CHECK(!(rep.fault_rep.fault_flags & DT_PROTO_FAULT_DIRTY));
+	CHECK(rep.fault_rep.sector != 0);
+	CHECK_EQ(dh_fault(c, ra, 1500 * PG, 0, true, &rep), 0);
+	CHECK_EQ(rep.fault_rep.fault_flags, DT_PROTO_FAULT_NEW);
+	CHECK_EQ(query_tags(c, ra, 512), 0);
+	CHECK_EQ(list_tags(c, ra, 512, true), 0);	/* list --dirty: nothing */
+	CHECK_EQ(list_tags(c, ra, 1500, true), 0);
+
+	dt_test_ctx("a write FAULT with a log: the stores are the log's");
+	dt_dlog_mark(&t.log, 1500, 1500);
+	CHECK_EQ(list_tags(c, ra, 1500, true), DT_PROTO_TAG_LOGGED);
+	CHECK_EQ(dlog_persist(&t.log, 1500, 1500, NULL, NULL), 1);	/* the persist */
+	CHECK_EQ(list_tags(c, ra, 1500, true), 0);
+
+	dt_test_ctx("a write FAULT without a log: DIRTY");
+	CHECK_EQ(dh_fault(o, ra, 1600 * PG, 0, true, &rep), 0);
+	CHECK_EQ(rep.fault_rep.fault_flags, DT_PROTO_FAULT_NEW | DT_PROTO_FAULT_DIRTY);
+	CHECK_EQ(dh_fault(o, ra, 1500 * PG, 0, true, &rep), 0);	/* the entry of the other */
+	CHECK_EQ(rep.fault_rep.fault_flags, DT_PROTO_FAULT_DIRTY);
+	CHECK_EQ(list_tags(o, ra, 1500, true), DT_PROTO_TAG_DIRTY);
+	CHECK_EQ(dh_fsync(o, ra, DT_FSYNC_WHOLE, 0, 0, NULL), 0);
+	CHECK_EQ(list_tags(o, ra, 1600, true), 0);
+	log_unmap(&t);
+out:
+	dh_close(c);
+	dh_close(o);
 	CHECK_EQ(dh_wait_no_client_logs(), 0); /* its end written back before the next test */
 }
 
@@ -583,6 +632,7 @@ int main(int argc, char **argv)
 	dh_close(c);
 	test_errors(ra, rb);
 	test_logged_tag(ra);
+	test_fault(ra);
 	test_fsync(ra);
 	test_punch(ra);
 	test_cross_process(ra);

@@ -207,6 +207,52 @@ static void test_pmd_faults(void)
 	done_map(m);
 }
 
+/* A logged write fault makes the entry real and leaves its tags alone. */
+static void test_fault_logged(void)
+{
+	struct dt_mapping *m = new_map(NPAGES, true);
+	struct dt_fault f;
+
+	dt_test_ctx("logged write faults");
+	/* A hole: a real entry, not DIRTY. */
+	CHECK_EQ(dt_mapping_fault_logged(m, 9, DT_PTE, &f), 0);
+	CHECK_EQ(f.base, 9);
+	CHECK_EQ(f.sector, geo_of(9));
+	CHECK_EQ(f.flags, DT_FAULT_NEW);
+	CHECK(!dt_mapping_page_dirty(m, 9));
+	/* Again: the lock-free path, nothing changes. */
+	CHECK_EQ(dt_mapping_fault_logged(m, 9, DT_PTE, &f), 0);
+	CHECK_EQ(f.flags, 0);
+	CHECK_EQ(f.sector, geo_of(9));
+	CHECK_EQ(geo.calls, 1);
+	/* A ZERO entry gets its sector. */
+	CHECK_EQ(dt_mapping_fault(m, 7, DT_PTE, false, &f), 0);
+	CHECK_EQ(dt_mapping_fault_logged(m, 7, DT_PTE, &f), 0);
+	CHECK_EQ(f.flags, DT_FAULT_NEW);
+	CHECK_EQ(f.sector, geo_of(7));
+	/* A PMD of a hole, and a PTE fault inside it. */
+	CHECK_EQ(dt_mapping_fault_logged(m, 1000, DT_PMD, &f), 0);
+	CHECK_EQ(f.base, 512);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.flags, DT_FAULT_NEW);
+	CHECK_EQ(dt_mapping_fault_logged(m, 600, DT_PTE, &f), 0);
+	CHECK_EQ(f.order, 9);
+	CHECK_EQ(f.flags, 0);
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 0);
+	/* An entry DIRTY already stays DIRTY: the fault neither tags nor cleans. */
+	CHECK_EQ(dt_mapping_fault(m, 11, DT_PTE, true, &f), 0);
+	CHECK_EQ(dt_mapping_fault_logged(m, 11, DT_PTE, &f), 0);
+	CHECK_EQ(f.flags, 0);
+	CHECK(dt_mapping_page_dirty(m, 11));
+	CHECK_EQ(count_tagged(m, DT_TAG_DIRTY), 1);
+	/* The checks of dt_mapping_fault(). */
+	CHECK_EQ(dt_mapping_fault_logged(m, NPAGES, DT_PTE, &f), -ERANGE);
+	CHECK_EQ(dt_mapping_fault_logged(m, 3, (enum dt_size)1, NULL), -EINVAL);
+	CHECK_EQ(dt_mapping_fault_logged(m, NPAGES - 1, DT_PTE, NULL), 0);
+	CHECK_EQ(total_entries(m), 5);
+	done_map(m);
+}
+
 static void test_pmd_fallback(void)
 {
 	struct dt_mapping *m = new_map(NPAGES, true);
@@ -1304,17 +1350,22 @@ static void test_iter_and_stats(void)
 		n++;
 	CHECK_EQ(n, 3);
 
-	dt_test_ctx("stats: logged entries and pages");
+	dt_test_ctx("stats: logged entries and pages, and dirty or logged");
 	dt_mapping_stats(m, &st);
 	CHECK_EQ(st.dirty, 3);
 	CHECK_EQ(st.dirty_pages, 3);
 	CHECK_EQ(st.logged, 3);
 	CHECK_EQ(st.logged_pages, 514);
+	/* Pages 2, 3, 5 (both tags: once), the PMD at 1024 and page 2000. */
+	CHECK_EQ(st.dirty_or_logged, 5);
+	CHECK_EQ(st.dirty_or_logged_pages, 516);
 	CHECK_EQ(dt_mapping_clear_logged(m, 0, NPAGES - 1), 0);
 	dt_mapping_stats(m, &st);
 	CHECK_EQ(st.logged, 0);
 	CHECK_EQ(st.logged_pages, 0);
 	CHECK_EQ(st.dirty, 3);
+	CHECK_EQ(st.dirty_or_logged, 3);
+	CHECK_EQ(st.dirty_or_logged_pages, 3);
 	done_map(m);
 }
 
@@ -1325,6 +1376,7 @@ int main(void)
 	test_entry_format();
 	test_pte_faults();
 	test_pmd_faults();
+	test_fault_logged();
 	test_pmd_fallback();
 	test_downgrade();
 	test_sector_errors();

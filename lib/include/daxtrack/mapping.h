@@ -195,7 +195,7 @@ enum dt_size { DT_PTE = 0, DT_PMD = 9 };
 #define DT_FAULT_ZERO		(1U << 1)	/* the entry maps the zero page (no sector) */
 #define DT_FAULT_EMPTY		(1U << 2)	/* grab only: the entry is a locked placeholder */
 #define DT_FAULT_NEW		(1U << 3)	/* this call created the entry or gave it a sector */
-#define DT_FAULT_DIRTY		(1U << 4)	/* the entry is tagged DIRTY (write fault) */
+#define DT_FAULT_DIRTY		(1U << 4)	/* the entry is tagged DIRTY (a write not logged) */
 #define DT_FAULT_DOWNGRADE	(1U << 5)	/* a PMD ZERO entry was removed for a PTE entry */
 
 /**
@@ -235,6 +235,26 @@ struct dt_fault {
  */
 int dt_mapping_fault(struct dt_mapping *m, uint64_t pgoff, enum dt_size size, bool write,
 		     struct dt_fault *out);
+
+/**
+ * dt_mapping_fault_logged() - Record a write fault whose stores a log records.
+ * @m: The mapping.
+ * @pgoff: The faulting page.
+ * @size: DT_PTE or DT_PMD, with the rules of dt_mapping_fault().
+ * @out: Filled in on success; may be NULL.
+ *
+ * dt_mapping_fault() with @write, but the entry is not tagged DIRTY: the
+ * writer marks what it stores in a shared dirty log, which is the record of
+ * its dirty pages (the daemon's LOGGED tag), and persists them itself.  A
+ * hole or a ZERO entry gets its sector (DT_FAULT_NEW); DT_FAULT_DIRTY is
+ * never set.  As the kernel maps a page writable at once, without a
+ * write-notify fault, where nobody needs to learn that it gets dirty.
+ *
+ * Context: As dt_mapping_fault().
+ * Return: As dt_mapping_fault().
+ */
+int dt_mapping_fault_logged(struct dt_mapping *m, uint64_t pgoff, enum dt_size size,
+			    struct dt_fault *out);
 
 /**
  * dt_mapping_grab() - Find or create the entry of a page and lock it.
@@ -589,6 +609,9 @@ bool dt_mapping_next(struct dt_mapping *m, struct dt_mapping_iter *it,
  * @height: Levels of tree nodes, 0 when empty.
  * @logged: Entries tagged LOGGED.
  * @logged_pages: Pages of the entries tagged LOGGED.
+ * @dirty_or_logged: Entries tagged DIRTY or LOGGED, each once: what may be
+ *		     dirty, by a mark or in a client's shared dirty log.
+ * @dirty_or_logged_pages: Pages of those entries.
  */
 struct dt_mapping_stats {
 	uint64_t entries, entries_pte, entries_pmd;
@@ -596,6 +619,7 @@ struct dt_mapping_stats {
 	uint64_t nodes, bytes;
 	unsigned height;
 	uint64_t logged, logged_pages;
+	uint64_t dirty_or_logged, dirty_or_logged_pages;
 };
 
 /**
@@ -604,8 +628,8 @@ struct dt_mapping_stats {
  * @s: Filled in.
  *
  * Context: Takes the tree's mutex for the counters, then walks the DIRTY
- * and the LOGGED entries as an RCU reader (@dirty_pages, @logged_pages):
- * O(dirty + logged entries).
+ * and the LOGGED entries as an RCU reader (@dirty_pages, @logged_pages,
+ * and with LOGGED entries their union): O(dirty + logged entries).
  */
 void dt_mapping_stats(struct dt_mapping *m, struct dt_mapping_stats *s);
 

@@ -446,7 +446,7 @@ struct dt_proto_region_stats {
 	uint64_t entries;		/* all entries */
 	uint64_t entries_pte;		/* 4KiB entries (order 0) */
 	uint64_t entries_pmd;		/* 2MiB entries (order 9) */
-	uint64_t dirty;			/* entries tagged DIRTY */
+	uint64_t dirty;			/* entries tagged DIRTY or LOGGED (each once) */
 	uint64_t towrite;		/* entries tagged TOWRITE */
 	uint64_t tree_nodes;
 	uint64_t tree_bytes;
