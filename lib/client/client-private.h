@@ -118,6 +118,7 @@ struct dt_client {
 	bool fast_path;			/* LOG after ATTACH (options, environment) */
 	bool pmem_forced;		/* PMEM_IS_PMEM_FORCE=1: any mapping is pmem */
 	int membarrier;			/* 1: membarrier registered, -1: none, 0: not tried */
+	bool membarrier_global;		/* registered for the daemon's global barrier */
 	int rx_fd;			/* the fd of the last LOG reply, or -1 */
 	unsigned rx_nfds;		/* how many came with it */
 	char *path;
