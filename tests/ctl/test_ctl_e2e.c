@@ -541,7 +541,7 @@ static void test_status(void)
 	dt_test_ctx("status");
 	CTL(&r, "status");
 	CHECK_RUN(&r, 0);
-	CHECK(has(r.out, "daxtrackd " DT_VERSION " (protocol 3), pid "));
+	CHECK(has(r.out, "daxtrackd " DT_VERSION " (protocol 4), pid "));
 	CHECK(has(r.out, "socket "));
 	CHECK(has(r.out, sock));
 	CHECK(row_is(r.out, "NAME",
@@ -559,7 +559,7 @@ static void test_status(void)
 	o = parse(r.out);
 	dt_test_ctx("status --json");
 	CHECK(!strcmp(get_str(o, "version"), DT_VERSION));
-	CHECK_EQ(get_u64(o, "protocol"), 3);
+	CHECK_EQ(get_u64(o, "protocol"), DT_PROTO_VERSION);
 	CHECK_EQ(get_u64(o, "pid"), harness.pid);
 	CHECK(!strcmp(get_str(o, "socket"), sock));
 	CHECK(get_u64(o, "clients") >= 1);
@@ -1082,7 +1082,7 @@ static void test_prometheus(void)
 	check_prometheus(r.out, 60);
 	dt_test_ctx("stats --prometheus values");
 	CHECK(has(r.out, "\ndaxtrack_up 1\n"));
-	CHECK(has(r.out, "\ndaxtrack_info{version=\"" DT_VERSION "\",protocol=\"3\"} 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_info{version=\"" DT_VERSION "\",protocol=\"4\"} 1\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_size_bytes{region=\"r1\"} 67108864\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_entries{region=\"r1\",size=\"2M\"} 1\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_entries{region=\"r1\",size=\"4K\"} 2\n"));
@@ -1460,14 +1460,14 @@ static void test_version(void)
 	dt_test_ctx("version");
 	CTL(&r, "version");
 	CHECK_RUN(&r, 0);
-	CHECK(!strcmp(r.out, "daxtrackctl " DT_VERSION "\ndaxtrackd " DT_VERSION " (protocol 3)\n"));
+	CHECK(!strcmp(r.out, "daxtrackctl " DT_VERSION "\ndaxtrackd " DT_VERSION " (protocol 4)\n"));
 	run_free(&r);
 	CTL(&r, "version", "--json");
 	CHECK_RUN(&r, 0);
 	o = parse(r.out);
 	CHECK(!strcmp(get_str(o, "daxtrackctl"), DT_VERSION));
 	CHECK(!strcmp(get_str(o, "daxtrackd"), DT_VERSION));
-	CHECK_EQ(get_u64(o, "protocol"), 3);
+	CHECK_EQ(get_u64(o, "protocol"), DT_PROTO_VERSION);
 	json_object_put(o);
 	run_free(&r);
 }
