@@ -234,6 +234,9 @@ static void region_stats(const struct srv_region *sr, struct dt_proto_region_sta
 	o->deep_flush_ndctl = __atomic_load_n(&sr->r->counters.deep_flush_ndctl, __ATOMIC_RELAXED);
 	o->deep_flush_pmem = __atomic_load_n(&sr->r->counters.deep_flush_pmem, __ATOMIC_RELAXED);
 	o->deep_flush_failed = __atomic_load_n(&sr->r->counters.deep_flush_failed, __ATOMIC_RELAXED);
+	o->sigbus = __atomic_load_n(&sr->r->counters.sigbus, __ATOMIC_RELAXED);
+	o->truncations = __atomic_load_n(&sr->r->counters.truncations, __ATOMIC_RELAXED);
+	o->truncated_dirty = __atomic_load_n(&sr->r->counters.truncated_dirty, __ATOMIC_RELAXED);
 	o->clients_tracked = __atomic_load_n(&sr->clients_tracked, __ATOMIC_RELAXED);
 	o->clients_refused = __atomic_load_n(&sr->clients_refused, __ATOMIC_RELAXED);
 }

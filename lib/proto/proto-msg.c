@@ -153,6 +153,11 @@ static void enc_rstats(struct wcur *w, const struct dt_proto_region_stats *x, un
 		return;
 	put_u32(w, x->clients_tracked);
 	put_u32(w, x->clients_refused);
+	if (version < DT_PROTO_VERSION_TRUNC)
+		return;
+	put_u64(w, x->sigbus);
+	put_u64(w, x->truncations);
+	put_u64(w, x->truncated_dirty);
 }
 
 void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsigned version)
@@ -193,6 +198,22 @@ void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsign
 		return;
 	x->clients_tracked = get_u32(r);
 	x->clients_refused = get_u32(r);
+	if (version < DT_PROTO_VERSION_TRUNC)
+		return;
+	x->sigbus = get_u64(r);
+	x->truncations = get_u64(r);
+	x->truncated_dirty = get_u64(r);
+}
+
+size_t dt_proto_rstats_size(unsigned version)
+{
+	if (version < 2)
+		return DT_PROTO_RSTATS_REC1_SIZE;
+	if (version < DT_PROTO_VERSION_TRACK)
+		return DT_PROTO_RSTATS_REC_SIZE;
+	if (version < DT_PROTO_VERSION_TRUNC)
+		return DT_PROTO_RSTATS_REC3_SIZE;
+	return DT_PROTO_RSTATS_REC4_SIZE;
 }
 
 static void enc_ns(struct wcur *w, const struct dt_proto_namespace *x)
@@ -856,7 +877,9 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 	[DT_OP_STATS] = {
 		.name = "STATS",
 		.req = FIXED(DT_PROTO_STATS_REQ_SIZE, enc_stats_req, dec_stats_req),
-		.rep = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC3_SIZE, DT_PROTO_MAX_REGIONS,
+		.rep = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC4_SIZE, DT_PROTO_MAX_REGIONS,
+			    enc_stats_rep, dec_stats_rep),
+		.rep_v3 = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC3_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_stats_rep, dec_stats_rep),
 		.rep_v2 = VAR(DT_PROTO_STATS_REP_SIZE, DT_PROTO_RSTATS_REC_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_stats_rep, dec_stats_rep),

@@ -225,13 +225,15 @@ struct body_desc {
  * @rep_v1: the version-1 reply where it differs (its @enc set), else unused.
  * @rep_v2: the version-2 reply (and version 1 without @rep_v1) where it
  *	differs from the newest, else unused.
+ * @rep_v3: the version-3 reply (and the older ones without their own) where
+ *	it differs from the newest, else unused.
  * @min_version: the first version with the opcode (0: every version).
  */
 struct op_desc {
 	const char *name;
 	unsigned min_version;
 	struct body_desc req, rep;
-	struct body_desc rep_v1, rep_v2;
+	struct body_desc rep_v1, rep_v2, rep_v3;
 };
 
 /* The region flags a version has. */
@@ -254,6 +256,8 @@ void dt_proto_dec_range(struct rcur *r, struct dt_proto_range *x);
 void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x, unsigned version);
 void dt_proto_dec_entry(struct rcur *r, struct dt_proto_entry *x);
 void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsigned version);
+/* The size of a STATS region record in @version. */
+size_t dt_proto_rstats_size(unsigned version);
 void dt_proto_dec_ns(struct rcur *r, struct dt_proto_namespace *x);
 
 #endif /* DAXTRACK_PROTO_WIRE_H */

@@ -48,6 +48,8 @@ static const struct body_desc *body_desc(const struct dt_msg *m)
 		return &d->rep_v1;
 	if (m->version < 3 && d->rep_v2.enc)
 		return &d->rep_v2;
+	if (m->version < 4 && d->rep_v3.enc)
+		return &d->rep_v3;
 	return &d->rep;
 }
 
@@ -406,9 +408,7 @@ void dt_proto_region_stats_at(const struct dt_proto_stats_rep *s, uint32_t i,
 			      struct dt_proto_region_stats *x)
 {
 	unsigned version = s->version ? s->version : DT_PROTO_VERSION;
-	size_t size = version < 2 ? DT_PROTO_RSTATS_REC1_SIZE :
-		      version < DT_PROTO_VERSION_TRACK ? DT_PROTO_RSTATS_REC_SIZE :
-		      DT_PROTO_RSTATS_REC3_SIZE;
+	size_t size = dt_proto_rstats_size(version);
 	struct rcur r;
 
 	memset(x, 0, sizeof(*x));

@@ -541,7 +541,7 @@ static void test_status(void)
 	dt_test_ctx("status");
 	CTL(&r, "status");
 	CHECK_RUN(&r, 0);
-	CHECK(has(r.out, "daxtrackd " DT_VERSION " (protocol 3), pid "));
+	CHECK(has(r.out, "daxtrackd " DT_VERSION " (protocol 4), pid "));
 	CHECK(has(r.out, "socket "));
 	CHECK(has(r.out, sock));
 	CHECK(row_is(r.out, "NAME",
@@ -559,7 +559,7 @@ static void test_status(void)
 	o = parse(r.out);
 	dt_test_ctx("status --json");
 	CHECK(!strcmp(get_str(o, "version"), DT_VERSION));
-	CHECK_EQ(get_u64(o, "protocol"), 3);
+	CHECK_EQ(get_u64(o, "protocol"), DT_PROTO_VERSION);
 	CHECK_EQ(get_u64(o, "pid"), harness.pid);
 	CHECK(!strcmp(get_str(o, "socket"), sock));
 	CHECK(get_u64(o, "clients") >= 1);
@@ -877,6 +877,9 @@ static void test_stats(void)
 	CHECK_EQ(get_u64(r1, "badblocks"), 0);
 	CHECK_EQ(get_u64(r1, "bad_bytes"), 0);
 	CHECK_EQ(get_u64(r1, "bad_hits"), 0);
+	CHECK_EQ(get_u64(r1, "truncations"), 0);
+	CHECK_EQ(get_u64(r1, "truncated_dirty_bytes"), 0);
+	CHECK_EQ(get_u64(r1, "sigbus"), 0);
 	json_object_put(o);
 	run_free(&r);
 
@@ -895,6 +898,7 @@ static void test_stats(void)
 	CHECK(has(r.out, "  entries         3 (2 4K, 1 2M)\n"));
 	CHECK(has(r.out, "  bad blocks      0 ranges, 0 B; 0 requests refused (EIO)\n"));
 	CHECK(has(r.out, "  dirty           2 entries, 2052 KiB; 0 being flushed\n"));
+	CHECK(has(r.out, "  truncations     0, 0 dirty pages lost (0 B), 0 SIGBUS in flushes\n"));
 	CHECK(matches(r.out,
 		      "\n  tree            [0-9]+ nodes, [0-9.]+ (B|KiB|MiB), height [0-9]+\n"));
 	CHECK(matches(r.out, "\n  fsyncs          [0-9]+, [0-9]+ entries, [0-9]+ B flushed\n"));
@@ -1082,7 +1086,7 @@ static void test_prometheus(void)
 	check_prometheus(r.out, 60);
 	dt_test_ctx("stats --prometheus values");
 	CHECK(has(r.out, "\ndaxtrack_up 1\n"));
-	CHECK(has(r.out, "\ndaxtrack_info{version=\"" DT_VERSION "\",protocol=\"3\"} 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_info{version=\"" DT_VERSION "\",protocol=\"4\"} 1\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_size_bytes{region=\"r1\"} 67108864\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_entries{region=\"r1\",size=\"2M\"} 1\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_entries{region=\"r1\",size=\"4K\"} 2\n"));
@@ -1460,14 +1464,14 @@ static void test_version(void)
 	dt_test_ctx("version");
 	CTL(&r, "version");
 	CHECK_RUN(&r, 0);
-	CHECK(!strcmp(r.out, "daxtrackctl " DT_VERSION "\ndaxtrackd " DT_VERSION " (protocol 3)\n"));
+	CHECK(!strcmp(r.out, "daxtrackctl " DT_VERSION "\ndaxtrackd " DT_VERSION " (protocol 4)\n"));
 	run_free(&r);
 	CTL(&r, "version", "--json");
 	CHECK_RUN(&r, 0);
 	o = parse(r.out);
 	CHECK(!strcmp(get_str(o, "daxtrackctl"), DT_VERSION));
 	CHECK(!strcmp(get_str(o, "daxtrackd"), DT_VERSION));
-	CHECK_EQ(get_u64(o, "protocol"), 3);
+	CHECK_EQ(get_u64(o, "protocol"), DT_PROTO_VERSION);
 	json_object_put(o);
 	run_free(&r);
 }
@@ -1831,6 +1835,84 @@ out:
 		close(fd);
 }
 
+/* r2's file cut to 8 MiB under 3 dirty pages at 16 MiB, then grown back. */
+static void truncate_r2(void)
+{
+	int s = conn_open(sock), fd = open(r2_path, O_RDWR | O_CLOEXEC);
+	uint32_t r2;
+
+	if (!CHECK(s >= 0) || !CHECK(fd >= 0) || !CHECK_EQ(hello(s), 0))
+		goto out;
+	r2 = attach_rw(s, r2_path);
+	dirty(s, r2, 16 * MiB, 3 * 4096);
+	CHECK_EQ(ftruncate(fd, 8 * MiB), 0);
+	dirty(s, r2, 0, 4096); /* a writer's request follows the truncation */
+	CHECK_EQ(ftruncate(fd, 32 * MiB), 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (s >= 0)
+		close(s);
+}
+
+/* `daxtrackctl @cmd --json`: r2 truncated once, 3 dirty pages lost; r1 never. */
+static void check_truncation_json(const char *cmd)
+{
+	struct json_object *o, *regions;
+	struct run r;
+
+	dt_test_ctx("truncation: %s --json", cmd);
+	CTL(&r, cmd, "--json");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	regions = get(o, "regions");
+	CHECK_EQ(get_u64(find_named(regions, "r2"), "truncations"), 1);
+	CHECK_EQ(get_u64(find_named(regions, "r2"), "truncated_dirty_bytes"), 3 * 4096);
+	CHECK_EQ(get_u64(find_named(regions, "r2"), "sigbus"), 0);
+	CHECK_EQ(get_u64(find_named(regions, "r1"), "truncations"), 0);
+	json_object_put(o);
+	run_free(&r);
+}
+
+/* A region file shrunk under the daemon: stats, status, in text, JSON and Prometheus. */
+static void test_truncation(void)
+{
+	static const char *const prom[] = {
+		"\n# TYPE daxtrack_region_truncations_total counter\n",
+		"\ndaxtrack_region_truncations_total{region=\"r2\"} 1\n",
+		"\ndaxtrack_region_truncations_total{region=\"r1\"} 0\n",
+		"\ndaxtrack_region_truncated_dirty_bytes_total{region=\"r2\"} 12288\n",
+		"\ndaxtrack_region_sigbus_total{region=\"r2\"} 0\n",
+	};
+	struct run r;
+
+	start_daemon(NULL);
+	truncate_r2();
+	dt_test_ctx("truncation: stats");
+	CTL(&r, "stats", "r2");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "\n  truncations     1, 3 dirty pages lost (12 KiB), 0 SIGBUS in "
+			 "flushes\n"));
+	run_free(&r);
+	check_truncation_json("stats");
+	check_truncation_json("status");
+	CTL(&r, "stats", "--prometheus");
+	CHECK_RUN(&r, 0);
+	check_prometheus(r.out, 60);
+	for (size_t i = 0; i < sizeof(prom) / sizeof(prom[0]); i++)
+		CHECK(has(r.out, prom[i]));
+	run_free(&r);
+
+	dt_test_ctx("truncation: status");
+	CTL(&r, "status");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "\nregion \"r2\": file truncated 1 time under the daemon, 3 dirty pages "
+			 "lost (12 KiB), 0 SIGBUS in flushes\n"));
+	CHECK(!has(r.out, "region \"r1\": file truncated"));
+	run_free(&r);
+	stop_daemon();
+}
+
 /* dt-example on r1 of the second daemon (no entries yet): 2 MiB entries. */
 static void test_example(void)
 {
@@ -1952,6 +2034,7 @@ int main(int argc, char **argv)
 	test_example();
 	stop_daemon();
 	test_example_pmem();
+	test_truncation();
 	if (dt_test_counts.failed)
 		dth_show_log(&harness, stderr);
 	dth_cleanup(&harness);

@@ -400,6 +400,30 @@ static inline int dh_attach(struct dh_conn *c, const char *name, int fd, struct 
 	return dh_call_fd(c, &req, rep ? rep : &tmp, fd);
 }
 
+/*
+ * The STATS record of region @id, asked in @version (0: the newest the
+ * harness speaks), in @out.  Return: 0, a negative errno, or -EBADMSG for a
+ * reply that is not that region's one record.
+ */
+static inline int dh_stats(struct dh_conn *c, uint32_t id, unsigned version,
+			   struct dt_proto_region_stats *out)
+{
+	struct dt_msg req, rep;
+	int ret;
+
+	dt_proto_init_request(&req, DT_OP_STATS, 0);
+	if (version)
+		req.version = (uint8_t)version;
+	req.stats_req.region = id;
+	ret = dh_call(c, &req, &rep);
+	if (ret)
+		return ret;
+	if (rep.stats_rep.count != 1 || rep.stats_rep.version != req.version)
+		return -EBADMSG;
+	dt_proto_region_stats_at(&rep.stats_rep, 0, out);
+	return out->id == id ? 0 : -EBADMSG;
+}
+
 /* The id of a region by name (REGIONS), or 0. */
 static inline uint32_t dh_region_id(struct dh_conn *c, const char *name)
 {

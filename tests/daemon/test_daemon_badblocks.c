@@ -80,14 +80,7 @@ static bool find_region(struct dh_conn *c, const char *name, struct dt_proto_reg
 
 static bool find_stats(struct dh_conn *c, uint32_t id, struct dt_proto_region_stats *out)
 {
-	struct dt_msg req, rep;
-
-	dt_proto_init_request(&req, DT_OP_STATS, 0);
-	req.stats_req.region = id;
-	if (dh_call(c, &req, &rep) || rep.stats_rep.count != 1)
-		return false;
-	dt_proto_region_stats_at(&rep.stats_rep, 0, out);
-	return out->id == id;
+	return dh_stats(c, id, 0, out) == 0;
 }
 
 /* How many NVDIMM namespaces the daemon knows (NAMESPACES), or -1. */

@@ -38,7 +38,7 @@ static void test_hello(void)
 	req.hello_req.max_version = DT_PROTO_VERSION + 4;
 	CHECK_EQ(dh_call(c, &req, &rep), -EPROTONOSUPPORT);
 	CHECK_EQ(dh_hello(c, &rep), 0);
-	CHECK_EQ(rep.hello_rep.version, 3);
+	CHECK_EQ(rep.hello_rep.version, DT_PROTO_VERSION);
 	CHECK_EQ(rep.hello_rep.pid, dh.pid);
 	CHECK_EQ(rep.hello_rep.max_message, 64 << 10);
 	CHECK_EQ(rep.hello_rep.max_ranges, 16);

@@ -144,7 +144,7 @@ static void test_version2(void)
 	req.hello_req.max_version = 2;
 	CHECK_EQ(dh_call(c, &req, &rep), 0);
 	CHECK_EQ(rep.hello_rep.version, 2);
-	CHECK_EQ(dh_attach(c, "a", -1, &rep), -EPROTO); /* the harness speaks 3 */
+	CHECK_EQ(dh_attach(c, "a", -1, &rep), -EPROTO); /* the harness speaks the newest */
 	dt_proto_init_request(&req, DT_OP_ATTACH, 0);
 	req.version = 2;
 	req.attach_req.mode = DT_ATTACH_NAME;

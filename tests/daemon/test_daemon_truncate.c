@@ -11,6 +11,11 @@
  * After the last growth, every page marked and fsynced was flushed (the
  * flush log), and the daemon stops cleanly.  For ThreadSanitizer and
  * AddressSanitizer too (the concurrency suite).
+ *
+ * Before, one shrink under dirty pages past the new end, alone: STATS
+ * counts it (truncations) and the pages lost (truncated_dirty), which a
+ * version-3 peer's record does not carry; after, STATS counts as many
+ * truncations as the log reports.
  */
 #include <pthread.h>
 #include <sys/mman.h>
@@ -26,6 +31,8 @@ DT_TEST_DEFINE("test_daemon_truncate");
 #define THREADS 3
 #define OPS 1500 /* requests per thread */
 #define CUTS 150 /* truncations by the other process */
+#define CUT_AT 1000 /* the new end of the single shrink, in pages */
+#define LOST 10 /* dirty pages past it */
 
 static uint32_t ra;
 static char path_a[PATH_MAX];
@@ -37,6 +44,58 @@ static bool ok_or_range(int st)
 	if (st && st != -ERANGE)
 		fprintf(stderr, "test_daemon_truncate: a request answered %s\n", strerror(-st));
 	return st == 0 || st == -ERANGE;
+}
+
+/* A version-3 peer's STATS record of region a: without the truncation counters. */
+static void check_v3_peer(const struct dt_proto_region_stats *now)
+{
+	struct dh_conn *c = dh_connect();
+	struct dt_proto_region_stats s;
+	struct dt_msg req, rep;
+
+	if (!CHECK(c))
+		return;
+	dt_proto_init_request(&req, DT_OP_HELLO, 0);
+	req.hello_req.min_version = DT_PROTO_VERSION_MIN;
+	req.hello_req.max_version = DT_PROTO_VERSION_TRUNC - 1;
+	CHECK_EQ(dh_call(c, &req, &rep), 0);
+	CHECK_EQ(rep.hello_rep.version, DT_PROTO_VERSION_TRUNC - 1);
+	CHECK_EQ(dh_stats(c, ra, DT_PROTO_VERSION_TRUNC - 1, &s), 0);
+	CHECK_EQ(s.faults, now->faults);
+	CHECK_EQ(s.truncations, 0);
+	CHECK_EQ(s.truncated_dirty, 0);
+	CHECK_EQ(s.sigbus, 0);
+	dh_close(c);
+}
+
+/* One shrink past LOST dirty pages, followed by the next writer's request. */
+static void check_counted(void)
+{
+	struct dh_conn *c = dh_open();
+	struct dt_proto_region_stats s;
+	int fd = open(path_a, O_RDWR | O_CLOEXEC);
+
+	dt_test_ctx("one shrink under dirty pages: counted in STATS");
+	if (!CHECK(c) || !CHECK(fd >= 0) || !CHECK_EQ(dh_attach(c, "a", -1, NULL), 0))
+		goto out;
+	CHECK_EQ(dh_stats(c, ra, 0, &s), 0);
+	CHECK_EQ(s.truncations, 0);
+	CHECK_EQ(s.truncated_dirty, 0);
+	CHECK_EQ(dh_dirty1(c, ra, 0, PG), 0);
+	CHECK_EQ(dh_dirty1(c, ra, (CUT_AT + 24) * PG, LOST * PG), 0);
+	CHECK_EQ(ftruncate(fd, (off_t)(CUT_AT * PG)), 0);
+	CHECK_EQ(dh_dirty1(c, ra, PG, PG), 0); /* a writer's request follows it */
+	CHECK_EQ(dh_stats(c, ra, 0, &s), 0);
+	CHECK_EQ(s.truncations, 1);
+	CHECK_EQ(s.truncated_dirty, LOST);
+	CHECK_EQ(s.sigbus, 0); /* nothing was flushed */
+	check_v3_peer(&s);
+	CHECK_EQ(ftruncate(fd, (off_t)(NPAGES * PG)), 0);
+	CHECK_EQ(dh_fsync(c, ra, DT_FSYNC_WHOLE, 0, 0, NULL), 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	dh_close(c);
 }
 
 /* One thread's requests; the statuses that are neither counted in bad_status. */
@@ -142,6 +201,7 @@ static void check_final(void)
 int main(int argc, char **argv)
 {
 	char shm[64], regions[PATH_MAX + 64];
+	struct dt_proto_region_stats rs = { 0 };
 	pthread_t th[THREADS];
 	struct dh_conn *c;
 	int status = -1;
@@ -162,6 +222,7 @@ int main(int argc, char **argv)
 		return dt_test_done();
 	ra = dh_region_id(c, "a");
 	dh_close(c);
+	check_counted();
 
 	dt_test_ctx("truncations under faults, marks and fsyncs");
 	pid = fork();
@@ -178,7 +239,13 @@ int main(int argc, char **argv)
 	CHECK(dh_log_has("truncated from 8388608 to"));
 
 	check_final();
+	c = dh_open();
+	CHECK(c && dh_stats(c, ra, 0, &rs) == 0);
+	dh_close(c);
 	CHECK_EQ(dh_stop(SIGTERM), 0);
+	dt_test_ctx("as many truncations in STATS as in the log");
+	CHECK(rs.truncations >= 2);
+	CHECK_EQ(rs.truncations, dh_log_count("truncated from"));
 	if (dt_test_counts.failed)
 		dth_show_log(&dh, stderr);
 	unlink(path_a);

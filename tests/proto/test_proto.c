@@ -188,6 +188,9 @@ static void gen_rstats(struct dt_proto_region_stats *s)
 	s->deep_flush_failed = rnd();
 	s->clients_tracked = (uint32_t)rnd();
 	s->clients_refused = (uint32_t)rnd();
+	s->sigbus = rnd();
+	s->truncations = rnd();
+	s->truncated_dirty = rnd();
 }
 
 static void gen_ns(struct dt_proto_namespace *n)
@@ -1193,7 +1196,7 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 	m.stats_rep.count = 1;
 	m.stats_rep.regions = rstats;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
-	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE + DT_PROTO_RSTATS_REC3_SIZE);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE + DT_PROTO_RSTATS_REC4_SIZE);
 	CHECK_EQ(get_le(rec, 192, 8), 11);	/* dirty_pages, the field before */
 	CHECK_EQ(get_le(rec, RS_BAD_BYTES, 8), 8192);
 	CHECK_EQ(get_le(rec, RS_BADBLOCKS, 4), 2);
@@ -1218,13 +1221,16 @@ static size_t stats_rec_size(unsigned version)
 {
 	if (version < 2)
 		return DT_PROTO_RSTATS_REC1_SIZE;
-	return version < DT_PROTO_VERSION_TRACK ? DT_PROTO_RSTATS_REC_SIZE
-						: DT_PROTO_RSTATS_REC3_SIZE;
+	if (version < DT_PROTO_VERSION_TRACK)
+		return DT_PROTO_RSTATS_REC_SIZE;
+	return version < DT_PROTO_VERSION_TRUNC ? DT_PROTO_RSTATS_REC3_SIZE
+						: DT_PROTO_RSTATS_REC4_SIZE;
 }
 
 /*
  * A STATS reply of one record in @version: its length, the deep flush
- * counters (version 2), the tracking counts (version 3).
+ * counters (version 2), the tracking counts (version 3), the truncation
+ * counters (version 4).
  */
 static void stats_version(unsigned version)
 {
@@ -1232,6 +1238,7 @@ static void stats_version(unsigned version)
 	struct dt_proto_region_stats got;
 	size_t len = 0, rec = stats_rec_size(version);
 	bool track = version >= DT_PROTO_VERSION_TRACK;
+	bool trunc = version >= DT_PROTO_VERSION_TRUNC;
 
 	dt_test_ctx("STATS reply, version %u", version);
 	dt_proto_init_request(&req, DT_OP_STATS, 5);
@@ -1245,6 +1252,9 @@ static void stats_version(unsigned version)
 	rstats[0].deep_flush_failed = 9;
 	rstats[0].clients_tracked = 4;
 	rstats[0].clients_refused = 6;
+	rstats[0].sigbus = 21;
+	rstats[0].truncations = 22;
+	rstats[0].truncated_dirty = 0x1000000023;
 	m.stats_rep.clients_tracked = 12;
 	m.stats_rep.clients_refused = 13;
 	m.stats_rep.count = 1;
@@ -1262,11 +1272,19 @@ static void stats_version(unsigned version)
 	CHECK_EQ(d.stats_rep.clients_refused, track ? 13 : 0);
 	CHECK_EQ(got.clients_tracked, track ? 4 : 0);
 	CHECK_EQ(got.clients_refused, track ? 6 : 0);
-	if (track) {	/* they end the fixed part and the record */
+	CHECK_EQ(got.sigbus, trunc ? 21 : 0);
+	CHECK_EQ(got.truncations, trunc ? 22 : 0);
+	CHECK_EQ(got.truncated_dirty, trunc ? 0x1000000023 : 0);
+	if (track) {	/* they end the fixed part and (version 3) the record */
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 192, 4), 12);
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 196, 4), 13);
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 248, 4), 4);
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 252, 4), 6);
+	}
+	if (trunc) {	/* they end the record */
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 256, 8), 21);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 264, 8), 22);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 272, 8), 0x1000000023);
 	}
 	/* The other versions' sizes do not decode. */
 	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {
@@ -1415,7 +1433,8 @@ static void test_log(void)
 
 	dt_test_ctx("LOG layout");
 	dt_proto_init_request(&req, DT_OP_LOG, 0x21);
-	CHECK_EQ(req.version, DT_PROTO_VERSION_LOG);
+	CHECK_EQ(req.version, DT_PROTO_VERSION);
+	req.version = DT_PROTO_VERSION_LOG;	/* the bytes above */
 	req.log_req.region = 5;
 	CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), 0);
 	CHECK(len == sizeof(req_bytes) && !memcmp(buf, req_bytes, len));
@@ -1483,7 +1502,8 @@ static void test_track(void)
 
 	dt_test_ctx("TRACK layout");
 	dt_proto_init_request(&req, DT_OP_TRACK, 0x31);
-	CHECK_EQ(req.version, DT_PROTO_VERSION_TRACK);
+	CHECK_EQ(req.version, DT_PROTO_VERSION);
+	req.version = DT_PROTO_VERSION_TRACK;	/* the bytes above */
 	req.track_req.region = 5;
 	req.track_req.state = DT_TRACK_REFUSED;
 	req.track_req.reason = -EOPNOTSUPP;

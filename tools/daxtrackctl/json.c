@@ -137,6 +137,14 @@ struct json_object *ctl_json_namespaces(const char *source, bool ndctl)
 	return o;
 }
 
+/* The region's file shrunk under the daemon (@s NULL: none known, 0). */
+static void add_truncation(struct json_object *o, const struct dt_proto_region_stats *s)
+{
+	add_u64(o, "truncations", s ? s->truncations : 0);
+	add_u64(o, "truncated_dirty_bytes", s ? s->truncated_dirty * DT_PROTO_PAGE_SIZE : 0);
+	add_u64(o, "sigbus", s ? s->sigbus : 0);
+}
+
 static struct json_object *status_totals(const struct dt_proto_region *regions, uint32_t n,
 					 const struct dt_client_stats *stats)
 {
@@ -200,6 +208,7 @@ struct json_object *ctl_json_status(const struct dt_proto_hello_rep *hello, cons
 		add_u64(r, "dirty_bytes", rs ? rs->dirty_pages * DT_PROTO_PAGE_SIZE : 0);
 		add_u64(r, "clients_tracked", rs ? rs->clients_tracked : 0);
 		add_u64(r, "clients_refused", rs ? rs->clients_refused : 0);
+		add_truncation(r, rs);
 		json_object_array_add(a, r);
 	}
 	json_object_object_add(o, "regions", a);
@@ -238,6 +247,7 @@ static struct json_object *region_stats(const struct dt_proto_region_stats *s)
 	add_u64(o, "deep_flush_failed", s->deep_flush_failed);
 	add_u64(o, "clients_tracked", s->clients_tracked);
 	add_u64(o, "clients_refused", s->clients_refused);
+	add_truncation(o, s);
 	return o;
 }
 

@@ -45,6 +45,17 @@ static void stats_daemon_text(const struct dt_proto_stats_rep *s)
 	printf("\n");
 }
 
+/* The file shrunk under the daemon: the dirty pages lost with it, the SIGBUS its flushes met. */
+static void stats_truncation_text(const struct dt_proto_region_stats *r)
+{
+	char lb[CTL_FMT_LEN];
+
+	printf("  truncations     %" PRIu64 ", %" PRIu64 " dirty %s lost (%s), %" PRIu64
+	       " SIGBUS in flushes\n", r->truncations, r->truncated_dirty,
+	       ctl_plural(r->truncated_dirty, "page", "pages"),
+	       ctl_fmt_bytes(r->truncated_dirty * DT_PROTO_PAGE_SIZE, lb), r->sigbus);
+}
+
 static void stats_region_text(const struct dt_proto_region_stats *r)
 {
 	char db[CTL_FMT_LEN], tb[CTL_FMT_LEN], fb[CTL_FMT_LEN], bb[CTL_FMT_LEN];
@@ -69,6 +80,7 @@ static void stats_region_text(const struct dt_proto_region_stats *r)
 	       r->bad_hits, ctl_plural(r->bad_hits, "request", "requests"));
 	printf("  deep flushes    %" PRIu64 " by libndctl, %" PRIu64 " by libpmem, %" PRIu64
 	       " failed\n", r->deep_flush_ndctl, r->deep_flush_pmem, r->deep_flush_failed);
+	stats_truncation_text(r);
 	stats_track_text(r->clients_tracked, r->clients_refused);
 }
 
@@ -144,6 +156,14 @@ static const struct prom_region_metric region_metrics[] = {
 	{ "daxtrack_region_clients_refused", "gauge",
 	  "Clients refused tracking there: their msyncs persist whole ranges.",
 	  RS_FIELD(clients_refused), 1 },
+	{ "daxtrack_region_truncations_total", "counter",
+	  "Times the region's file was found shorter than before.", RS_FIELD(truncations), 1 },
+	{ "daxtrack_region_truncated_dirty_bytes_total", "counter",
+	  "Bytes of dirty pages lost past a new end of the file, unflushed.",
+	  RS_FIELD(truncated_dirty), DT_PROTO_PAGE_SIZE },
+	{ "daxtrack_region_sigbus_total", "counter",
+	  "SIGBUS met by the daemon's flushes: a page past the end of the file, or poisoned.",
+	  RS_FIELD(sigbus), 1 },
 };
 
 /* The value of @pm in @rs. */

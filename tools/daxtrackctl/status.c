@@ -48,6 +48,21 @@ static void status_track_note(const struct dt_proto_region *r,
 	       rs->clients_refused, rs->clients_refused ? ": msyncs persist whole ranges" : "");
 }
 
+/* A region file shrunk under the daemon, and the dirty pages lost with it. */
+static void status_truncation_note(const struct dt_proto_region *r,
+				   const struct dt_proto_region_stats *rs)
+{
+	char lb[CTL_FMT_LEN];
+
+	if (!rs || (!rs->truncations && !rs->sigbus))
+		return;
+	printf("region \"%s\": file truncated %" PRIu64 " %s under the daemon, %" PRIu64
+	       " dirty %s lost (%s), %" PRIu64 " SIGBUS in flushes\n", r->name, rs->truncations,
+	       ctl_plural(rs->truncations, "time", "times"), rs->truncated_dirty,
+	       ctl_plural(rs->truncated_dirty, "page", "pages"),
+	       ctl_fmt_bytes(rs->truncated_dirty * DT_PROTO_PAGE_SIZE, lb), rs->sigbus);
+}
+
 static void status_notes(const struct dt_proto_region *r, uint32_t n,
 			 const struct dt_client_stats *st)
 {
@@ -55,6 +70,7 @@ static void status_notes(const struct dt_proto_region *r, uint32_t n,
 
 	for (i = 0; i < n; i++) {
 		status_track_note(&r[i], dt_client_stats_region(st, r[i].id));
+		status_truncation_note(&r[i], dt_client_stats_region(st, r[i].id));
 		if (!(r[i].flags & DT_REGION_PMEM))
 			printf("region \"%s\": not persistent memory: flushing with msync\n",
 			       r[i].name);

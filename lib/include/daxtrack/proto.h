@@ -26,7 +26,8 @@
  * leaves out what an older version lacks (version 1: the SPARSE region flag,
  * the deep flush counters of a STATS record, the bad ranges of an FSYNC
  * reply, which then has no payload; versions 1 and 2: the tracking counts
- * of STATS), so a server fills in the newest body and answers every
+ * of STATS; versions 1 to 3: the truncation counters of a STATS record),
+ * so a server fills in the newest body and answers every
  * version; the decoder rejects in a message what its version does not have
  * (an unknown flag bit is -EINVAL as always; the LOG and TRACK opcodes in a
  * version before 3 are unknown opcodes, -EPROTO).
@@ -76,14 +77,17 @@ extern "C" {
  * Version 2 adds the SPARSE region flag, the deep flush counters of the STATS
  * region record and the bad ranges of an FSYNC reply; version 3 adds the LOG
  * opcode, the shared dirty log of the fast path, the TRACK opcode and the
- * tracking counts of STATS (docs/protocol.md).
+ * tracking counts of STATS; version 4 adds the truncation counters of the
+ * STATS region record (docs/protocol.md).
  */
 #define DT_PROTO_VERSION_MIN	1
-#define DT_PROTO_VERSION	3
+#define DT_PROTO_VERSION	4
 /* The first version with the LOG opcode. */
 #define DT_PROTO_VERSION_LOG	3
 /* The first version with the TRACK opcode and the tracking counts of STATS. */
 #define DT_PROTO_VERSION_TRACK	3
+/* The first version with the truncation counters of the STATS region record. */
+#define DT_PROTO_VERSION_TRUNC	4
 #define DT_PROTO_HELLO_VERSION	1
 
 #define DT_PROTO_HDR_SIZE	24
@@ -175,6 +179,7 @@ enum dt_proto_op {
 #define DT_PROTO_RSTATS_REC_SIZE	248	/* version 2 */
 #define DT_PROTO_RSTATS_REC1_SIZE	224	/* version 1: no deep flush counters */
 #define DT_PROTO_RSTATS_REC3_SIZE	256	/* version 3: + the tracking counts */
+#define DT_PROTO_RSTATS_REC4_SIZE	280	/* version 4: + the truncation counters */
 #define DT_PROTO_NAMESPACES_REQ_SIZE	0
 #define DT_PROTO_NAMESPACES_REP_SIZE	8	/* + count * DT_PROTO_NS_REC_SIZE */
 #define DT_PROTO_NS_REC_SIZE		192
@@ -467,7 +472,11 @@ struct dt_proto_region_stats {
 	uint64_t deep_flush_failed;	/* deep flushes neither could do (FSYNC: -EIO) */
 	uint32_t clients_tracked;	/* v3: connections whose stores to it are tracked */
 	uint32_t clients_refused;	/* v3: connections whose tracking there was refused */
-};	/* fields a version lacks are 0 when decoded (v1: deep flush, v1-2: tracking) */
+	uint64_t sigbus;		/* v4: flushes a SIGBUS stopped (past EOF, poisoned) */
+	uint64_t truncations;		/* v4: times the file was found shorter than before */
+	uint64_t truncated_dirty;	/* v4: dirty pages lost past a new end of file */
+};	/* fields a version lacks are 0 when decoded (v1: deep flush, v1-2: tracking,
+	 * v1-3: truncation) */
 
 struct dt_proto_stats_rep {
 	uint64_t uptime_ns;
