@@ -60,6 +60,7 @@ struct daemon {
 	const char *config_path;	/* NULL: the default path */
 	char socket_opt[DT_CONFIG_SOCKET_MAX + 1];
 	bool foreground;
+	bool check;			/* --check: check the configuration, serve nothing */
 	int verbose;
 	int flush_log_fd;
 	int ready_fd;			/* detach: the parent waits on it */
@@ -82,6 +83,11 @@ struct daemon {
 	struct bb_watch bbw;
 	int size_fd;			/* size-watch.c's timer, or -1 */
 };
+
+/* ---- check.c ---- */
+
+/* daxtrackd --check: the configuration and each region; the exit status. */
+int check_config(struct daemon *d);
 
 /* ---- configure.c ---- */
 

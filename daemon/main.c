@@ -121,6 +121,9 @@ static void usage(FILE *f)
 		"      --badblocks-poll MS\n"
 		"                        testing: re-read the namespaces' badblocks files every\n"
 		"                        MS milliseconds (default 60000)\n"
+		"      --check           check the configuration and open each region as a\n"
+		"                        start would (creating nothing), a line each; exit 1\n"
+		"                        if one would not be served\n"
 		"  -h, --help            show this help\n"
 		"  -V, --version         show the version\n");
 }
@@ -182,6 +185,7 @@ static int parse_options(struct daemon *d, int argc, char **argv)
 		{ "flush-log", required_argument, NULL, 'F' },
 		{ "inject-badblock", required_argument, NULL, 'B' },
 		{ "badblocks-poll", required_argument, NULL, 'P' },
+		{ "check", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -223,6 +227,7 @@ static int parse_options(struct daemon *d, int argc, char **argv)
 			if (parse_poll(d, optarg))
 				return 2;
 			break;
+		case 'K': d->check = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V':
 			printf("daxtrackd %s (protocol %d)\n", DAXTRACK_VERSION, DT_PROTO_VERSION);
@@ -257,16 +262,28 @@ static int check_injected(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Every region that opens is served: one that does not (its file missing,
+ * unreadable, of another size than configured...) is logged with its
+ * reason and left out, and a reload (SIGHUP) tries it again.  When none of
+ * them opens there is nothing to serve: the start fails.
+ */
 static int open_regions(struct daemon *d)
 {
-	unsigned i;
-	int ret;
+	unsigned i, failed = 0;
+	int ret, first = 0;
 
 	for (i = 0; i < d->cfg.nregions; i++) {
 		ret = open_region(d, &d->cfg.regions[i], d->defaults);
-		if (ret)
-			return ret;
+		if (ret && !failed++)
+			first = ret;
 	}
+	if (failed && failed == d->cfg.nregions)
+		return first;
+	if (failed)
+		dt_log(LOG_ERR, "%u of %u region%s not served (the reasons above): the others "
+		       "are; a reload tries again", failed, d->cfg.nregions,
+		       d->cfg.nregions == 1 ? "" : "s");
 	if (!d->cfg.nregions)
 		dt_log(LOG_NOTICE, "%s defines no region: serving none", d->cfg.source);
 	return check_injected(d);
@@ -436,6 +453,8 @@ int main(int argc, char **argv)
 	ret = parse_options(&d, argc, argv);
 	if (ret >= 0)
 		return ret;
+	if (d.check)
+		return check_config(&d);
 	dt_config_init(&d.cfg);
 	if (find_activated(&d))
 		return 1;
