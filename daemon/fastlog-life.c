@@ -102,7 +102,7 @@ static int end_mark(struct srv_log *l, struct dt_region *r, struct mark_batch *b
 static int end_writeback(struct dt_region *r, const struct mark_batch *b, bool whole,
 			 struct dt_writeback_report *rep)
 {
-	bool bad = false;
+	struct dt_region_fsync f = { .next = b->min, .last = b->max, .rep = *rep };
 	int ret;
 
 	if (whole) {
@@ -111,7 +111,10 @@ static int end_writeback(struct dt_region *r, const struct mark_batch *b, bool w
 	}
 	if (!b->pages)
 		return 0;
-	return dt_region_writeback_good(r, b->min, b->max, rep, &bad);
+	/* The span in one slice, its bad ranges left alone. */
+	ret = dt_region_fsync(r, &f, 0);
+	*rep = f.rep;
+	return ret;
 }
 
 static void log_free(struct dt_server *srv, struct srv_log *l)

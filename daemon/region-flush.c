@@ -201,18 +201,6 @@ int dt_region_fsync(struct dt_region *r, struct dt_region_fsync *f, uint64_t sli
 	return ret ? ret : f->next <= f->last;
 }
 
-int dt_region_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
-			     struct dt_writeback_report *sum, bool *bad)
-{
-	struct dt_region_fsync f = { .next = first, .last = last, .rep = *sum };
-	int ret = dt_region_fsync(r, &f, 0);
-
-	*sum = f.rep;
-	if (f.bad)
-		*bad = true;
-	return ret;
-}
-
 int dt_region_punch_flush(struct dt_region *r, uint64_t first, uint64_t last)
 {
 	int ret;

@@ -410,23 +410,6 @@ struct dt_region_fsync {
 int dt_region_fsync(struct dt_region *r, struct dt_region_fsync *f, uint64_t slice);
 
 /**
- * dt_region_writeback_good() - Write back a range but its bad ranges (a log's end).
- * @r: The region.
- * @first: First page.
- * @last: Last page, inclusive.
- * @sum: The writeback's report, added to.
- * @bad: Set when a bad range was met (each bad range widened to its entries
- *	 is left alone).
- *
- * dt_region_fsync() of the whole range in one slice.
- *
- * Context: As dt_region_writeback().
- * Return: 0 or its first error (the parts after it are written back too).
- */
-int dt_region_writeback_good(struct dt_region *r, uint64_t first, uint64_t last,
-			     struct dt_writeback_report *sum, bool *bad);
-
-/**
  * dt_region_punch_flush() - Remove the entries of a range, writing back the dirty ones first.
  * @r: The region.
  * @first: First page.
