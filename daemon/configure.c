@@ -112,13 +112,16 @@ static void log_unwritten(const struct dt_region *r)
 
 static void log_region(const struct dt_region *r)
 {
-	char size[32], ns[160];
+	char size[32], span[32], grows[64] = "", ns[160];
 
-	fmt_size(size, sizeof(size), r->size);
+	fmt_size(size, sizeof(size), dt_region_bytes(r));
+	fmt_size(span, sizeof(span), r->size);
+	if (r->grows)
+		snprintf(grows, sizeof(grows), " (follows its file, up to %s)", span);
 	fmt_namespace(ns, sizeof(ns), r);
 	dt_log(LOG_INFO,
-	       "region \"%s\": %s: %s%s, pmem %s, eADR %s, PMD %s, flush %s, geometry %s%s",
-	       r->name, r->path, size, r->devdax ? " devdax" : "", r->is_pmem ? "yes" : "no",
+	       "region \"%s\": %s: %s%s%s, pmem %s, eADR %s, PMD %s, flush %s, geometry %s%s",
+	       r->name, r->path, size, grows, r->devdax ? " devdax" : "", r->is_pmem ? "yes" : "no",
 	       r->has_eadr ? "yes" : "no", r->pmd_capable ? "yes" : "no",
 	       dt_proto_flush_name(dt_region_wire_flush(r->flush_path)), r->geometry, ns);
 	if (!r->is_pmem)

@@ -46,6 +46,8 @@ static void enc_region(struct wcur *w, const struct dt_proto_region *x, unsigned
 	put_str(w, x->ns_name, sizeof(x->ns_name));
 	put_str(w, x->ns_region, sizeof(x->ns_region));
 	put_str(w, x->ns_device, sizeof(x->ns_device));
+	if (version >= DT_PROTO_VERSION_GROW)
+		put_u64(w, x->span);
 }
 
 /* The bad bytes and the namespace match. */
@@ -93,6 +95,8 @@ void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x, unsigned ver
 	check(r, x->flush >= DT_FLUSH_PMEM && x->flush <= DT_FLUSH_MSYNC, -EINVAL);
 	check(r, x->name[0] != '\0', -EINVAL);
 	dec_region_ns(r, x);
+	x->span = version >= DT_PROTO_VERSION_GROW ? get_u64(r) : x->size;
+	check(r, x->span >= x->size, -EINVAL);
 }
 
 static void enc_entry(struct wcur *w, const struct dt_proto_entry *x)
@@ -335,6 +339,8 @@ static void enc_attach_rep(struct wcur *w, const struct dt_msg *m)
 	put_u32(w, x->access);
 	put_zero(w, 4);
 	put_str(w, x->name, sizeof(x->name));
+	if (m->version >= DT_PROTO_VERSION_GROW)
+		put_u64(w, x->span);
 }
 
 static void dec_attach_rep(struct rcur *r, struct dt_msg *m)
@@ -351,6 +357,8 @@ static void dec_attach_rep(struct rcur *r, struct dt_msg *m)
 	check(r, !(x->flags & ~region_flags_of(m->version)), -EINVAL);
 	check(r, !(x->access & ~DT_ACCESS_WRITE), -EINVAL);
 	check(r, x->name[0] != '\0', -EINVAL);
+	x->span = m->version >= DT_PROTO_VERSION_GROW ? get_u64(r) : x->size;
+	check(r, x->span >= x->size, -EINVAL);
 }
 
 static void enc_fault_req(struct wcur *w, const struct dt_msg *m)
@@ -616,6 +624,7 @@ static void enc_regions_rep(struct wcur *w, const struct dt_msg *m)
 static void dec_regions_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 {
 	*count = m->regions_rep.count = get_u32(r);
+	m->regions_rep.version = m->version;
 	get_reserved(r, 4);
 }
 
@@ -834,11 +843,14 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 		.req = FIXED(DT_PROTO_REGIONS_REQ_SIZE, NULL, NULL),
 		.rep = VAR(DT_PROTO_REGIONS_REP_SIZE, DT_PROTO_REGION_REC_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_regions_rep, dec_regions_rep),
+		.rep_v4 = VAR(DT_PROTO_REGIONS_REP_SIZE, DT_PROTO_REGION_REC4_SIZE,
+			       DT_PROTO_MAX_REGIONS, enc_regions_rep, dec_regions_rep),
 	},
 	[DT_OP_ATTACH] = {
 		.name = "ATTACH",
 		.req = FIXED(DT_PROTO_ATTACH_REQ_SIZE, enc_attach_req, dec_attach_req),
 		.rep = FIXED(DT_PROTO_ATTACH_REP_SIZE, enc_attach_rep, dec_attach_rep),
+		.rep_v4 = FIXED(DT_PROTO_ATTACH_REP4_SIZE, enc_attach_rep, dec_attach_rep),
 	},
 	[DT_OP_FAULT] = {
 		.name = "FAULT",

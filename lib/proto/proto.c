@@ -50,6 +50,8 @@ static const struct body_desc *body_desc(const struct dt_msg *m)
 		return &d->rep_v2;
 	if (m->version < 4 && d->rep_v3.enc)
 		return &d->rep_v3;
+	if (m->version < 5 && d->rep_v4.enc)
+		return &d->rep_v4;
 	return &d->rep;
 }
 
@@ -386,9 +388,13 @@ void dt_proto_region_at(const struct dt_proto_regions_rep *rr, uint32_t i,
 {
 	struct rcur r;
 
+	unsigned version = rr->version ? rr->version : DT_PROTO_VERSION;
+	size_t size = version < DT_PROTO_VERSION_GROW ? DT_PROTO_REGION_REC4_SIZE
+						      : DT_PROTO_REGION_REC_SIZE;
+
 	memset(x, 0, sizeof(*x));
-	if (rec_cursor(rr->raw, i, rr->count, DT_PROTO_REGION_REC_SIZE, &r))
-		dt_proto_dec_region(&r, x, DT_PROTO_VERSION);
+	if (rec_cursor(rr->raw, i, rr->count, size, &r))
+		dt_proto_dec_region(&r, x, version);
 	else if (rr->regions && i < rr->count)
 		*x = rr->regions[i];
 }

@@ -144,7 +144,8 @@ static void gen_region(struct dt_proto_region *r)
 	memset(r, 0, sizeof(*r));
 	r->id = rnd_region_id();
 	r->flags = rnd_below(DT_REGION_FLAGS_ALL + 1);
-	r->size = rnd();
+	r->size = rnd() >> 1;
+	r->span = r->size + rnd_below(1U << 30);
 	r->flush = 1 + rnd_below(3);
 	r->badblocks = (uint32_t)rnd();
 	r->numa_node = (int32_t)rnd_below(8) - 1;
@@ -283,7 +284,8 @@ static void gen_reply(struct dt_msg *m)
 	case DT_OP_ATTACH:
 		m->attach_rep.region = rnd_region_id();
 		m->attach_rep.flags = rnd_below(DT_REGION_FLAGS_ALL + 1);
-		m->attach_rep.size = rnd();
+		m->attach_rep.size = rnd() >> 1;
+		m->attach_rep.span = m->attach_rep.size + rnd_below(1U << 30);
 		m->attach_rep.access = rnd_below(2);
 		rnd_str(m->attach_rep.name, sizeof(m->attach_rep.name), true);
 		break;
@@ -1079,7 +1081,7 @@ static void region_patch_str(const char *what, const struct dt_proto_region *r, 
 static void test_region_ns(void)
 {
 	struct dt_proto_region file = {
-		.id = 1, .size = 1 << 30, .flush = DT_FLUSH_PMEM, .numa_node = -1,
+		.id = 1, .size = 1 << 30, .span = 1 << 30, .flush = DT_FLUSH_PMEM, .numa_node = -1,
 		.name = "db", .path = "/mnt/pmem/db", .ns_match = DT_NS_MATCH_NO_NAMESPACES,
 		.dev_major = 259, .dev_minor = 7,
 	};
@@ -1286,11 +1288,30 @@ static void stats_version(unsigned version)
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 264, 8), 22);
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 272, 8), 0x1000000023);
 	}
-	/* The other versions' sizes do not decode. */
+	/* The other versions' sizes do not decode (version 5 has version 4's). */
 	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {
+		bool same = stats_rec_size(v) == rec && stats_fixed_size(v) == stats_fixed_size(version);
+
 		buf[4] = (uint8_t)v;
-		CHECK_EQ(dt_proto_decode(buf, len, &d), v == version ? 0 : -EBADMSG);
+		CHECK_EQ(dt_proto_decode(buf, len, &d), same ? 0 : -EBADMSG);
 	}
+}
+
+/* @m: a REGIONS reply in @version of one record, regions[0]: "db", @flags, @flush. */
+static void one_region_reply(struct dt_msg *m, unsigned version, uint32_t flags, uint8_t flush)
+{
+	struct dt_msg req;
+
+	dt_proto_init_request(&req, DT_OP_REGIONS, 5);
+	req.version = (uint8_t)version;
+	dt_proto_init_reply(m, &req, 0);
+	memset(&regions[0], 0, sizeof(regions[0]));
+	regions[0].flags = flags;
+	regions[0].flush = flush;
+	regions[0].ns_match = DT_NS_MATCH_NONE;
+	strcpy(regions[0].name, "db");
+	m->regions_rep.count = 1;
+	m->regions_rep.regions = regions;
 }
 
 /* A REGIONS record and an ATTACH reply with SPARSE in @version. */
@@ -1301,16 +1322,7 @@ static void sparse_version(unsigned version)
 	size_t len = 0;
 
 	dt_test_ctx("SPARSE, version %u", version);
-	dt_proto_init_request(&req, DT_OP_REGIONS, 5);
-	req.version = (uint8_t)version;
-	dt_proto_init_reply(&m, &req, 0);
-	memset(&regions[0], 0, sizeof(regions[0]));
-	regions[0].flags = DT_REGION_PMEM | DT_REGION_SPARSE;
-	regions[0].flush = DT_FLUSH_PMEM;
-	regions[0].ns_match = DT_NS_MATCH_NONE;
-	strcpy(regions[0].name, "db");
-	m.regions_rep.count = 1;
-	m.regions_rep.regions = regions;
+	one_region_reply(&m, version, DT_REGION_PMEM | DT_REGION_SPARSE, DT_FLUSH_PMEM);
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
 	CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 8 + 4, 4),
 		 version < 2 ? DT_REGION_PMEM : DT_REGION_PMEM | DT_REGION_SPARSE);
@@ -1395,11 +1407,56 @@ static void fsync_bad_version(unsigned version)
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -E2BIG);
 }
 
+/*
+ * A region that follows its file (version 5): GROWS and the span in the
+ * REGIONS record and the ATTACH reply; older versions have neither (their
+ * span is the size), and their records are shorter.
+ */
+static void grows_version(unsigned version)
+{
+	bool grow = version >= DT_PROTO_VERSION_GROW;
+	struct dt_msg req, m, d;
+	struct dt_proto_region got;
+	size_t len = 0;
+
+	dt_test_ctx("GROWS, version %u", version);
+	one_region_reply(&m, version, DT_REGION_GROWS, DT_FLUSH_MSYNC);
+	regions[0].size = 4 << 20;
+	regions[0].span = 64ULL << 30;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_REGIONS_REP_SIZE +
+			      (grow ? DT_PROTO_REGION_REC_SIZE : DT_PROTO_REGION_REC4_SIZE));
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	dt_proto_region_at(&d.regions_rep, 0, &got);
+	CHECK_EQ(got.flags, grow ? DT_REGION_GROWS : 0);
+	CHECK_EQ(got.size, 4 << 20);
+	CHECK_EQ(got.span, grow ? 64ULL << 30 : 4 << 20);
+	if (grow) {	/* a span below the size is refused */
+		put_le(buf, len - 8, 8, 1 << 20);
+		CHECK_EQ(dt_proto_decode(buf, len, &d), -EINVAL);
+	}
+
+	dt_proto_init_request(&req, DT_OP_ATTACH, 6);
+	req.version = (uint8_t)version;
+	dt_proto_init_reply(&m, &req, 0);
+	m.attach_rep.flags = DT_REGION_GROWS;
+	m.attach_rep.size = 4 << 20;
+	m.attach_rep.span = 64ULL << 30;
+	strcpy(m.attach_rep.name, "db");
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE +
+			      (grow ? DT_PROTO_ATTACH_REP_SIZE : DT_PROTO_ATTACH_REP4_SIZE));
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK_EQ(d.attach_rep.flags, grow ? DT_REGION_GROWS : 0);
+	CHECK_EQ(d.attach_rep.span, grow ? 64ULL << 30 : 4 << 20);
+}
+
 static void test_versions(void)
 {
 	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {
 		stats_version(v);
 		sparse_version(v);
+		grows_version(v);
 		fsync_bad_version(v);
 	}
 }

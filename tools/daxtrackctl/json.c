@@ -66,6 +66,8 @@ struct json_object *ctl_json_region(const struct dt_proto_region *r)
 	add_str(o, "path", r->path);
 	add_str(o, "type", ctl_region_type(r->flags));
 	add_u64(o, "size", r->size);
+	add_u64(o, "span", r->span);
+	add_bool(o, "grows", r->flags & DT_REGION_GROWS);
 	add_bool(o, "pmem", r->flags & DT_REGION_PMEM);
 	add_bool(o, "eadr", r->flags & DT_REGION_EADR);
 	add_bool(o, "pmd", r->flags & DT_REGION_PMD);

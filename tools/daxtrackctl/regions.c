@@ -44,15 +44,16 @@ static int regions_wide(struct ctl_table *t, const struct dt_proto_region *r, ui
 	uint32_t i;
 	int err;
 
-	ctl_table_init(t, 14);
-	err = ctl_table_add(t, "NAME", "TYPE", "SIZE", "PMEM", "EADR", "PMD", "FLUSH", "NUMA",
-			    "BADBLOCKS", "BAD_BYTES", "MATCH", "NAMESPACE", "DEVICE", "PATH");
+	ctl_table_init(t, 15);
+	err = ctl_table_add(t, "NAME", "TYPE", "SIZE", "SPAN", "PMEM", "EADR", "PMD", "FLUSH",
+			    "NUMA", "BADBLOCKS", "BAD_BYTES", "MATCH", "NAMESPACE", "DEVICE", "PATH");
 	for (i = 0; i < n && !err; i++) {
-		char sz[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN], bb[CTL_FMT_LEN];
+		char sz[CTL_FMT_LEN], span[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN],
+			bb[CTL_FMT_LEN];
 
 		snprintf(bad, sizeof(bad), "%u", r[i].badblocks);
 		err = ctl_table_add(t, r[i].name, ctl_region_type(r[i].flags),
-				    ctl_fmt_bytes(r[i].size, sz),
+				    ctl_fmt_bytes(r[i].size, sz), ctl_fmt_bytes(r[i].span, span),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
 				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMD),

@@ -78,16 +78,19 @@ extern "C" {
  * region record and the bad ranges of an FSYNC reply; version 3 adds the LOG
  * opcode, the shared dirty log of the fast path, the TRACK opcode and the
  * tracking counts of STATS; version 4 adds the truncation counters of the
- * STATS region record (docs/protocol.md).
+ * STATS region record; version 5 adds the GROWS region flag and the span of
+ * the REGIONS record and of the ATTACH reply (docs/protocol.md).
  */
 #define DT_PROTO_VERSION_MIN	1
-#define DT_PROTO_VERSION	4
+#define DT_PROTO_VERSION	5
 /* The first version with the LOG opcode. */
 #define DT_PROTO_VERSION_LOG	3
 /* The first version with the TRACK opcode and the tracking counts of STATS. */
 #define DT_PROTO_VERSION_TRACK	3
 /* The first version with the truncation counters of the STATS region record. */
 #define DT_PROTO_VERSION_TRUNC	4
+/* The first version with regions that follow their files: GROWS, spans. */
+#define DT_PROTO_VERSION_GROW	5
 #define DT_PROTO_HELLO_VERSION	1
 
 #define DT_PROTO_HDR_SIZE	24
@@ -155,9 +158,11 @@ enum dt_proto_op {
 #define DT_PROTO_HELLO_REP_SIZE		72
 #define DT_PROTO_REGIONS_REQ_SIZE	0
 #define DT_PROTO_REGIONS_REP_SIZE	8	/* + count * DT_PROTO_REGION_REC_SIZE */
-#define DT_PROTO_REGION_REC_SIZE	472
+#define DT_PROTO_REGION_REC_SIZE	480	/* version 5: + span */
+#define DT_PROTO_REGION_REC4_SIZE	472	/* versions 1 to 4 */
 #define DT_PROTO_ATTACH_REQ_SIZE	72
-#define DT_PROTO_ATTACH_REP_SIZE	88
+#define DT_PROTO_ATTACH_REP_SIZE	96	/* version 5: + span */
+#define DT_PROTO_ATTACH_REP4_SIZE	88	/* versions 1 to 4 */
 #define DT_PROTO_FAULT_REQ_SIZE		16
 #define DT_PROTO_FAULT_REP_SIZE		32
 #define DT_PROTO_DIRTY_REQ_SIZE		8	/* + count * DT_PROTO_RANGE_REC_SIZE */
@@ -200,7 +205,9 @@ enum dt_proto_op {
 #define DT_REGION_DEFAULT	(1U << 4)	/* the embedded default region */
 #define DT_REGION_BADBLOCKS	(1U << 5)	/* overlaps known bad blocks */
 #define DT_REGION_SPARSE	(1U << 6)	/* DAX file with holes or unwritten extents (v2) */
-#define DT_REGION_FLAGS_ALL	0x7fU	/* version 2 */
+#define DT_REGION_GROWS		(1U << 7)	/* follows its file, up to its span (v5) */
+#define DT_REGION_FLAGS_ALL	0xffU	/* version 5 */
+#define DT_REGION_FLAGS_V4	0x7fU	/* versions 2 to 4: no GROWS */
 #define DT_REGION_FLAGS_V1	0x3fU	/* version 1: no SPARSE */
 
 /* The flush path a region uses. */
@@ -307,7 +314,7 @@ struct dt_proto_hello_rep {
 struct dt_proto_region {
 	uint32_t id;			/* not DT_PROTO_ALL_REGIONS */
 	uint32_t flags;			/* DT_REGION_* */
-	uint64_t size;			/* bytes */
+	uint64_t size;			/* bytes: of the file now (GROWS), else fixed */
 	uint8_t flush;			/* enum dt_proto_flush */
 	uint32_t badblocks;		/* known bad ranges inside the region */
 	int32_t numa_node;		/* -1 if unknown */
@@ -321,11 +328,13 @@ struct dt_proto_region {
 	char ns_name[DT_PROTO_DEVNAME_MAX];	/* "namespace0.0"; "" unless matched */
 	char ns_region[DT_PROTO_DEVNAME_MAX];	/* "region0"; "" unless matched */
 	char ns_device[DT_PROTO_DEVNAME_MAX];	/* "pmem0" or "dax0.0"; "" unless matched */
+	uint64_t span;			/* v5: offsets served are below it; >= size (v1-4: size) */
 };
 
 /* Variable parts: host array for encoding, raw records after decoding. */
 struct dt_proto_regions_rep {
 	uint32_t count;			/* <= DT_PROTO_MAX_REGIONS */
+	uint16_t version;		/* decode: the message's (record layout) */
 	const struct dt_proto_region *regions;	/* encode */
 	const void *raw;		/* decode: use dt_proto_region_at() */
 };
@@ -338,9 +347,10 @@ struct dt_proto_attach_req {
 struct dt_proto_attach_rep {
 	uint32_t region;		/* id */
 	uint32_t flags;			/* DT_REGION_* */
-	uint64_t size;			/* bytes */
+	uint64_t size;			/* bytes: of the file now (GROWS), else fixed */
 	uint32_t access;		/* DT_ACCESS_* of this connection */
 	char name[DT_PROTO_NAME_MAX];	/* the region attached */
+	uint64_t span;			/* v5: offsets served are below it; >= size (v1-4: size) */
 };
 
 struct dt_proto_fault_req {
