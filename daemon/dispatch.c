@@ -541,6 +541,7 @@ static int run(struct req *q)
 	case DT_OP_LIST: return do_list(q);
 	case DT_OP_STATS: return do_stats(q);
 	case DT_OP_NAMESPACES: return do_namespaces(q);
+	case DT_OP_FAILED: return do_failed(q);
 	case DT_OP_DUMP: return do_dump(q);
 	case DT_OP_LOG: return do_log(q);
 	case DT_OP_TRACK: return do_track(q);

@@ -153,5 +153,6 @@ int do_dump(struct req *q);
 void dt_dump_drop(struct dt_server *srv, struct dt_conn *c);
 int do_stats(struct req *q);
 int do_namespaces(struct req *q);
+int do_failed(struct req *q);
 
 #endif /* DAXTRACKD_REQUEST_H */

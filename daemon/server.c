@@ -600,6 +600,7 @@ static void worker_free(struct dt_worker *w)
 	free(w->regions);
 	free(w->rstats);
 	free(w->ns);
+	free(w->failed);
 	free(w->pages);
 }
 
@@ -611,9 +612,11 @@ static int worker_alloc(struct dt_worker *w)
 	w->regions = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->regions));
 	w->rstats = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->rstats));
 	w->ns = calloc(DT_PROTO_MAX_NAMESPACES, sizeof(*w->ns));
+	w->failed = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->failed));
 	w->pages = calloc(DT_PROTO_MAX_RANGES, sizeof(*w->pages));
 	w->reply_fd = -1;
-	if (!w->in || !w->out || !w->entries || !w->regions || !w->rstats || !w->ns || !w->pages)
+	if (!w->in || !w->out || !w->entries || !w->regions || !w->rstats || !w->ns || !w->failed ||
+	    !w->pages)
 		return -ENOMEM;
 	return 0;
 }

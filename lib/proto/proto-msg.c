@@ -733,6 +733,41 @@ static void dec_ns_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 	check(r, !(x->flags & DT_NS_NO_NDCTL) || x->count == 0, -EINVAL);
 }
 
+static void enc_failed(struct wcur *w, const struct dt_proto_failed *x)
+{
+	put_str(w, x->name, sizeof(x->name));
+	put_str(w, x->path, sizeof(x->path));
+	put_u32(w, (uint32_t)x->error);
+	put_zero(w, 4);
+	put_str(w, x->reason, sizeof(x->reason));
+}
+
+void dt_proto_dec_failed(struct rcur *r, struct dt_proto_failed *x)
+{
+	get_str(r, x->name, sizeof(x->name));
+	get_str(r, x->path, sizeof(x->path));
+	x->error = (int32_t)get_u32(r);
+	get_reserved(r, 4);
+	get_str(r, x->reason, sizeof(x->reason));
+	check(r, x->name[0] != '\0' && x->error < 0, -EINVAL);
+}
+
+static void enc_failed_rep(struct wcur *w, const struct dt_msg *m)
+{
+	const struct dt_proto_failed_rep *x = &m->failed_rep;
+
+	put_u32(w, x->count);
+	put_zero(w, 4);
+	for (uint32_t i = 0; i < x->count; i++)
+		enc_failed(w, &x->failed[i]);
+}
+
+static void dec_failed_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
+{
+	*count = m->failed_rep.count = get_u32(r);
+	get_reserved(r, 4);
+}
+
 static void enc_dump_rep(struct wcur *w, const struct dt_msg *m)
 {
 	const struct dt_proto_dump_rep *x = &m->dump_rep;
@@ -921,5 +956,12 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 		.min_version = DT_PROTO_VERSION_TRACK,
 		.req = FIXED(DT_PROTO_TRACK_REQ_SIZE, enc_track_req, dec_track_req),
 		.rep = FIXED(DT_PROTO_TRACK_REP_SIZE, NULL, NULL),
+	},
+	[DT_OP_FAILED] = {
+		.name = "FAILED",
+		.min_version = DT_PROTO_VERSION_GROW,
+		.req = FIXED(DT_PROTO_FAILED_REQ_SIZE, NULL, NULL),
+		.rep = VAR(DT_PROTO_FAILED_REP_SIZE, DT_PROTO_FAILED_REC_SIZE, DT_PROTO_MAX_REGIONS,
+			    enc_failed_rep, dec_failed_rep),
 	},
 };

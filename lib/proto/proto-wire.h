@@ -265,5 +265,6 @@ void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsign
 /* The size of a STATS region record in @version. */
 size_t dt_proto_rstats_size(unsigned version);
 void dt_proto_dec_ns(struct rcur *r, struct dt_proto_namespace *x);
+void dt_proto_dec_failed(struct rcur *r, struct dt_proto_failed *x);
 
 #endif /* DAXTRACK_PROTO_WIRE_H */

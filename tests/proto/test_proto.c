@@ -24,6 +24,7 @@ static struct dt_proto_region regions[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_entry entries[DT_PROTO_MAX_LIST];
 static struct dt_proto_region_stats rstats[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_namespace nss[DT_PROTO_MAX_NAMESPACES];
+static struct dt_proto_failed fails[DT_PROTO_MAX_REGIONS];
 static char text[DT_PROTO_MAX_DUMP];
 
 static void rnd_str(char *s, size_t size, bool nonempty)
@@ -256,6 +257,17 @@ static void gen_reply_var(struct dt_msg *m)
 			gen_ns(&nss[i]);
 		m->namespaces_rep.namespaces = nss;
 		break;
+	case DT_OP_FAILED:
+		m->failed_rep.count = rnd_count(DT_PROTO_MAX_REGIONS, false);
+		for (uint32_t i = 0; i < m->failed_rep.count; i++) {
+			memset(&fails[i], 0, sizeof(fails[i]));
+			rnd_str(fails[i].name, sizeof(fails[i].name), true);
+			rnd_str(fails[i].path, sizeof(fails[i].path), false);
+			rnd_str(fails[i].reason, sizeof(fails[i].reason), false);
+			fails[i].error = -1 - (int32_t)rnd_below(4095);
+		}
+		m->failed_rep.failed = fails;
+		break;
 	case DT_OP_DUMP:
 		m->dump_rep.length = rnd_count(DT_PROTO_MAX_DUMP, false);
 		for (uint32_t i = 0; i < m->dump_rep.length; i++)
@@ -327,6 +339,8 @@ static unsigned op_min_version(unsigned op)
 {
 	if (op == DT_OP_LOG)
 		return DT_PROTO_VERSION_LOG;
+	if (op == DT_OP_FAILED)
+		return DT_PROTO_VERSION_GROW;
 	return op == DT_OP_TRACK ? DT_PROTO_VERSION_TRACK : DT_PROTO_VERSION_MIN;
 }
 
@@ -367,6 +381,7 @@ static void rebuild(struct dt_msg *m)
 	static struct dt_proto_entry e2[DT_PROTO_MAX_LIST];
 	static struct dt_proto_region_stats s2[DT_PROTO_MAX_REGIONS];
 	static struct dt_proto_namespace n2[DT_PROTO_MAX_NAMESPACES];
+	static struct dt_proto_failed f2[DT_PROTO_MAX_REGIONS];
 	bool reply = m->flags & DT_PROTO_F_REPLY;
 
 	if (reply && m->op == DT_OP_FSYNC) {
@@ -399,6 +414,10 @@ static void rebuild(struct dt_msg *m)
 		for (uint32_t i = 0; i < m->namespaces_rep.count; i++)
 			dt_proto_namespace_at(&m->namespaces_rep, i, &n2[i]);
 		m->namespaces_rep.namespaces = n2;
+	} else if (m->op == DT_OP_FAILED) {
+		for (uint32_t i = 0; i < m->failed_rep.count; i++)
+			dt_proto_failed_at(&m->failed_rep, i, &f2[i]);
+		m->failed_rep.failed = f2;
 	}
 }
 
@@ -1451,12 +1470,43 @@ static void grows_version(unsigned version)
 	CHECK_EQ(d.attach_rep.span, grow ? 64ULL << 30 : 4 << 20);
 }
 
+/* FAILED (version 5): unknown before; a record's error must be negative, its name set. */
+static void failed_version(unsigned version)
+{
+	struct dt_proto_failed f = { .name = "db", .path = "/x", .error = -ENOENT,
+				     .reason = "does not exist" }, got;
+	struct dt_msg req, m, d;
+	size_t len = 0;
+
+	dt_test_ctx("FAILED, version %u", version);
+	dt_proto_init_request(&req, DT_OP_FAILED, 9);
+	req.version = (uint8_t)version;
+	if (version < DT_PROTO_VERSION_GROW) {
+		CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), -EPROTO);
+		return;
+	}
+	CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE);
+	dt_proto_init_reply(&m, &req, 0);
+	m.failed_rep.count = 1;
+	m.failed_rep.failed = &f;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_FAILED_REP_SIZE + DT_PROTO_FAILED_REC_SIZE);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	dt_proto_failed_at(&d.failed_rep, 0, &got);
+	CHECK(!strcmp(got.name, "db") && !strcmp(got.reason, "does not exist"));
+	CHECK_EQ(got.error, -ENOENT);
+	f.error = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+}
+
 static void test_versions(void)
 {
 	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {
 		stats_version(v);
 		sparse_version(v);
 		grows_version(v);
+		failed_version(v);
 		fsync_bad_version(v);
 	}
 }

@@ -28,13 +28,17 @@ static char *fmt_numa(int node, char *buf)
 	return buf;
 }
 
-static int regions_json(const struct dt_proto_region *r, uint32_t n)
+/* The regions served, then those not ("failed": true). */
+static int regions_json(const struct dt_proto_region *r, uint32_t n,
+			const struct dt_proto_failed *f, uint32_t nf)
 {
 	struct json_object *a = json_object_new_array();
 	uint32_t i;
 
 	for (i = 0; a && i < n; i++)
 		json_object_array_add(a, ctl_json_region(&r[i]));
+	for (i = 0; a && i < nf; i++)
+		json_object_array_add(a, ctl_json_failed(&f[i]));
 	return ctl_json_print(a, true);
 }
 
@@ -121,9 +125,10 @@ int cmd_regions(struct ctl *ctl, int argc, char **argv)
 		CTL_GLOBAL_OPTIONS
 	};
 	struct dt_proto_region *regions = NULL;
+	struct dt_proto_failed *failed = NULL;
 	struct dt_client *c;
 	bool verbose = false;
-	uint32_t n = 0;
+	uint32_t n = 0, nf = 0;
 	int opt, err, ret;
 
 	while ((opt = ctl_getopt(ctl, argc, argv, "v", longopts)) == 'v')
@@ -135,12 +140,22 @@ int cmd_regions(struct ctl *ctl, int argc, char **argv)
 	if (ctl_connect(ctl, &c))
 		return CTL_EXIT_FAIL;
 	err = dt_client_regions(c, &regions, &n);
+	if (err)
+		ctl_err("regions: %s", strerror(-err));
+	else
+		err = ctl_failed_get(c, &failed, &nf);
 	dt_client_close(c);
 	if (err) {
-		ctl_err("regions: %s", strerror(-err));
+		free(regions);
 		return CTL_EXIT_FAIL;
 	}
-	ret = ctl->json ? regions_json(regions, n) : regions_table(regions, n, verbose);
+	if (ctl->json) {
+		ret = regions_json(regions, n, failed, nf);
+	} else {
+		ret = regions_table(regions, n, verbose);
+		ctl_failed_print(failed, nf);
+	}
+	free(failed);
 	free(regions);
 	return ret;
 }

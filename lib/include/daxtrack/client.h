@@ -420,6 +420,20 @@ void dt_client_counters(struct dt_client *c, struct dt_client_counters *out);
 int dt_client_regions(struct dt_client *c, struct dt_proto_region **out, uint32_t *count);
 
 /**
+ * dt_client_failed() - The configured regions the daemon could not open
+ * (FAILED, protocol version 5), with the reason it logged.
+ * @c: The handle.
+ * @out: Set to a malloc()ed array of @count records (free() it), or NULL.
+ * @count: Set to the number of records (0: every region is served).
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -EOPNOTSUPP from a daemon that speaks version 4 or older (it
+ * serves every region it has, or did not start); -ENOMEM; a connection
+ * error when the daemon stays away.
+ */
+int dt_client_failed(struct dt_client *c, struct dt_proto_failed **out, uint32_t *count);
+
+/**
  * dt_client_namespaces() - The daemon's view of the NVDIMM namespaces.
  * @c: The handle.
  * @out: Set to a malloc()ed array of @count records (free() it), or NULL.

@@ -79,7 +79,8 @@ extern "C" {
  * opcode, the shared dirty log of the fast path, the TRACK opcode and the
  * tracking counts of STATS; version 4 adds the truncation counters of the
  * STATS region record; version 5 adds the GROWS region flag and the span of
- * the REGIONS record and of the ATTACH reply (docs/protocol.md).
+ * the REGIONS record and of the ATTACH reply, and the FAILED opcode
+ * (docs/protocol.md).
  */
 #define DT_PROTO_VERSION_MIN	1
 #define DT_PROTO_VERSION	5
@@ -89,7 +90,7 @@ extern "C" {
 #define DT_PROTO_VERSION_TRACK	3
 /* The first version with the truncation counters of the STATS region record. */
 #define DT_PROTO_VERSION_TRUNC	4
-/* The first version with regions that follow their files: GROWS, spans. */
+/* The first version with regions that follow their files (GROWS, spans) and FAILED. */
 #define DT_PROTO_VERSION_GROW	5
 #define DT_PROTO_HELLO_VERSION	1
 
@@ -141,6 +142,7 @@ enum dt_proto_op {
 	DT_OP_DUMP = 12,
 	DT_OP_LOG = 13,		/* version 3 */
 	DT_OP_TRACK = 14,	/* version 3 */
+	DT_OP_FAILED = 15,	/* version 5 */
 };
 /* The states of TRACK: how a client tracks its stores to a region. */
 #define DT_TRACK_NONE		0	/* explicit marks only */
@@ -149,7 +151,7 @@ enum dt_proto_op {
 #define DT_TRACK_LAST		DT_TRACK_REFUSED
 
 #define DT_OP_FIRST		DT_OP_HELLO
-#define DT_OP_LAST		DT_OP_TRACK
+#define DT_OP_LAST		DT_OP_FAILED
 /* Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode. */
 #define DT_PROTO_STATS_OPS	16
 
@@ -194,6 +196,10 @@ enum dt_proto_op {
 #define DT_PROTO_LOG_REP_SIZE		32	/* version 3; the log's fd rides with it */
 #define DT_PROTO_TRACK_REQ_SIZE		16	/* version 3 */
 #define DT_PROTO_TRACK_REP_SIZE		0	/* version 3 */
+#define DT_PROTO_FAILED_REQ_SIZE	0	/* version 5 */
+#define DT_PROTO_FAILED_REP_SIZE	8	/* version 5: + count * DT_PROTO_FAILED_REC_SIZE */
+#define DT_PROTO_FAILED_REC_SIZE	488
+#define DT_PROTO_REASON_MAX		160	/* a FAILED record's reason, its NUL included */
 /* LOG reply: npages is below this (the dirty log's own bound). */
 #define DT_PROTO_LOG_MAX_PAGES		(1ULL << 52)
 
@@ -526,6 +532,21 @@ struct dt_proto_namespaces_rep {
 	const void *raw;		/* decode: use dt_proto_namespace_at() */
 };
 
+/* A configured region the daemon could not open, and why (FAILED, version 5). */
+struct dt_proto_failed {
+	char name[DT_PROTO_NAME_MAX];	/* not empty */
+	char path[DT_PROTO_PATH_MAX];
+	int32_t error;			/* the negative errno of the open, < 0 */
+	char reason[DT_PROTO_REASON_MAX];	/* as logged: "is 4096 bytes, the configured ..." */
+};
+
+/* Variable parts: host array for encoding, raw records after decoding. */
+struct dt_proto_failed_rep {
+	uint32_t count;			/* <= DT_PROTO_MAX_REGIONS */
+	const struct dt_proto_failed *failed;	/* encode */
+	const void *raw;		/* decode: use dt_proto_failed_at() */
+};
+
 struct dt_proto_dump_req {
 	uint32_t region;
 	uint64_t offset;		/* byte of the text to start at */
@@ -611,6 +632,7 @@ struct dt_msg {
 		struct dt_proto_log_req log_req;
 		struct dt_proto_log_rep log_rep;
 		struct dt_proto_track_req track_req;
+		struct dt_proto_failed_rep failed_rep;
 	};
 };
 
@@ -777,6 +799,17 @@ void dt_proto_fsync_bad_at(const struct dt_proto_fsync_rep *f, uint32_t i,
  */
 void dt_proto_namespace_at(const struct dt_proto_namespaces_rep *n, uint32_t i,
 			   struct dt_proto_namespace *out);
+
+/**
+ * dt_proto_failed_at() - Record @i of a FAILED reply.
+ * @f: The reply.
+ * @i: Below @f->count.
+ * @out: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_failed_at(const struct dt_proto_failed_rep *f, uint32_t i,
+			struct dt_proto_failed *out);
 
 /**
  * dt_proto_op_name() - The name of an opcode.
