@@ -681,12 +681,15 @@ static void enc_stats_rep(struct wcur *w, const struct dt_msg *m)
 	put_u64(w, x->bad_messages);
 	put_u64(w, x->fsyncs);
 	put_u64(w, x->bytes_flushed);
-	for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
+	for (int i = 0; i < DT_PROTO_STATS_OPS_V4; i++)
 		put_u64(w, x->requests_by_op[i]);
 	if (m->version >= DT_PROTO_VERSION_TRACK) {
 		put_u32(w, x->clients_tracked);
 		put_u32(w, x->clients_refused);
 	}
+	if (m->version >= DT_PROTO_VERSION_GROW)
+		for (int i = DT_PROTO_STATS_OPS_V4; i < DT_PROTO_STATS_OPS; i++)
+			put_u64(w, x->requests_by_op[i]);
 	for (uint32_t i = 0; i < x->count; i++)
 		enc_rstats(w, &x->regions[i], m->version);
 }
@@ -705,12 +708,16 @@ static void dec_stats_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 	x->bad_messages = get_u64(r);
 	x->fsyncs = get_u64(r);
 	x->bytes_flushed = get_u64(r);
-	for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
+	for (int i = 0; i < DT_PROTO_STATS_OPS_V4; i++)
 		x->requests_by_op[i] = get_u64(r);
 	if (m->version < DT_PROTO_VERSION_TRACK)
 		return;
 	x->clients_tracked = get_u32(r);
 	x->clients_refused = get_u32(r);
+	if (m->version < DT_PROTO_VERSION_GROW)
+		return;
+	for (int i = DT_PROTO_STATS_OPS_V4; i < DT_PROTO_STATS_OPS; i++)
+		x->requests_by_op[i] = get_u64(r);
 }
 
 static void enc_ns_rep(struct wcur *w, const struct dt_msg *m)
@@ -924,7 +931,9 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 	[DT_OP_STATS] = {
 		.name = "STATS",
 		.req = FIXED(DT_PROTO_STATS_REQ_SIZE, enc_stats_req, dec_stats_req),
-		.rep = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC4_SIZE, DT_PROTO_MAX_REGIONS,
+		.rep = VAR(DT_PROTO_STATS_REP5_SIZE, DT_PROTO_RSTATS_REC4_SIZE, DT_PROTO_MAX_REGIONS,
+			    enc_stats_rep, dec_stats_rep),
+		.rep_v4 = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC4_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_stats_rep, dec_stats_rep),
 		.rep_v3 = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC3_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_stats_rep, dec_stats_rep),

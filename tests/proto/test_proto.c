@@ -1201,7 +1201,7 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 {
 	struct dt_msg req, m, d;
 	struct dt_proto_region_stats got;
-	const uint8_t *rec = buf + DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE;
+	const uint8_t *rec = buf + DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP5_SIZE;
 	size_t len = 0;
 
 	dt_test_ctx("region stats record: %s (+%u = 0x%llx)", what, off, (unsigned long long)v);
@@ -1217,12 +1217,12 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 	m.stats_rep.count = 1;
 	m.stats_rep.regions = rstats;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
-	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE + DT_PROTO_RSTATS_REC4_SIZE);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP5_SIZE + DT_PROTO_RSTATS_REC4_SIZE);
 	CHECK_EQ(get_le(rec, 192, 8), 11);	/* dirty_pages, the field before */
 	CHECK_EQ(get_le(rec, RS_BAD_BYTES, 8), 8192);
 	CHECK_EQ(get_le(rec, RS_BADBLOCKS, 4), 2);
 	CHECK_EQ(get_le(rec, RS_BAD_HITS, 8), 5);
-	put_le(buf, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE + off, size, v);
+	put_le(buf, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP5_SIZE + off, size, v);
 	CHECK_EQ(dt_proto_decode(buf, len, &d), err);
 	if (err)
 		return;
@@ -1235,7 +1235,9 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 /* The sizes of a STATS reply's fixed part and records in @version. */
 static size_t stats_fixed_size(unsigned version)
 {
-	return version < DT_PROTO_VERSION_TRACK ? DT_PROTO_STATS_REP_SIZE : DT_PROTO_STATS_REP3_SIZE;
+	if (version < DT_PROTO_VERSION_TRACK)
+		return DT_PROTO_STATS_REP_SIZE;
+	return version < DT_PROTO_VERSION_GROW ? DT_PROTO_STATS_REP3_SIZE : DT_PROTO_STATS_REP5_SIZE;
 }
 
 static size_t stats_rec_size(unsigned version)
@@ -1278,6 +1280,8 @@ static void stats_version(unsigned version)
 	rstats[0].truncated_dirty = 0x1000000023;
 	m.stats_rep.clients_tracked = 12;
 	m.stats_rep.clients_refused = 13;
+	m.stats_rep.requests_by_op[15] = 31;
+	m.stats_rep.requests_by_op[31] = 32;
 	m.stats_rep.count = 1;
 	m.stats_rep.regions = rstats;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
@@ -1296,16 +1300,21 @@ static void stats_version(unsigned version)
 	CHECK_EQ(got.sigbus, trunc ? 21 : 0);
 	CHECK_EQ(got.truncations, trunc ? 22 : 0);
 	CHECK_EQ(got.truncated_dirty, trunc ? 0x1000000023 : 0);
+	/* Slots 16-31 of requests_by_op (version 5) end the fixed part. */
+	CHECK_EQ(d.stats_rep.requests_by_op[15], 31);
+	CHECK_EQ(d.stats_rep.requests_by_op[31], version >= DT_PROTO_VERSION_GROW ? 32 : 0);
+	if (version >= DT_PROTO_VERSION_GROW)
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 15 * 8, 8), 32);
 	if (track) {	/* they end the fixed part and (version 3) the record */
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 192, 4), 12);
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 196, 4), 13);
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 248, 4), 4);
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 252, 4), 6);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 248, 4), 4);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 252, 4), 6);
 	}
 	if (trunc) {	/* they end the record */
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 256, 8), 21);
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 264, 8), 22);
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 272, 8), 0x1000000023);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 256, 8), 21);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 264, 8), 22);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 272, 8), 0x1000000023);
 	}
 	/* The other versions' sizes do not decode (version 5 has version 4's). */
 	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {

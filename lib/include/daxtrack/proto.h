@@ -152,8 +152,12 @@ enum dt_proto_op {
 
 #define DT_OP_FIRST		DT_OP_HELLO
 #define DT_OP_LAST		DT_OP_FAILED
-/* Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode. */
-#define DT_PROTO_STATS_OPS	16
+/*
+ * Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode.  Versions
+ * 1 to 4 carry the first DT_PROTO_STATS_OPS_V4 of them.
+ */
+#define DT_PROTO_STATS_OPS	32
+#define DT_PROTO_STATS_OPS_V4	16
 
 /* Payload sizes of the fixed messages and fixed parts (see docs/protocol.md). */
 #define DT_PROTO_HELLO_REQ_SIZE		8
@@ -182,7 +186,8 @@ enum dt_proto_op {
 #define DT_PROTO_LIST_REP_SIZE		16	/* + count * DT_PROTO_ENTRY_REC_SIZE */
 #define DT_PROTO_STATS_REQ_SIZE		8
 #define DT_PROTO_STATS_REP_SIZE		192	/* versions 1, 2: + count * the record size */
-#define DT_PROTO_STATS_REP3_SIZE	200	/* version 3: + the tracking counts */
+#define DT_PROTO_STATS_REP3_SIZE	200	/* versions 3, 4: + the tracking counts */
+#define DT_PROTO_STATS_REP5_SIZE	328	/* version 5: + requests_by_op[16..31] */
 #define DT_PROTO_RSTATS_REC_SIZE	248	/* version 2 */
 #define DT_PROTO_RSTATS_REC1_SIZE	224	/* version 1: no deep flush counters */
 #define DT_PROTO_RSTATS_REC3_SIZE	256	/* version 3: + the tracking counts */
