@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * bench_scale.c - the "scale" section of dt-bench: daxtrackd serving one
+ * bench_scale.c - the "daemon-scale" section of dt-bench: daxtrackd serving one
  * region of SCALE_SIZE (1 TiB, a sparse file in /dev/shm or
  * $DT_BENCH_TMPDIR), in which one client marks SCALE_PAGES (1,000,000)
  * distinct random pages dirty through the fast path (its shared dirty log),
@@ -249,7 +249,7 @@ int bench_scale(const struct bench_opts *o)
 	long cli_kb = 0;
 	int ret = 1;
 
-	bench_section(o, "scale");
+	bench_section(o, "daemon-scale");
 	if (!s || setup(o, s))
 		goto out;
 	bench_note(o, "daxtrackd %s, one region of 1 TiB (sparse) in %s, %" PRIu64
