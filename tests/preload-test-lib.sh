@@ -33,6 +33,15 @@ check()
 	fi
 }
 
+# kill_daemon: kill -9 the daemon if one runs (the EXIT trap, set here: a
+# caller that sets its own calls it there too, so that a script that dies
+# on an error leaves no daemon behind).
+kill_daemon()
+{
+	[[ -z $daemon_pid ]] || kill -9 "$daemon_pid" 2>/dev/null
+}
+trap kill_daemon EXIT
+
 # finish: kill the daemon if it runs, print the closing line
 # "${FINISH_NAME}: N passed, N failed" and exit (0 only if all passed).
 finish()

@@ -71,7 +71,7 @@ base=${DAX_VM_FSDAX_DIR:-}
 if [[ -z $base ]]; then
 	base=$(mktemp -d /dev/shm/test_lmdb_guest.XXXXXX) || exit 1
 	readonly scratch=$base
-	trap 'rm -rf "$scratch"' EXIT
+	trap 'kill_daemon; rm -rf "$scratch"' EXIT
 	echo "lmdb: DAX_VM_FSDAX_DIR is not set: running in $base (no real DAX)"
 fi
 W=$base/lmdb
