@@ -26,6 +26,10 @@ PACKAGES=(
 	scdoc			# man pages
 	liblmdb-dev		# tests/lmdb: an unmodified LMDB program (optional in meson)
 	lmdb-utils		# mdb_stat, mdb_dump: LMDB's own check of that test's database
+	libgdbm-dev		# tests/dbs: an unmodified GDBM program (optional in meson)
+	gdbmtool		# GDBM's own reading of that test's database
+	libtdb-dev		# tests/dbs: an unmodified TDB program (optional in meson)
+	tdb-tools		# tdbtool check: TDB's own check of that test's database
 )
 
 missing=()

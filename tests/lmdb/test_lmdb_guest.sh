@@ -24,9 +24,10 @@
 #      the socket path (DAXTRACK_FAST_PATH=0: each msync an FSYNC to the
 #      daemon), where the new daemon must count the client tracking; a run
 #      killed itself (SIGKILL) and verified against its stamp; after each, verify,
-#      mdb_stat, mdb_dump; lmdb-trace-check.py: every page a commit changed
-#      was flushed and drained before its msync returned (on real DAX only:
-#      elsewhere the daemon flushes, and the trace has no flushes).
+#      mdb_stat, mdb_dump; tests/preload-trace-check.py (its lines
+#      "lmdb-trace-check: ..."): every page a commit changed was flushed
+#      and drained before its msync returned (on real DAX only: elsewhere
+#      the daemon flushes, and the trace has no flushes).
 # Prints "lmdb: commits/s (median of ...): kernel msync X, shim Y
 # (shim/kernel = R); runs: ..." and the closing line
 # "test_lmdb_guest: N passed, N failed"; exit 0 only if all passed.
@@ -60,46 +61,23 @@ PROG=$B/tests/lmdb/lmdb_commits
 DAEMON=$B/daemon/daxtrackd
 CTL=$B/tools/daxtrackctl/daxtrackctl
 PRELOAD=$B/lib/preload/libdaxtrack-preload.so
-CHECK=$SRC/lmdb-trace-check.py
-
-passed=0
-failed=0
-daemon_pid=
-declare -A rate=([kernel]="" [shim]="" [whole]="")
-
-pass() { passed=$((passed + 1)); echo "ok $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
-
-# check NAME CMD...: one check, CMD's output in the log.
-check()
-{
-	local name=$1
-
-	shift
-	if "$@"; then
-		pass "$name"
-	else
-		fail "$name (exit $?)"
-	fi
-}
-
-finish()
-{
-	[[ -n $daemon_pid ]] && kill -9 "$daemon_pid" 2>/dev/null
-	echo "test_lmdb_guest: $passed passed, $failed failed"
-	[[ $failed -eq 0 ]]
-	exit
-}
+CHECK=$SRC/../preload-trace-check.py
+TAG=lmdb
+FINISH_NAME=test_lmdb_guest
+# shellcheck source=tests/preload-test-lib.sh
+. "$SRC/../preload-test-lib.sh"
 
 base=${DAX_VM_FSDAX_DIR:-}
 if [[ -z $base ]]; then
 	base=$(mktemp -d /dev/shm/test_lmdb_guest.XXXXXX) || exit 1
 	readonly scratch=$base
-	trap 'rm -rf "$scratch"' EXIT
+	trap 'kill_daemon; rm -rf "$scratch"' EXIT
 	echo "lmdb: DAX_VM_FSDAX_DIR is not set: running in $base (no real DAX)"
 fi
 W=$base/lmdb
-rm -rf "$W" && mkdir -p "$W/daemon" || exit 1
+D=$W/daemon
+SOCK=$D/daxtrackd.sock
+rm -rf "$W" && mkdir -p "$D" || exit 1
 for p in "$PROG" "$DAEMON" "$CTL"; do
 	[[ -x $p ]] || { fail "$p is missing (build it)"; finish; }
 done
@@ -110,25 +88,6 @@ if [[ $SHIM -eq 1 && ! -f $PRELOAD ]]; then
 	fail "the shim $PRELOAD is missing (build it, or --no-shim for a tree without it)"
 	finish
 fi
-
-# run_rate KEY CMD...: a run of lmdb_commits; its commits/s in rate[KEY].
-run_rate()
-{
-	local key=$1 out
-
-	shift
-	out=$("$@")
-	local rc=$?
-	echo "$out"
-	rate[$key]+=" $(sed -nE 's/.* ([0-9]+) commits\/s.*/\1/p' <<<"$out")"
-	return $rc
-}
-
-# median N...: the middle one.
-median()
-{
-	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 
 # db_checks DIR STAMP: the program's verify, mdb_stat and mdb_dump.
 db_checks()
@@ -147,71 +106,14 @@ db_checks()
 
 # ---- 1. two environments, daxtrackd with a region on the second ----
 check "create $W/kernel" "$PROG" create "$W/kernel"
-D=$W/daemon
-SOCK=$D/daxtrackd.sock
 DB=$W/shim
-
-start_daemon()
-{
-	"$DAEMON" --foreground --config "$D/daxtrackd.conf" --socket "$SOCK" -v \
-		>>"$D/daxtrackd.log" 2>&1 &
-	daemon_pid=$!
-	for _ in $(seq 200); do
-		"$CTL" -s "$SOCK" status >/dev/null 2>&1 && return 0
-		kill -0 "$daemon_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "daxtrackd did not come up; its log:"
-	cat "$D/daxtrackd.log"
-	return 1
-}
 
 # The environment under the shim: LD_PRELOAD (unless --no-shim) and the socket.
 shim_env=(env DAXTRACK_SOCKET="$SOCK")
 [[ $SHIM -eq 1 ]] && shim_env+=(LD_PRELOAD="$PRELOAD")
 
-# committed DIR: the count of transactions committed in DIR.
-committed()
-{
-	"$PROG" verify "$1" | sed -nE 's/.*verify: ([0-9]+) transactions.*/\1/p'
-}
-
-# wait_stamp FILE COUNT PID: until the stamp says COUNT commits or PID ends.
-wait_stamp()
-{
-	local n
-
-	while kill -0 "$3" 2>/dev/null; do
-		n=
-		[[ -f $1 ]] && read -r n <"$1"
-		[[ -n $n && $n -ge $2 ]] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 check "create $DB" "$PROG" create "$DB"
-sum_before=$(cksum <"$DB/data.mdb")
-size=$(stat -c %s "$DB/data.mdb")
-cat >"$D/daxtrackd.conf" <<CONF
-[daemon]
-state_dir = $D/state
-runtime_dir = $D/run
-workers = 2
-
-[region "lmdb"]
-path = $DB/data.mdb
-create = no
-CONF
-check "daxtrackd starts with the region on $DB/data.mdb ($size bytes)" start_daemon
-[[ -n $daemon_pid ]] && kill -0 "$daemon_pid" 2>/dev/null || finish
-"$CTL" -s "$SOCK" status
-if [[ $(cksum <"$DB/data.mdb") == "$sum_before" && $(stat -c %s "$DB/data.mdb") == "$size" ]]
-then
-	pass "the daemon left the existing data.mdb as it was"
-else
-	fail "the daemon changed data.mdb (size $(stat -c %s "$DB/data.mdb"), was $size)"
-fi
+start_on_region lmdb "$DB/data.mdb" ""
 
 # ---- 2. commits/s: the kernel's msync and the shim, in turns ----
 for r in $(seq "$ROUNDS"); do
@@ -223,41 +125,6 @@ done
 db_checks "$W/kernel" ""
 
 # ---- 3. the shim: the daemon killed, the program killed ----
-
-# across_restart LABEL COUNT CMD...: run CMD (lmdb_commits run -s $W/stamp)
-# in the background, kill -9 the daemon once the stamp says COUNT commits,
-# start it again; the run must finish without an error.  Sets seen: the new
-# daemon's "tracking:" line while the run lasted, if it counted a client.
-across_restart()
-{
-	local label=$1 count=$2 pid rc
-
-	shift 2
-	"$@" &
-	pid=$!
-	seen=
-	if ! wait_stamp "$W/stamp" "$count" "$pid"; then
-		wait "$pid"
-		fail "$label: the run ended (exit $?) before the daemon could be killed"
-		return
-	fi
-	kill -9 "$daemon_pid"
-	wait "$daemon_pid" 2>/dev/null
-	echo "lmdb: $label: daxtrackd killed after $(tr -d ' ' <"$W/stamp") commits"
-	sleep 0.3
-	check "$label: daxtrackd starts again" start_daemon
-	while [[ -z $seen ]] && kill -0 "$pid" 2>/dev/null; do
-		seen=$("$CTL" -s "$SOCK" status 2>/dev/null | grep -E '^tracking: [1-9]')
-		[[ -n $seen ]] || sleep 0.2
-	done
-	wait "$pid"
-	rc=$?
-	if [[ $rc -eq 0 ]]; then
-		pass "$label: the run across the daemon's restart finished"
-	else
-		fail "$label: the run across the daemon's restart exited $rc"
-	fi
-}
 
 # The checked run: trace and page diff, the daemon killed and started again.
 # The program's page diff goes into the shim's trace file (both append).
@@ -274,7 +141,7 @@ if [[ $SHIM -eq 1 && -z ${DAX_VM_FSDAX_DIR:-} ]]; then
 	echo "lmdb: no trace check without real DAX"
 elif [[ $SHIM -eq 1 ]]; then
 	check "trace: every changed page flushed before its msync returned" \
-		python3 "$CHECK" "$W/trace"
+		python3 "$CHECK" --name lmdb "$W/trace"
 fi
 
 # The socket path (DAXTRACK_FAST_PATH=0): each msync is an FSYNC to the
@@ -292,36 +159,14 @@ db_checks "$DB" "$W/stamp"
 
 from=$(committed "$DB")
 # A run killed itself: LMDB's last commit is there, as its stamp says.
-"${shim_env[@]}" "$PROG" run -s "$W/stamp" -p 1 "$DB" 100000 &
-prog_pid=$!
-if wait_stamp "$W/stamp" $((from + 50)) "$prog_pid"; then
-	kill -9 "$prog_pid"
-	wait "$prog_pid" 2>/dev/null
-	echo "lmdb: lmdb_commits killed after $(tr -d ' ' <"$W/stamp") commits"
-	db_checks "$DB" "$W/stamp"
-else
-	wait "$prog_pid"
-	fail "the run to kill ended (exit $?) before it was killed"
-fi
+db_checks_stamped() { db_checks "$DB" "$W/stamp"; }
+kill_run $((from + 50)) db_checks_stamped "${shim_env[@]}" "$PROG" run -s "$W/stamp" -p 1 \
+	"$DB" 100000
 check "daxtrackd still serves" "$CTL" -s "$SOCK" status
-kill -TERM "$daemon_pid"
-wait "$daemon_pid"
-rc=$?
-daemon_pid=
-[[ $rc -eq 0 ]] && pass "daxtrackd stops cleanly" || fail "daxtrackd exited $rc on SIGTERM"
+stop_daemon
 db_checks "$DB" "$W/stamp"
 
 what=shim
 [[ $SHIM -eq 1 ]] || what="no-shim"
-if [[ -n ${rate[kernel]// /} && -n ${rate[shim]// /} ]]; then
-	# shellcheck disable=SC2086
-	k=$(median ${rate[kernel]})
-	# shellcheck disable=SC2086
-	s=$(median ${rate[shim]})
-	# shellcheck disable=SC2086
-	[[ $SHIM -eq 1 ]] && w=", whole-range (DAXTRACK_TRACK=0) $(median ${rate[whole]})"
-	echo "lmdb: commits/s (median of $ROUNDS runs of $N): kernel msync $k, $what $s" \
-		"($what/kernel = $(awk -v a="$s" -v b="$k" 'BEGIN { printf "%.2f", a / b }'))${w:-};" \
-		"runs: kernel${rate[kernel]}, $what${rate[shim]}${w:+, whole-range${rate[whole]}}"
-fi
+print_rates "$what"
 finish

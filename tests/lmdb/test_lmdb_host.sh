@@ -4,8 +4,8 @@
 # test_lmdb_host.sh - the host side of the LMDB test: lmdb_commits creates,
 # commits (with its stamp and page diff) and verifies an environment in a
 # temporary directory (on /dev/shm when it exists), LMDB's own mdb_stat and
-# mdb_dump read it, and lmdb-trace-check.py accepts a trace built from the
-# diff as the shim would write it and rejects one with a page not flushed, no
+# mdb_dump read it, and tests/preload-trace-check.py accepts a trace built
+# from the diff as the shim would write it and rejects one with a page not flushed, no
 # drain, a flush after the msync returned, or no commit lines.  The run under the shim on real DAX is tests/lmdb/lmdb-guest.sh.
 #
 # Usage: test_lmdb_host.sh LMDB_COMMITS TRACE_CHECK
@@ -101,7 +101,7 @@ grep -q 'transaction 6: pages changed but not flushed' "$tmp/out" ||
 	{ echo "FAIL trace check: the page not flushed is not named"; failed=$((failed + 1)); }
 synth_trace "$tmp/diff" daemon >"$tmp/trace"
 ok "trace check of a commit the daemon flushed (S)" python3 "$check" "$tmp/trace"
-grep -q '1 msyncs answered by the daemon' "$tmp/out" ||
+grep -q '1 persists answered by the daemon' "$tmp/out" ||
 	{ echo "FAIL trace check: the S line is not counted"; failed=$((failed + 1)); }
 synth_trace "$tmp/diff" daemon-short >"$tmp/trace"
 not_ok "trace check of an S line short of a changed page" python3 "$check" "$tmp/trace"
