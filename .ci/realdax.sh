@@ -181,9 +181,9 @@ exit $all
 GUEST_BP=$STEP'
 step test_lmdb_guest bash tests/lmdb/test_lmdb_guest.sh "$b"
 grep -E "^lmdb(-trace-check)?: " "$out/test_lmdb_guest.log"
-step test_db_gdbm bash tests/dbs/test_db.sh gdbm "$b"
+step test_db_gdbm env DT_DB_TRACE_ACROSS_KILL=1 bash tests/dbs/test_db.sh gdbm "$b"
 grep -E "^gdbm(-trace-check)?: " "$out/test_db_gdbm.log"
-step test_db_tdb env DT_DB_COMMITS=100 DT_DB_CHECKED=100 DT_DB_UNPLACED_OK=1 \
+step test_db_tdb env DT_DB_COMMITS=100 DT_DB_CHECKED=100 \
 	bash tests/dbs/test_db.sh tdb "$b"
 grep -E "^tdb(-trace-check)?: " "$out/test_db_tdb.log"
 step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"

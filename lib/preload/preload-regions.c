@@ -160,6 +160,9 @@ int dtp_region_attach(struct dtp_region *reg, int fd)
 		reg->lib_len = 0;
 	}
 	dt_client_region_info(reg->r, &info);
+	/* The whole mapping: of a region that follows its file, its span, to grow into. */
+	if (reg->lib_addr)
+		reg->lib_len = info.map_len;
 	dtp_debug("region \"%s\": attached by fd %d%s", reg->name, fd,
 		  info.persist_in_process ? ", persists in-process" : "");
 	return 0;

@@ -24,6 +24,7 @@
 
 #include "client-private.h"
 #include "preload.h"
+#include "sigbus.h"
 
 static size_t page_up(size_t len)
 {
@@ -214,6 +215,32 @@ int dtp_persist(struct dtp_map *m, uint64_t off, uint64_t len)
 }
 
 /*
+ * dtp_persist() of [@start, @end) of @m, the program's own mapping; when it
+ * fails (the daemon away, say) on a MAP_SYNC or device-DAX mapping, the
+ * range is flushed from that mapping here: the kernel's msync() flushes
+ * nothing there (a synchronous DAX fault never marks its entry dirty).
+ * The flush runs under a recovery point: a page past the end of a truncated
+ * file is skipped, as the kernel's msync() skips it.  Return: 0 once the
+ * range is durable, -EIO for a poisoned page, else dtp_persist()'s error.
+ */
+static int persist_or_flush(struct dtp_map *m, uintptr_t start, uintptr_t end)
+{
+	int err = dtp_persist(m, m->off + (start - m->addr), end - start);
+	uintptr_t fault;
+
+	if (!err || !m->sync)
+		return err;
+	dt_sigbus_install();
+	if (dt_sigbus_call(dt_client_flush_hook, (const void *)start, end - start, &fault) ==
+	    -EIO)
+		return -EIO;
+	dt_client_drain_hook();
+	dtp_debug("region \"%s\": persist failed (%s): flushed in process", m->reg->name,
+		  strerror(-err));
+	return 0;
+}
+
+/*
  * Persist the mappings of [addr, addr + len) under the lock; *@kernel is set
  * when the kernel's msync() must run too (a part not in the table, a mapping
  * without MAP_SYNC, a persist that failed on a file).  Return: 0, or -EIO
@@ -230,7 +257,7 @@ static int msync_maps(uintptr_t addr, size_t len, bool *kernel)
 	while ((m = dtp_maps_next(addr, len, &i))) {
 		uintptr_t start = addr > m->addr ? addr : m->addr;
 		uintptr_t end = addr + len < m->addr + m->len ? addr + len : m->addr + m->len;
-		int err = dtp_persist(m, m->off + (start - m->addr), end - start);
+		int err = persist_or_flush(m, start, end);
 
 		covered += end - start;
 		if (err && m->reg->chr)
@@ -281,7 +308,7 @@ static int persist_fd(int fd)
 	dtp_lock();
 	reg = dtp_region_find(&st, false);
 	while (reg && reg->r && (m = dtp_maps_next_of(reg, &i))) {
-		int err = dtp_persist(m, m->off, m->len);
+		int err = persist_or_flush(m, m->addr, m->addr + m->len);
 
 		if (err && !ret)
 			ret = err;
