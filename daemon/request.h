@@ -154,4 +154,7 @@ void dt_dump_drop(struct dt_server *srv, struct dt_conn *c);
 int do_stats(struct req *q);
 int do_namespaces(struct req *q);
 
+/* dispatch-cxl.c */
+int do_cxl(struct req *q);
+
 #endif /* DAXTRACKD_REQUEST_H */
