@@ -64,11 +64,15 @@ void fmt_namespace(char *buf, size_t len, const struct dt_region *r)
 		return;
 	}
 	ns = &r->nd->ns[r->ns_index];
-	snprintf(buf, len, ", namespace %s (%s %s, by %s device %u:%u), %s%s", ns->name,
+	if (!ns->cxl)
+		snprintf(cxl, sizeof(cxl), "%s", dt_ns_backing(ns));
+	else
+		dt_ndctl_fmt_cxl(r->nd, ns, cxl, sizeof(cxl));
+	snprintf(buf, len, ", namespace %s (%s %s, by %s device %u:%u), %s", ns->name,
 		 dt_proto_ns_mode_name(dt_ns_wire_mode(ns->mode)),
 		 ns->devname[0] ? ns->devname : "-",
 		 dt_proto_ns_match_name(dt_region_wire_match(r->ns_match)), major(dev),
-		 minor(dev), ns->cxl ? "" : "NVDIMM ", dt_ndctl_fmt_cxl(r->nd, ns, cxl, sizeof(cxl)));
+		 minor(dev), cxl);
 }
 
 #define LOG_BAD_MAX	16	/* bad ranges listed in the log, per region */

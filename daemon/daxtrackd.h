@@ -99,7 +99,10 @@ int load_config(struct daemon *d, struct dt_config *cfg, bool *defaults);
 void apply_limits(struct daemon *d, const struct dt_config *cfg);
 
 
-/* ", namespace ... (mode dev, by ... device M:m)" or why the region has none. */
+/*
+ * ", namespace ... (mode dev, by ... device M:m), NVDIMM" (or ", CXL region2
+ * on mem0 (decoder0.0, 1 way)"), or why the region has none.
+ */
 void fmt_namespace(char *buf, size_t len, const struct dt_region *r);
 
 /* Log the bad ranges of a region (nothing when it has none). */

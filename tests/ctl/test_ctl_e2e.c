@@ -541,7 +541,7 @@ static void test_status(void)
 	dt_test_ctx("status");
 	CTL(&r, "status");
 	CHECK_RUN(&r, 0);
-	CHECK(has(r.out, "daxtrackd " DT_VERSION " (protocol 4), pid "));
+	CHECK(has(r.out, "daxtrackd " DT_VERSION " (protocol 5), pid "));
 	CHECK(has(r.out, "socket "));
 	CHECK(has(r.out, sock));
 	CHECK(row_is(r.out, "NAME",
@@ -1121,7 +1121,7 @@ static void test_prometheus(void)
 	check_prometheus(r.out, 60);
 	dt_test_ctx("stats --prometheus values");
 	CHECK(has(r.out, "\ndaxtrack_up 1\n"));
-	CHECK(has(r.out, "\ndaxtrack_info{version=\"" DT_VERSION "\",protocol=\"4\"} 1\n"));
+	CHECK(has(r.out, "\ndaxtrack_info{version=\"" DT_VERSION "\",protocol=\"5\"} 1\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_size_bytes{region=\"r1\"} 67108864\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_entries{region=\"r1\",size=\"2M\"} 1\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_entries{region=\"r1\",size=\"4K\"} 2\n"));
@@ -1503,7 +1503,7 @@ static void test_version(void)
 	dt_test_ctx("version");
 	CTL(&r, "version");
 	CHECK_RUN(&r, 0);
-	CHECK(!strcmp(r.out, "daxtrackctl " DT_VERSION "\ndaxtrackd " DT_VERSION " (protocol 4)\n"));
+	CHECK(!strcmp(r.out, "daxtrackctl " DT_VERSION "\ndaxtrackd " DT_VERSION " (protocol 5)\n"));
 	run_free(&r);
 	CTL(&r, "version", "--json");
 	CHECK_RUN(&r, 0);

@@ -452,8 +452,8 @@ struct dt_client_cxl {
  * @out: Filled in; free it with dt_client_cxl_free() after a success.
  *
  * Context: Any thread.  Takes the handle's lock; allocates; blocks.
- * Return: 0; -EPROTO from a daemon that predates CXL; -ENOMEM; a connection
- * error when the daemon stays away.
+ * Return: 0; -EPROTO from a daemon that predates CXL (protocol version 5);
+ * -ENOMEM; a connection error when the daemon stays away.
  */
 int dt_client_cxl(struct dt_client *c, struct dt_client_cxl *out);
 

@@ -78,16 +78,18 @@ extern "C" {
  * region record and the bad ranges of an FSYNC reply; version 3 adds the LOG
  * opcode, the shared dirty log of the fast path, the TRACK opcode and the
  * tracking counts of STATS; version 4 adds the truncation counters of the
- * STATS region record (docs/protocol.md).
+ * STATS region record; version 5 the CXL opcode (docs/protocol.md).
  */
 #define DT_PROTO_VERSION_MIN	1
-#define DT_PROTO_VERSION	4
+#define DT_PROTO_VERSION	5
 /* The first version with the LOG opcode. */
 #define DT_PROTO_VERSION_LOG	3
 /* The first version with the TRACK opcode and the tracking counts of STATS. */
 #define DT_PROTO_VERSION_TRACK	3
 /* The first version with the truncation counters of the STATS region record. */
 #define DT_PROTO_VERSION_TRUNC	4
+/* The first version with the CXL opcode. */
+#define DT_PROTO_VERSION_CXL	5
 #define DT_PROTO_HELLO_VERSION	1
 
 #define DT_PROTO_HDR_SIZE	24
@@ -139,7 +141,7 @@ enum dt_proto_op {
 	DT_OP_DUMP = 12,
 	DT_OP_LOG = 13,		/* version 3 */
 	DT_OP_TRACK = 14,	/* version 3 */
-	DT_OP_CXL = 15,		/* any version; a daemon without it answers -EPROTO */
+	DT_OP_CXL = 15,		/* version 5 */
 };
 /* The states of TRACK: how a client tracks its stores to a region. */
 #define DT_TRACK_NONE		0	/* explicit marks only */
