@@ -58,16 +58,16 @@
 # otherwise; 2 for a usage error.
 #
 # Environment: DT_REALDAX_TIMEOUT (seconds for boot + tests of the stock
-# boot, default 420), DT_REALDAX_BP_TIMEOUT (the backports boot, default
-# 300), DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default
+# boot, default 540), DT_REALDAX_BP_TIMEOUT (the backports boot, default
+# 600), DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default
 # 15), DT_DAX_VM_RUN (the run script, default ../shared/dax-vm/run).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
 VM_RUN=${DT_DAX_VM_RUN:-../shared/dax-vm/run}
-TIMEOUT=${DT_REALDAX_TIMEOUT:-420}
-BP_TIMEOUT=${DT_REALDAX_BP_TIMEOUT:-300}
+TIMEOUT=${DT_REALDAX_TIMEOUT:-540}
+BP_TIMEOUT=${DT_REALDAX_BP_TIMEOUT:-600}
 FIRST_TOUCH_SECS=${DT_FIRST_TOUCH_SECS:-15}
 
 usage()
@@ -183,8 +183,8 @@ step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrac
 step test_preload env DT_PRELOAD_SO="$b/lib/preload/libdaxtrack-preload.so" \
 	DT_PRELOAD_VICTIM="$b/tests/preload/preload_victim" DT_PRELOAD_DIR="$DAX_VM_FSDAX_DIR" \
 	DT_PRELOAD_DEVDAX="$DAX_VM_DEVDAX" "$b/tests/preload/test_preload"
-step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
 cxl_steps
+step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
 sed -n "s/^ *\(track\.[a-z]\)/bench-track: \1/p" "$out/test_bench_track.log"
 echo "realdax-guest: done"
 exit $all
@@ -307,9 +307,9 @@ else
 	count backports test_lmdb_guest 1
 	count backports test_track_realdax 1
 	count backports test_preload 0
-	count backports test_bench_track 1
 	count backports test_cxl_realdax 0
 	count backports check_cxl_ctl 0
+	count backports test_bench_track 1
 	finished backports "$BP_TIMEOUT"
 fi
 

@@ -57,7 +57,8 @@ void fmt_namespace(char *buf, size_t len, const struct dt_region *r)
 
 	if (r->ns_index < 0) {
 		if (r->ns_match == DT_REGION_MATCH_NO_NAMESPACES)
-			snprintf(buf, len, ", no namespace (no persistent memory namespaces known)");
+			snprintf(buf, len, ", no namespace (no persistent memory namespaces "
+				 "known)");
 		else
 			snprintf(buf, len, ", no namespace (none has device %u:%u)", major(dev),
 				 minor(dev));

@@ -16,8 +16,8 @@
 /*
  * The daemon's CXL answer: the memdevs of both regions' CXL regions, tied to
  * the nvdimm regions REGIONS named (@fs, @dx), with their health or why not;
- * both regions listed as on CXL.  @log: the daemon's log, which names the
- * CXL region, memdev and dirty shutdown count of each region.
+ * both regions listed as on CXL (also after a rescan).  @log: the daemon's
+ * log, which names the CXL region, memdev and health of each region.
  */
 void realdax_check_cxl(struct dt_client *c, const struct dt_proto_region *fs,
 		       const struct dt_proto_region *dx, const char *log);

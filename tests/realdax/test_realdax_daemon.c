@@ -963,6 +963,8 @@ static void run(struct dt_client *c)
 	check_persist(&fs, 100 * PG + 123, 1);
 	check_persist(&dx, 5 * PMD_SZ + 777, 2);
 	check_badblock(c, fast_fsdax());
+	if (on_cxl)	/* after the rescan the bad block caused: the new scan has it all */
+		realdax_check_cxl(c, &fs.rec, &dx.rec, d.h.log);
 }
 
 int main(int argc, char **argv)

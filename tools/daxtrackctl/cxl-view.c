@@ -29,6 +29,7 @@ int ctl_cxl_daemon(struct dt_client *c, struct ctl_cxl *out)
 	}
 	if (err)
 		return err;
+	out->answered = true;
 	out->known = !(out->d.flags & DT_CXL_NO_LIBCXL);
 	if (!out->known)
 		snprintf(out->note, sizeof(out->note), "daxtrackd was built without libcxl: "
@@ -39,7 +40,7 @@ int ctl_cxl_daemon(struct dt_client *c, struct ctl_cxl *out)
 void ctl_cxl_free(struct ctl_cxl *cx)
 {
 	dt_client_cxl_free(&cx->d);
-	cx->known = false;
+	cx->known = cx->answered = false;
 }
 
 const char *ctl_cxl_backing(const struct ctl_cxl *cx, const char *nd_region, char *cxl_region,

@@ -19,10 +19,13 @@
  * @known: The source describes CXL devices (the daemon answered CXL and has
  *	   libcxl; or, locally, libcxl works).  Else @note says why.
  * @note: Why not, or the local scan's note.
+ * @answered: The daemon answered CXL (its region records, @d.regions, are
+ *	      valid even without libcxl); false locally.
  * @d: The memdevs, and the daemon's regions on CXL memory (none locally).
  */
 struct ctl_cxl {
 	bool known;
+	bool answered;
 	char note[160];
 	struct dt_client_cxl d;
 };

@@ -371,7 +371,7 @@ static void add_deep_flush_cxl(struct json_object *o, const struct ctl_cxl *cx, 
 {
 	const struct dt_proto_cxl_region *c = ctl_cxl_region(cx, id);
 
-	json_object_object_add(o, "deep_flush_cxl", !cx->known && !c ? NULL :
+	json_object_object_add(o, "deep_flush_cxl", !cx->answered ? NULL :
 				json_object_new_uint64(c ? c->deep_flush_cxl : 0));
 }
 
