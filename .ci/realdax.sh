@@ -15,6 +15,9 @@
 # from the repository root.  The stock boot:
 #   test_realdax_daemon  daxtrackd + the client library on both regions
 #   test_region_realdax  the daemon's region layer on both (tests/daemon)
+#   test_resize_realdax  a region file without a size on ext4-DAX, truncated
+#                        and grown under the daemon's and a client's MAP_SYNC
+#                        mappings (a device DAX cannot change size)
 #   first_touch          figures only: the first-store cost per page of a
 #                        sparse, a fallocated and a written MAP_SYNC file
 #                        (printed as "realdax: first-touch: ...", not counted)
@@ -101,7 +104,7 @@ TARGETS=(daemon/daxtrackd tests/realdax/test_realdax_daemon tests/daemon/test_re
 	tests/realdax/first_touch tests/realdax/persist_msync tests/lmdb/lmdb_commits
 	tools/daxtrackctl/daxtrackctl lib/preload/libdaxtrack-preload.so
 	tests/preload/test_preload tests/preload/preload_victim tests/realdax/test_track_realdax
-	tools/dt-bench)
+	tools/dt-bench tests/realdax/test_resize_realdax)
 if ! ninja -C "$BUILD_ABS" -t query tests/lmdb/lmdb_commits >/dev/null 2>&1; then
 	fail_summary "$BUILD has no tests/lmdb/lmdb_commits: LMDB was not found when it was set up\
  (.ci/install-deps.sh installs liblmdb-dev; then meson setup --reconfigure)"
@@ -163,6 +166,7 @@ cxl_steps() {
 GUEST=$STEP'
 step test_realdax_daemon "$b/tests/realdax/test_realdax_daemon" "$b/daemon/daxtrackd"
 step test_region_realdax "$b/tests/daemon/test_region_realdax"
+step test_resize_realdax "$b/tests/realdax/test_resize_realdax" "$b/daemon/daxtrackd"
 step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"
 cxl_steps
 "$b/tests/realdax/first_touch" -t "$4" "$DAX_VM_FSDAX_DIR" >"$out/first_touch.log" 2>&1
@@ -290,7 +294,7 @@ if not_started stock "$TIMEOUT"; then
 	echo "realdax: 0 passed, 1 failed"
 	exit 1
 fi
-for prog in test_realdax_daemon test_region_realdax; do
+for prog in test_realdax_daemon test_region_realdax test_resize_realdax; do
 	count stock "$prog" 0
 done
 count stock test_track_realdax 0

@@ -36,8 +36,13 @@ static int check_region(const struct dt_config_region *cr)
 		printf("%s\n", err[0] ? err : strerror(-ret));
 		return ret;
 	}
-	printf("region \"%s\": %s: ok, %llu bytes\n", cr->name, cr->path,
-	       (unsigned long long)r->size);
+	if (r->grows)
+		printf("region \"%s\": %s: ok, %llu bytes, follows its file up to %llu\n",
+		       cr->name, cr->path, (unsigned long long)dt_region_bytes(r),
+		       (unsigned long long)r->size);
+	else
+		printf("region \"%s\": %s: ok, %llu bytes\n", cr->name, cr->path,
+		       (unsigned long long)r->size);
 	dt_region_close(r);
 	return 0;
 }

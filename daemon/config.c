@@ -27,7 +27,7 @@ enum daemon_key {
 	DK_MAX_CLIENTS_PER_UID, DK_MAX_DIRTY_PER_CLIENT, DK_FSYNC_SLICE, DK_RUNTIME_DIR,
 	DK_FAST_PATH, DK_COUNT
 };
-enum region_key { RK_PATH, RK_SIZE, RK_CREATE, RK_COUNT };
+enum region_key { RK_PATH, RK_SIZE, RK_CREATE, RK_MAX_SIZE, RK_COUNT };
 
 struct parser {
 	const char *file;
@@ -55,6 +55,7 @@ static const char *const daemon_key_names[DK_COUNT] = {
 
 static const char *const region_key_names[RK_COUNT] = {
 	[RK_PATH] = "path", [RK_SIZE] = "size", [RK_CREATE] = "create",
+	[RK_MAX_SIZE] = "max_size",
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -380,6 +381,7 @@ static int region_value(struct parser *p, enum region_key k, const char *value)
 	case RK_PATH:
 		return set_path(p, key, value, r->path, DT_CONFIG_PATH_MAX);
 	case RK_SIZE:
+	case RK_MAX_SIZE:
 		ret = dt_config_parse_size(value, &size);
 		if (ret == -ERANGE)
 			return bad_value(p, key, value, "too large");
@@ -387,7 +389,7 @@ static int region_value(struct parser *p, enum region_key k, const char *value)
 			return bad_value(p, key, value, "expected a size like 64M or 1G");
 		if (!size || size % 4096)
 			return bad_value(p, key, value, "expected a non-zero multiple of 4K");
-		r->size = size;
+		*(k == RK_SIZE ? &r->size : &r->max_size) = size;
 		return 0;
 	case RK_CREATE:
 		return set_bool(p, key, value, "expected yes or no", &r->create);
@@ -431,9 +433,15 @@ static int key_value(struct parser *p, const char *key, const char *value)
 /* Checks of a region section once all its keys are read. */
 static int end_section(struct parser *p)
 {
-	if (p->section == SEC_REGION && !p->region->path[0])
-		return perr_at(p, p->region->line, "[region \"%s\"]: missing key \"path\"",
-			       p->region->name);
+	const struct dt_config_region *r = p->region;
+
+	if (p->section != SEC_REGION)
+		return 0;
+	if (!r->path[0])
+		return perr_at(p, r->line, "[region \"%s\"]: missing key \"path\"", r->name);
+	if (r->size && r->max_size)
+		return perr_at(p, r->line, "[region \"%s\"]: \"max_size\" is for a region "
+			       "without \"size\", which follows its file", r->name);
 	return 0;
 }
 

@@ -31,6 +31,8 @@
 #define DT_CONFIG_DEFAULT_RUNTIME_DIR	"/run/daxtrack"
 #define DT_CONFIG_DEFAULT_REGION	"default"
 #define DT_CONFIG_DEFAULT_REGION_SIZE	(64ULL << 20)
+/* The span of a region that follows its file, when no max_size is given. */
+#define DT_CONFIG_DEFAULT_SPAN		(64ULL << 30)
 #define DT_CONFIG_DEFAULT_CLIENTS_PER_UID	64
 #define DT_CONFIG_DEFAULT_DIRTY_PER_CLIENT	(16ULL << 30)
 #define DT_CONFIG_DEFAULT_FSYNC_SLICE		(64ULL << 20)
@@ -51,6 +53,11 @@
  * @name: The region's name.
  * @path: Absolute path of a device-DAX character device or a file.
  * @size: Bytes (a multiple of 4KiB) of a file to create; 0 if not given.
+ *	   Given, the region is that size; not given, a regular file's region
+ *	   follows its file as it grows and shrinks, up to its span.
+ * @max_size: The span of a region without @size: bytes it may grow to (a
+ *	      multiple of 4KiB); 0 for DT_CONFIG_DEFAULT_SPAN.  Never below
+ *	      the file's size at open.
  * @create: Create the file if it is missing (default yes).
  * @line: Line of the section header (0 for the embedded default).
  */
@@ -58,6 +65,7 @@ struct dt_config_region {
 	char name[DT_CONFIG_NAME_MAX + 1];
 	char path[DT_CONFIG_PATH_MAX + 1];
 	uint64_t size;
+	uint64_t max_size;
 	bool create;
 	unsigned line;
 };

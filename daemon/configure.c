@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -118,13 +119,16 @@ static void log_unwritten(const struct dt_region *r)
 
 static void log_region(const struct dt_region *r)
 {
-	char size[32], ns[256];
+	char size[32], span[32], grows[64] = "", ns[256];
 
-	fmt_size(size, sizeof(size), r->size);
+	fmt_size(size, sizeof(size), dt_region_bytes(r));
+	fmt_size(span, sizeof(span), r->size);
+	if (r->grows)
+		snprintf(grows, sizeof(grows), " (follows its file, up to %s)", span);
 	fmt_namespace(ns, sizeof(ns), r);
 	dt_log(LOG_INFO,
-	       "region \"%s\": %s: %s%s, pmem %s, eADR %s, PMD %s, flush %s, geometry %s%s",
-	       r->name, r->path, size, r->devdax ? " devdax" : "", r->is_pmem ? "yes" : "no",
+	       "region \"%s\": %s: %s%s%s, pmem %s, eADR %s, PMD %s, flush %s, geometry %s%s",
+	       r->name, r->path, size, grows, r->devdax ? " devdax" : "", r->is_pmem ? "yes" : "no",
 	       r->has_eadr ? "yes" : "no", r->pmd_capable ? "yes" : "no",
 	       dt_proto_flush_name(dt_region_wire_flush(r->flush_path)), r->geometry, ns);
 	if (!r->is_pmem)
@@ -160,7 +164,24 @@ static int inject_badblocks(struct daemon *d, struct dt_region *r)
 	return 0;
 }
 
-int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_default)
+/* @f: @cr not served for @ret, @err the message logged ('region "NAME": PATH: reason'). */
+static void note_failed(struct dt_proto_failed *f, const struct dt_config_region *cr, int ret,
+			const char *err)
+{
+	const char *reason = err[0] ? err : strerror(-ret);
+	size_t skip = strlen(cr->name) + strlen(cr->path) + sizeof("region \"\": : ") - 1;
+
+	if (!strncmp(reason, "region \"", 8) && strlen(reason) > skip)
+		reason += skip;
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", cr->name);
+	snprintf(f->path, sizeof(f->path), "%s", cr->path);
+	snprintf(f->reason, sizeof(f->reason), "%s", reason);
+	f->error = ret;
+}
+
+int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_default,
+		struct dt_proto_failed *f)
 {
 	struct dt_region *r;
 	char err[512] = "";
@@ -169,6 +190,8 @@ int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_def
 	ret = dt_region_open(cr, &r, err, sizeof(err));
 	if (ret) {
 		dt_log(LOG_ERR, "%s", err[0] ? err : strerror(-ret));
+		if (f)
+			note_failed(f, cr, ret, err);
 		return ret;
 	}
 	ret = dt_region_set_namespace(r, d->srv.nd);
@@ -178,7 +201,7 @@ int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_def
 		if (ret == -ENOMEM)
 			dt_log(LOG_ERR, "region \"%s\": %s", r->name, strerror(ENOMEM));
 		dt_region_close(r);
-		return ret;
+		goto fail;
 	}
 	recovery_add_region(d, r);
 	ret = srv_region_add(&d->srv, r, is_default);
@@ -186,10 +209,41 @@ int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_def
 		dt_log(LOG_ERR, "region \"%s\": %s", r->name, strerror(-ret));
 		intent_destroy(r, true);
 		dt_region_close(r);
-		return ret;
+		goto fail;
 	}
 	log_region(r);
 	return 0;
+fail:
+	if (f)
+		note_failed(f, cr, ret, "");
+	return ret;
+}
+
+unsigned serve_regions(struct daemon *d, const struct dt_config *cfg, bool is_default,
+		       bool reload, int *first)
+{
+	struct dt_proto_failed *failed = calloc(cfg->nregions + 1, sizeof(*failed));
+	unsigned nfailed = 0;
+	struct srv_region *sr;
+	int ret;
+
+	for (unsigned i = 0; i < cfg->nregions; i++) {
+		sr = srv_region_get_name(&d->srv, cfg->regions[i].name);
+		if (sr) {
+			srv_region_put(&d->srv, sr);
+			continue;
+		}
+		ret = open_region(d, &cfg->regions[i], is_default,
+				  failed ? &failed[nfailed] : NULL);
+		if (!ret && reload)
+			dt_log(LOG_NOTICE, "region \"%s\": added by the reload", cfg->regions[i].name);
+		if (ret && !nfailed++ && first)
+			*first = ret;
+	}
+	if (!failed && nfailed)
+		dt_log(LOG_ERR, "the list of the regions not served: %s", strerror(ENOMEM));
+	regions_set_failed(&d->srv.regions, failed, failed ? nfailed : 0);
+	return nfailed;
 }
 
 /* Write back every dirty entry of a region (stop, reload). */

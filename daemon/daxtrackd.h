@@ -115,8 +115,21 @@ void log_badblocks(const struct dt_region *r);
  */
 void log_cxl(const struct dt_region *r, const struct dt_ndctl *was);
 
-/* Open a configured region, match its namespace, add it to the server, log it. */
-int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_default);
+/*
+ * Open a configured region, match its namespace, add it to the server, log
+ * it.  On failure (a negative errno), *@f (if not NULL) says why, for FAILED.
+ */
+int open_region(struct daemon *d, const struct dt_config_region *cr, bool is_default,
+		struct dt_proto_failed *f);
+
+/*
+ * Open every region of @cfg not served yet (all of them at start-up; with
+ * @reload, each logged as added), and make those that fail the list of
+ * FAILED (regions_set_failed()).  Return: how many failed; *@first (if not
+ * NULL) is the first one's error.
+ */
+unsigned serve_regions(struct daemon *d, const struct dt_config *cfg, bool is_default,
+		       bool reload, int *first);
 
 /* Write back every dirty entry of a region (@why: "final", "removal"). */
 int final_writeback(struct dt_region *r, const char *why);

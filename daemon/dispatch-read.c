@@ -280,6 +280,14 @@ int do_stats(struct req *q)
 	return 0;
 }
 
+/* The configured regions not served, as the last start-up or reload left them. */
+int do_failed(struct req *q)
+{
+	q->rep.failed_rep.count = regions_copy_failed(&q->srv->regions, q->w->failed);
+	q->rep.failed_rep.failed = q->w->failed;
+	return 0;
+}
+
 /* An RCU reader of srv->nd: a SIGHUP rescan replaces the scan (main.c). */
 int do_namespaces(struct req *q)
 {

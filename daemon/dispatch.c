@@ -101,6 +101,8 @@ static uint32_t region_flags(const struct srv_region *sr)
 		f |= DT_REGION_DEVDAX;
 	if (sr->is_default)
 		f |= DT_REGION_DEFAULT;
+	if (r->grows)
+		f |= DT_REGION_GROWS;
 	if (nbad)
 		f |= DT_REGION_BADBLOCKS;
 	if (r->fs_dax && (r->blocks.hole_bytes || r->blocks.unwritten_bytes))
@@ -120,7 +122,8 @@ static void fill_region(struct srv_region *sr, struct dt_proto_region *o)
 	o->flags = region_flags(sr) & ~DT_REGION_BADBLOCKS;
 	if (ni.nbad)
 		o->flags |= DT_REGION_BADBLOCKS;
-	o->size = r->size;
+	o->size = dt_region_bytes(r);
+	o->span = r->size;
 	o->flush = dt_region_wire_flush(r->flush_path);
 	o->badblocks = ni.nbad;
 	o->bad_bytes = ni.bad_bytes;
@@ -207,7 +210,8 @@ static int do_attach(struct req *q)
 	if (!ret) {
 		r->region = sr->id;
 		r->flags = region_flags(sr);
-		r->size = sr->r->size;
+		r->size = dt_region_bytes(sr->r);
+		r->span = sr->r->size;
 		r->access = write ? DT_ACCESS_WRITE : 0;
 		copy_str(r->name, sizeof(r->name), sr->r->name);
 	}
@@ -537,6 +541,7 @@ static int run(struct req *q)
 	case DT_OP_LIST: return do_list(q);
 	case DT_OP_STATS: return do_stats(q);
 	case DT_OP_NAMESPACES: return do_namespaces(q);
+	case DT_OP_FAILED: return do_failed(q);
 	case DT_OP_DUMP: return do_dump(q);
 	case DT_OP_LOG: return do_log(q);
 	case DT_OP_TRACK: return do_track(q);

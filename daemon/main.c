@@ -270,14 +270,9 @@ static int check_injected(struct daemon *d)
  */
 static int open_regions(struct daemon *d)
 {
-	unsigned i, failed = 0;
-	int ret, first = 0;
+	int first = 0;
+	unsigned failed = serve_regions(d, &d->cfg, d->defaults, false, &first);
 
-	for (i = 0; i < d->cfg.nregions; i++) {
-		ret = open_region(d, &d->cfg.regions[i], d->defaults);
-		if (ret && !failed++)
-			first = ret;
-	}
 	if (failed && failed == d->cfg.nregions)
 		return first;
 	if (failed)

@@ -293,7 +293,7 @@ static int recover_whole(struct dt_region *r, const char *why)
 	dt_log(LOG_NOTICE, "region \"%s\": no usable write-intent record (%s): flushing it whole",
 	       r->name, why);
 	err = flush_whole(r);
-	fmt_size(size, sizeof(size), r->size);
+	fmt_size(size, sizeof(size), dt_region_bytes(r));
 	if (err) {
 		dt_log(LOG_ERR, "region \"%s\": recovery flush: %s", r->name, strerror(-err));
 		return err;

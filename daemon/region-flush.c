@@ -215,18 +215,20 @@ int dt_region_punch_flush(struct dt_region *r, uint64_t first, uint64_t last)
 
 int dt_region_flush_all(struct dt_region *r)
 {
+	uint64_t len = dt_region_live_npages(r) * PAGE_SIZE_4K;
+
 	count(&r->counters.full_flushes, 1);
-	dt_region_note(r, DT_FLUSH_EV_ALL, 0, r->size);
+	dt_region_note(r, DT_FLUSH_EV_ALL, 0, len);
 	switch (r->flush_path) {
 	case DT_FLUSH_PATH_PMEM:
-		dt_region_touch(r, pmem_flush, r->addr, 0, r->size);
+		dt_region_touch(r, pmem_flush, r->addr, 0, len);
 		pmem_drain();
 		return 0;
 	case DT_FLUSH_PATH_FENCE:
 		pmem_drain();
 		return 0;
 	default:
-		return pmem_msync(r->addr, r->size) ? -errno : 0;
+		return len && pmem_msync(r->addr, len) ? -errno : 0;
 	}
 }
 
@@ -294,10 +296,13 @@ static bool deep_flush_cxl(struct dt_region *r)
 
 int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len)
 {
+	uint64_t live = dt_region_live_npages(r) * PAGE_SIZE_4K;
 	int ret;
 
 	if (off > r->size || len > r->size - off)
 		return -ERANGE;
+	/* The span past the file's end has nothing to flush. */
+	len = off >= live ? 0 : len < live - off ? len : live - off;
 	count(&r->counters.deep_flushes, 1);
 	dt_region_note(r, DT_FLUSH_EV_DEEP, off, len);
 	if (deep_flush_cxl(r)) {

@@ -41,6 +41,15 @@ int dt_region_refresh_extents(struct dt_region *r);
 void dt_region_flush_dirty(struct dt_region *r, void (*flush)(const void *, size_t),
 			   const char *at, uint64_t off, uint64_t len);
 
+/*
+ * Map the span of a region that follows its file (@r->grows; @r->fd open,
+ * @r->file_size read): @span bytes from offset 0, 2MiB-aligned, MAP_SYNC
+ * where the file system has it; the part past the file's end is there for
+ * it to grow into (region-size.c).  Sets @r->addr, @r->size, @r->own_map,
+ * @r->map_sync.  Return: 0, or a negative errno with @err filled in.
+ */
+int dt_region_map_span(struct dt_region *r, uint64_t span, char *err, size_t errlen);
+
 /* Count a failed flush and keep its error for dt_region_take_flush_error() (region-flush.c). */
 void dt_region_keep_error(struct dt_region *r, int error);
 

@@ -12,12 +12,66 @@
  * a page already gone survives its SIGBUS and stops there.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "log.h"
 #include "region.h"
 #include "region-internal.h"
 #include "sigbus.h"
+
+#define SPAN_ALIGN (2ULL << 20)
+
+/* Reserve @len bytes at a 2MiB boundary (PROT_NONE).  Return: the address, or MAP_FAILED. */
+static void *reserve_aligned(uint64_t len)
+{
+	char *p = mmap(NULL, len + SPAN_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	uintptr_t head;
+
+	if (p == MAP_FAILED)
+		return p;
+	head = (SPAN_ALIGN - (uintptr_t)p % SPAN_ALIGN) % SPAN_ALIGN;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + len, SPAN_ALIGN - head);
+	return p + head;
+}
+
+int dt_region_map_span(struct dt_region *r, uint64_t span, char *err, size_t errlen)
+{
+	int flags = MAP_SHARED_VALIDATE | MAP_SYNC | MAP_FIXED, ret;
+	void *at, *p;
+
+	if (span < r->file_size)
+		span = r->file_size;
+	at = reserve_aligned(span);
+	if (at == MAP_FAILED)
+		goto fail;
+	/* Past the file's end the pages SIGBUS until it grows: dt_region_touch() stops there. */
+	p = mmap(at, span, PROT_READ | PROT_WRITE, flags, r->fd, 0);
+	r->map_sync = p != MAP_FAILED;
+	if (p == MAP_FAILED && (errno == EOPNOTSUPP || errno == EINVAL))
+		p = mmap(at, span, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, r->fd, 0);
+	if (p == MAP_FAILED) {
+		ret = errno;
+		munmap(at, span);
+		errno = ret;
+		goto fail;
+	}
+	r->addr = p;
+	r->size = span;
+	r->own_map = true;
+	return 0;
+fail:
+	ret = -errno;
+	if (err && errlen)
+		snprintf(err, errlen, "region \"%s\": %s: mmap of its span, %llu bytes: %s",
+			 r->name, r->path, (unsigned long long)span, strerror(-ret));
+	return ret;
+}
 
 /* Tries of a touch, or of a mark, whose file keeps changing size under it. */
 #define TOUCH_TRIES 4
@@ -170,8 +224,9 @@ int dt_region_check_size(struct dt_region *r)
 		ret = truncate_entries(r, size, live);
 	} else {
 		__atomic_store_n(&r->live_npages, live, __ATOMIC_RELEASE);
-		dt_log(LOG_NOTICE, "region \"%s\": %s: grew from %llu to %llu bytes", r->name,
-		       r->path, (unsigned long long)r->file_size, (unsigned long long)size);
+		dt_log(LOG_NOTICE, "region \"%s\": %s: grew from %llu to %llu bytes%s", r->name,
+		       r->path, (unsigned long long)r->file_size, (unsigned long long)size,
+		       size > r->size ? ": served up to the region's span only" : "");
 	}
 	__atomic_store_n(&r->file_size, size, __ATOMIC_RELEASE);
 	/* Blocks freed by the truncation, or new ones: the geometry follows. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -155,7 +156,7 @@ int dt_region_refresh_extents(struct dt_region *r)
 {
 	struct dt_extent *tab = NULL, *old;
 	unsigned n = 0;
-	int ret = read_extents(r->fd, r->size, &tab, &n, NULL);
+	int ret = read_extents(r->fd, r->file_size, &tab, &n, NULL);
 
 	if (ret)
 		return ret;
@@ -442,6 +443,8 @@ static int check_target(struct dt_region *r, const struct dt_config_region *cr, 
 		return -EINVAL;
 	}
 	r->size = (uint64_t)st.st_size;
+	r->file_size = r->size;
+	r->grows = !cr->size;
 	if (!r->size || r->size % PAGE_SIZE_4K) {
 		rerr(r, err, errlen, "size %llu is not a non-zero multiple of 4096",
 		     (unsigned long long)r->size);
@@ -463,6 +466,9 @@ static int map_region(struct dt_region *r, const struct dt_config_region *cr, ch
 	size_t mapped = 0;
 	int is_pmem = 0, ret;
 
+	if (r->grows)
+		return dt_region_map_span(r, cr->max_size ? cr->max_size : DT_CONFIG_DEFAULT_SPAN,
+					  err, errlen);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->fd);
 	r->addr = pmem_map_file(proc, 0, 0, 0, &mapped, &is_pmem);
 	if (!r->addr) {
@@ -471,7 +477,7 @@ static int map_region(struct dt_region *r, const struct dt_config_region *cr, ch
 		return ret;
 	}
 	if (r->devdax)
-		r->size = mapped;
+		r->size = r->file_size = mapped;
 	if (mapped != r->size || !r->size || r->size % PAGE_SIZE_4K) {
 		rerr(r, err, errlen, "mapped %zu bytes, expected a non-zero multiple of 4096%s",
 		     mapped, r->devdax ? "" : " equal to the file size");
@@ -492,7 +498,8 @@ static void choose_capabilities(struct dt_region *r)
 	bool aligned = !((uintptr_t)r->addr % PMD_SIZE_2M) && r->size >= PMD_SIZE_2M;
 
 	r->npages = r->size >> DT_PAGE_SHIFT;
-	r->is_pmem = pmem_is_pmem(r->addr, r->size) == 1;
+	/* MAP_SYNC is what pmem_map_file() takes for persistent memory too. */
+	r->is_pmem = r->map_sync || pmem_is_pmem(r->addr, r->file_size) == 1;
 	r->has_eadr = pmem_has_auto_flush() == 1;
 	if (!r->is_pmem)
 		r->flush_path = DT_FLUSH_PATH_MSYNC;
@@ -507,7 +514,7 @@ static int setup_geometry(struct dt_region *r, char *err, size_t errlen)
 
 	r->fiemap = false;
 	if (!r->devdax) {
-		ret = read_extents(r->fd, r->size, &r->extents, &r->nextents, &r->blocks);
+		ret = read_extents(r->fd, r->file_size, &r->extents, &r->nextents, &r->blocks);
 		r->fiemap = !ret;
 		if (ret == -EOPNOTSUPP)
 			ret = 0;
@@ -559,8 +566,7 @@ int dt_region_open(const struct dt_config_region *cr, struct dt_region **out, ch
 	if (ret)
 		goto fail;
 	choose_capabilities(r);
-	r->live_npages = r->npages;
-	r->file_size = r->size;
+	r->live_npages = (r->file_size + PAGE_SIZE_4K - 1) / PAGE_SIZE_4K;
 	r->mapping = dt_mapping_new(r->npages, r->pmd_capable, dt_region_sector, r);
 	if (!r->mapping) {
 		ret = -errno;
@@ -581,7 +587,9 @@ void dt_region_close(struct dt_region *r)
 	if (!r)
 		return;
 	dt_mapping_free(r->mapping);
-	if (r->addr)
+	if (r->addr && r->own_map)
+		munmap(r->addr, r->size);
+	else if (r->addr)
 		pmem_unmap(r->addr, r->size);
 	if (r->fd >= 0)
 		close(r->fd);

@@ -147,8 +147,16 @@ struct intent;
  * @path: Its configured path.
  * @fd: The open file or device (O_RDWR): fstat, FIEMAP.
  * @addr: The daemon's mapping of it.
- * @size: Bytes mapped (a multiple of 4KiB).
+ * @size: The region's span, bytes mapped (a multiple of 4KiB): the size of
+ *	   the device or of the file at open, or, for a region that follows its
+ *	   file (@grows), the most it may grow to.  Offsets of every request,
+ *	   log and entry are below it; those past @live_npages are refused.
  * @npages: @size / 4KiB.
+ * @grows: A regular file configured without a size: the region follows
+ *	   it as it grows, up to @size, and as it shrinks (region-size.c).
+ * @own_map: @addr is our own mmap(2) of the span (@grows), not libpmem's.
+ * @map_sync: That mmap(2) is MAP_SYNC: a DAX file system, CPU flushes
+ *	      persist.
  * @devdax: A device-DAX character device, else a regular file.
  * @created: dt_region_open() created the file.
  * @fs_dax: A file on a DAX file system (statx(2) STATX_ATTR_DAX).
@@ -200,6 +208,9 @@ struct dt_region {
 	void *addr;
 	uint64_t size;
 	uint64_t npages;
+	bool grows;
+	bool own_map;
+	bool map_sync;
 	bool devdax;
 	bool created;
 	bool fs_dax;
@@ -665,6 +676,20 @@ int dt_region_check_size(struct dt_region *r);
 static inline uint64_t dt_region_live_npages(const struct dt_region *r)
 {
 	return __atomic_load_n(&r->live_npages, __ATOMIC_ACQUIRE);
+}
+
+/**
+ * dt_region_bytes() - The region's size as its clients see it.
+ * @r: The region.
+ *
+ * Return: for a region that follows its file (@r->grows), the file's size
+ * when last read, up to the span; else the fixed size, @r->size.
+ */
+static inline uint64_t dt_region_bytes(const struct dt_region *r)
+{
+	uint64_t size = __atomic_load_n(&r->file_size, __ATOMIC_ACQUIRE);
+
+	return r->grows && size < r->size ? size : r->size;
 }
 
 /**

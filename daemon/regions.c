@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * daemon/regions.c - the table of the regions daxtrackd serves (see
- * regions.h): ids, lookups with a reference, snapshots, removal.
+ * regions.h): ids, lookups with a reference, snapshots, removal, and the
+ * list of the configured regions not served.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,9 +21,21 @@ void regions_init(struct dt_regions *t)
 
 void regions_destroy(struct dt_regions *t)
 {
+	free(t->failed);
 	pthread_rwlock_destroy(&t->lock);
 	pthread_mutex_destroy(&t->ref_lock);
 	pthread_cond_destroy(&t->ref_cond);
+}
+
+/* Under the write lock: region @name is served, no longer failed. */
+static void unfail(struct dt_regions *t, const char *name)
+{
+	for (unsigned i = 0; i < t->nfailed; i++) {
+		if (!strcmp(t->failed[i].name, name)) {
+			t->failed[i] = t->failed[--t->nfailed];
+			return;
+		}
+	}
 }
 
 int regions_add(struct dt_regions *t, struct dt_region *r, bool is_default)
@@ -41,6 +54,7 @@ int regions_add(struct dt_regions *t, struct dt_region *r, bool is_default)
 	} else {
 		sr->id = t->next_id++;
 		t->list[t->n++] = sr;
+		unfail(t, r->name);	/* served and failed at once: never */
 	}
 	pthread_rwlock_unlock(&t->lock);
 	if (ret)
@@ -151,4 +165,28 @@ struct srv_region *regions_remove(struct dt_regions *t, const char *name)
 	__atomic_fetch_sub(&t->removing, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&t->ref_lock);
 	return sr;
+}
+
+void regions_set_failed(struct dt_regions *t, struct dt_proto_failed *list, unsigned n)
+{
+	struct dt_proto_failed *old;
+
+	pthread_rwlock_wrlock(&t->lock);
+	old = t->failed;
+	t->failed = list;
+	t->nfailed = n;
+	pthread_rwlock_unlock(&t->lock);
+	free(old);
+}
+
+unsigned regions_copy_failed(struct dt_regions *t, struct dt_proto_failed *out)
+{
+	unsigned n;
+
+	pthread_rwlock_rdlock(&t->lock);
+	n = t->nfailed;
+	if (n)
+		memcpy(out, t->failed, n * sizeof(*out));
+	pthread_rwlock_unlock(&t->lock);
+	return n;
 }

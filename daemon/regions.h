@@ -52,6 +52,8 @@ struct srv_region {
  * @next_id: Ids below it were used.
  * @ref_lock, @ref_cond: Where a remover waits for the references to drop.
  * @removing: Removers waiting (atomic): a last regions_put() wakes them.
+ * @failed: The configured regions that could not be opened, with why
+ *	    (FAILED), malloc()ed; @nfailed of them.  Under @lock.
  */
 struct dt_regions {
 	pthread_rwlock_t lock;
@@ -61,6 +63,8 @@ struct dt_regions {
 	pthread_mutex_t ref_lock;
 	pthread_cond_t ref_cond;
 	unsigned removing;
+	struct dt_proto_failed *failed;
+	unsigned nfailed;
 };
 
 void regions_init(struct dt_regions *t);
@@ -105,5 +109,21 @@ struct srv_region *regions_remove(struct dt_regions *t, const char *name);
  * Return: The number stored into @out (at most DT_PROTO_MAX_REGIONS).
  */
 unsigned regions_snapshot(struct dt_regions *t, struct srv_region **out);
+
+/**
+ * regions_set_failed() - Replace the list of the regions not served.
+ * @list: malloc()ed, owned by the table from now on (NULL if @n is 0).
+ * @n: Its records, at most DT_PROTO_MAX_REGIONS.
+ * Context: The main thread (start-up, reload).  Takes the write lock.
+ */
+void regions_set_failed(struct dt_regions *t, struct dt_proto_failed *list, unsigned n);
+
+/**
+ * regions_copy_failed() - Copy the list of the regions not served.
+ * @out: DT_PROTO_MAX_REGIONS records, the caller's.
+ * Context: Any thread.  Takes the read lock.
+ * Return: The records copied.
+ */
+unsigned regions_copy_failed(struct dt_regions *t, struct dt_proto_failed *out);
 
 #endif /* DAXTRACKD_REGIONS_H */

@@ -138,7 +138,6 @@ void reload(struct daemon *d)
 {
 	struct srv_region *list[DT_PROTO_MAX_REGIONS];
 	char names[DT_PROTO_MAX_REGIONS][DT_CONFIG_NAME_MAX + 1];
-	struct srv_region *sr;
 	struct dt_config nc;
 	bool defaults;
 	unsigned n, i, gone = 0;
@@ -159,15 +158,7 @@ void reload(struct daemon *d)
 	}
 	for (i = 0; i < gone; i++)
 		drop_region(d, names[i]);
-	for (i = 0; i < nc.nregions; i++) {
-		sr = srv_region_get_name(&d->srv, nc.regions[i].name);
-		if (sr) {
-			srv_region_put(&d->srv, sr);
-			continue;
-		}
-		if (!open_region(d, &nc.regions[i], defaults))
-			dt_log(LOG_NOTICE, "region \"%s\": added by the reload", nc.regions[i].name);
-	}
+	serve_regions(d, &nc, defaults, true, NULL);
 	warn_static_keys(&d->cfg, &nc);
 	apply_limits(d, &nc);
 	dt_config_free(&d->cfg);

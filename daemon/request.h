@@ -153,6 +153,7 @@ int do_dump(struct req *q);
 void dt_dump_drop(struct dt_server *srv, struct dt_conn *c);
 int do_stats(struct req *q);
 int do_namespaces(struct req *q);
+int do_failed(struct req *q);
 
 /* dispatch-cxl.c */
 int do_cxl(struct req *q);

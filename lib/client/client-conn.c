@@ -398,7 +398,8 @@ static int attach_again(struct dt_client *c, struct dt_client_region *r)
 	if (!rep.status) {
 		r->id = rep.attach_rep.region;
 		r->flags = rep.attach_rep.flags;
-		r->size = rep.attach_rep.size;
+		r->size = rep.attach_rep.span;
+		r->bytes = rep.attach_rep.size;
 		r->access = rep.attach_rep.access;
 	}
 	return 0;

@@ -80,7 +80,9 @@ struct dt_client_region {
 	bool by_fd;
 	uint32_t id;
 	uint32_t flags;
-	uint64_t size;
+	uint64_t size;			/* the span: every offset is below it */
+	uint64_t bytes;			/* the region's bytes: for DT_REGION_GROWS, the
+					 * file's when last seen (attach, map) */
 	uint32_t access;
 	int gone;			/* ATTACH error after a reconnect, or 0 */
 	int dirty_err;			/* atomic: a refused DIRTY, for the next fsync */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * client-query.c - the calls of daxtrack/client.h that ask the daemon and
- * change nothing: its regions and the namespaces it found, its counters
+ * change nothing: its regions (served and failed) and the namespaces it found, its counters
  * (STATS), and a region's entries (QUERY, LIST, DUMP).
  *
  * Each call takes the handle's lock; STATS and the questions about a region
@@ -51,6 +51,35 @@ int dt_client_regions(struct dt_client *c, struct dt_proto_region **out, uint32_
 	*count = 0;
 	pthread_mutex_lock(&c->lock);
 	err = dt_client_regions_locked(c, out, count);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int dt_client_failed(struct dt_client *c, struct dt_proto_failed **out, uint32_t *count)
+{
+	struct dt_proto_failed *a = NULL;
+	struct dt_msg req, rep;
+	int err = -EOPNOTSUPP;
+
+	*out = NULL;
+	*count = 0;
+	pthread_mutex_lock(&c->lock);
+	if (c->hello.version < DT_PROTO_VERSION_GROW)
+		goto out;
+	dt_client_init_req(c, &req, DT_OP_FAILED);
+	err = simple_xact(c, &req, &rep);
+	if (!err && rep.failed_rep.count) {
+		a = calloc(rep.failed_rep.count, sizeof(*a));
+		if (!a)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		for (uint32_t i = 0; i < rep.failed_rep.count; i++)
+			dt_proto_failed_at(&rep.failed_rep, i, &a[i]);
+		*out = a;
+		*count = rep.failed_rep.count;
+	}
+out:
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }

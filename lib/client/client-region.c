@@ -38,7 +38,8 @@ static int attach_req(struct dt_client *c, struct dt_client_region *r, int fd)
 		return rep.status;
 	r->id = rep.attach_rep.region;
 	r->flags = rep.attach_rep.flags;
-	r->size = rep.attach_rep.size;
+	r->size = rep.attach_rep.span;
+	r->bytes = rep.attach_rep.size;
 	r->access = rep.attach_rep.access;
 	strcpy(r->name, rep.attach_rep.name);
 	return 0;
@@ -148,7 +149,7 @@ void dt_client_region_info(struct dt_client_region *r, struct dt_client_region_i
 	pthread_mutex_lock(&c->lock);
 	info->id = r->id;
 	info->flags = r->flags;
-	info->size = r->size;
+	info->size = r->bytes;
 	info->writable = r->access & DT_ACCESS_WRITE;
 	info->by_fd = r->by_fd;
 	memcpy(info->name, r->name, sizeof(info->name));
@@ -219,7 +220,10 @@ static int map_fd(struct dt_client_region *r, int fd)
 		prot |= PROT_WRITE;
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < r->size)
+	/* A region that follows its file is mapped to its span, to grow into. */
+	if (r->flags & DT_REGION_GROWS)
+		r->bytes = (uint64_t)st.st_size < r->size ? (uint64_t)st.st_size : r->size;
+	else if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < r->size)
 		return -ERANGE;
 	r->map_sync = true;
 	p = mmap(NULL, r->size, prot, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
@@ -282,7 +286,7 @@ int dt_client_map(struct dt_client_region *r, void **addr, size_t *len)
 		err = map_locked(c, r);
 	if (!err) {
 		*addr = r->addr;
-		*len = r->map_len;
+		*len = r->flags & DT_REGION_GROWS ? r->bytes : r->map_len;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return err;

@@ -84,7 +84,7 @@ static void learn(const struct dt_proto_region *rec)
 	reg->id = rec->id;
 	memcpy(reg->name, rec->name, sizeof(reg->name));
 	reg->name[sizeof(reg->name) - 1] = '\0';
-	reg->size = rec->size;
+	reg->size = rec->span;	/* a region that follows its file may grow to it */
 	reg->flags = rec->flags;
 	reg->known = !stat(rec->path, &st);
 	reg->chr = reg->known && S_ISCHR(st.st_mode);
@@ -160,7 +160,6 @@ int dtp_region_attach(struct dtp_region *reg, int fd)
 		reg->lib_len = 0;
 	}
 	dt_client_region_info(reg->r, &info);
-	reg->size = info.size;
 	dtp_debug("region \"%s\": attached by fd %d%s", reg->name, fd,
 		  info.persist_in_process ? ", persists in-process" : "");
 	return 0;

@@ -46,6 +46,8 @@ static void enc_region(struct wcur *w, const struct dt_proto_region *x, unsigned
 	put_str(w, x->ns_name, sizeof(x->ns_name));
 	put_str(w, x->ns_region, sizeof(x->ns_region));
 	put_str(w, x->ns_device, sizeof(x->ns_device));
+	if (version >= DT_PROTO_VERSION_GROW)
+		put_u64(w, x->span);
 }
 
 /* The bad bytes and the namespace match. */
@@ -93,6 +95,8 @@ void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x, unsigned ver
 	check(r, x->flush >= DT_FLUSH_PMEM && x->flush <= DT_FLUSH_MSYNC, -EINVAL);
 	check(r, x->name[0] != '\0', -EINVAL);
 	dec_region_ns(r, x);
+	x->span = version >= DT_PROTO_VERSION_GROW ? get_u64(r) : x->size;
+	check(r, x->span >= x->size, -EINVAL);
 }
 
 static void enc_entry(struct wcur *w, const struct dt_proto_entry *x)
@@ -335,6 +339,8 @@ static void enc_attach_rep(struct wcur *w, const struct dt_msg *m)
 	put_u32(w, x->access);
 	put_zero(w, 4);
 	put_str(w, x->name, sizeof(x->name));
+	if (m->version >= DT_PROTO_VERSION_GROW)
+		put_u64(w, x->span);
 }
 
 static void dec_attach_rep(struct rcur *r, struct dt_msg *m)
@@ -351,6 +357,8 @@ static void dec_attach_rep(struct rcur *r, struct dt_msg *m)
 	check(r, !(x->flags & ~region_flags_of(m->version)), -EINVAL);
 	check(r, !(x->access & ~DT_ACCESS_WRITE), -EINVAL);
 	check(r, x->name[0] != '\0', -EINVAL);
+	x->span = m->version >= DT_PROTO_VERSION_GROW ? get_u64(r) : x->size;
+	check(r, x->span >= x->size, -EINVAL);
 }
 
 static void enc_fault_req(struct wcur *w, const struct dt_msg *m)
@@ -616,6 +624,7 @@ static void enc_regions_rep(struct wcur *w, const struct dt_msg *m)
 static void dec_regions_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 {
 	*count = m->regions_rep.count = get_u32(r);
+	m->regions_rep.version = m->version;
 	get_reserved(r, 4);
 }
 
@@ -672,12 +681,15 @@ static void enc_stats_rep(struct wcur *w, const struct dt_msg *m)
 	put_u64(w, x->bad_messages);
 	put_u64(w, x->fsyncs);
 	put_u64(w, x->bytes_flushed);
-	for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
+	for (int i = 0; i < DT_PROTO_STATS_OPS_V4; i++)
 		put_u64(w, x->requests_by_op[i]);
 	if (m->version >= DT_PROTO_VERSION_TRACK) {
 		put_u32(w, x->clients_tracked);
 		put_u32(w, x->clients_refused);
 	}
+	if (m->version >= DT_PROTO_VERSION_GROW)
+		for (int i = DT_PROTO_STATS_OPS_V4; i < DT_PROTO_STATS_OPS; i++)
+			put_u64(w, x->requests_by_op[i]);
 	for (uint32_t i = 0; i < x->count; i++)
 		enc_rstats(w, &x->regions[i], m->version);
 }
@@ -696,12 +708,16 @@ static void dec_stats_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 	x->bad_messages = get_u64(r);
 	x->fsyncs = get_u64(r);
 	x->bytes_flushed = get_u64(r);
-	for (int i = 0; i < DT_PROTO_STATS_OPS; i++)
+	for (int i = 0; i < DT_PROTO_STATS_OPS_V4; i++)
 		x->requests_by_op[i] = get_u64(r);
 	if (m->version < DT_PROTO_VERSION_TRACK)
 		return;
 	x->clients_tracked = get_u32(r);
 	x->clients_refused = get_u32(r);
+	if (m->version < DT_PROTO_VERSION_GROW)
+		return;
+	for (int i = DT_PROTO_STATS_OPS_V4; i < DT_PROTO_STATS_OPS; i++)
+		x->requests_by_op[i] = get_u64(r);
 }
 
 static void enc_ns_rep(struct wcur *w, const struct dt_msg *m)
@@ -722,6 +738,41 @@ static void dec_ns_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
 	*count = x->count = get_u32(r);
 	check(r, !(x->flags & ~DT_NS_NO_NDCTL), -EINVAL);
 	check(r, !(x->flags & DT_NS_NO_NDCTL) || x->count == 0, -EINVAL);
+}
+
+static void enc_failed(struct wcur *w, const struct dt_proto_failed *x)
+{
+	put_str(w, x->name, sizeof(x->name));
+	put_str(w, x->path, sizeof(x->path));
+	put_u32(w, (uint32_t)x->error);
+	put_zero(w, 4);
+	put_str(w, x->reason, sizeof(x->reason));
+}
+
+void dt_proto_dec_failed(struct rcur *r, struct dt_proto_failed *x)
+{
+	get_str(r, x->name, sizeof(x->name));
+	get_str(r, x->path, sizeof(x->path));
+	x->error = (int32_t)get_u32(r);
+	get_reserved(r, 4);
+	get_str(r, x->reason, sizeof(x->reason));
+	check(r, x->name[0] != '\0' && x->error < 0, -EINVAL);
+}
+
+static void enc_failed_rep(struct wcur *w, const struct dt_msg *m)
+{
+	const struct dt_proto_failed_rep *x = &m->failed_rep;
+
+	put_u32(w, x->count);
+	put_zero(w, 4);
+	for (uint32_t i = 0; i < x->count; i++)
+		enc_failed(w, &x->failed[i]);
+}
+
+static void dec_failed_rep(struct rcur *r, struct dt_msg *m, uint32_t *count)
+{
+	*count = m->failed_rep.count = get_u32(r);
+	get_reserved(r, 4);
 }
 
 static void enc_dump_rep(struct wcur *w, const struct dt_msg *m)
@@ -834,11 +885,14 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 		.req = FIXED(DT_PROTO_REGIONS_REQ_SIZE, NULL, NULL),
 		.rep = VAR(DT_PROTO_REGIONS_REP_SIZE, DT_PROTO_REGION_REC_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_regions_rep, dec_regions_rep),
+		.rep_v4 = VAR(DT_PROTO_REGIONS_REP_SIZE, DT_PROTO_REGION_REC4_SIZE,
+			       DT_PROTO_MAX_REGIONS, enc_regions_rep, dec_regions_rep),
 	},
 	[DT_OP_ATTACH] = {
 		.name = "ATTACH",
 		.req = FIXED(DT_PROTO_ATTACH_REQ_SIZE, enc_attach_req, dec_attach_req),
 		.rep = FIXED(DT_PROTO_ATTACH_REP_SIZE, enc_attach_rep, dec_attach_rep),
+		.rep_v4 = FIXED(DT_PROTO_ATTACH_REP4_SIZE, enc_attach_rep, dec_attach_rep),
 	},
 	[DT_OP_FAULT] = {
 		.name = "FAULT",
@@ -877,7 +931,9 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 	[DT_OP_STATS] = {
 		.name = "STATS",
 		.req = FIXED(DT_PROTO_STATS_REQ_SIZE, enc_stats_req, dec_stats_req),
-		.rep = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC4_SIZE, DT_PROTO_MAX_REGIONS,
+		.rep = VAR(DT_PROTO_STATS_REP5_SIZE, DT_PROTO_RSTATS_REC4_SIZE, DT_PROTO_MAX_REGIONS,
+			    enc_stats_rep, dec_stats_rep),
+		.rep_v4 = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC4_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_stats_rep, dec_stats_rep),
 		.rep_v3 = VAR(DT_PROTO_STATS_REP3_SIZE, DT_PROTO_RSTATS_REC3_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_stats_rep, dec_stats_rep),
@@ -909,6 +965,13 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 		.min_version = DT_PROTO_VERSION_TRACK,
 		.req = FIXED(DT_PROTO_TRACK_REQ_SIZE, enc_track_req, dec_track_req),
 		.rep = FIXED(DT_PROTO_TRACK_REP_SIZE, NULL, NULL),
+	},
+	[DT_OP_FAILED] = {
+		.name = "FAILED",
+		.min_version = DT_PROTO_VERSION_GROW,
+		.req = FIXED(DT_PROTO_FAILED_REQ_SIZE, NULL, NULL),
+		.rep = VAR(DT_PROTO_FAILED_REP_SIZE, DT_PROTO_FAILED_REC_SIZE, DT_PROTO_MAX_REGIONS,
+			    enc_failed_rep, dec_failed_rep),
 	},
 	[DT_OP_CXL] = {
 		.name = "CXL",

@@ -227,25 +227,31 @@ struct body_desc {
  *	differs from the newest, else unused.
  * @rep_v3: the version-3 reply (and the older ones without their own) where
  *	it differs from the newest, else unused.
+ * @rep_v4: the version-4 reply (and the older ones without their own) where
+ *	it differs from the newest, else unused.
  * @min_version: the first version with the opcode (0: every version).
  */
 struct op_desc {
 	const char *name;
 	unsigned min_version;
 	struct body_desc req, rep;
-	struct body_desc rep_v1, rep_v2, rep_v3;
+	struct body_desc rep_v1, rep_v2, rep_v3, rep_v4;
 };
 
 /* The region flags a version has. */
 static inline uint32_t region_flags_of(unsigned version)
 {
-	return version >= 2 ? DT_REGION_FLAGS_ALL : DT_REGION_FLAGS_V1;
+	if (version >= DT_PROTO_VERSION_GROW)
+		return DT_REGION_FLAGS_ALL;
+	return version >= 2 ? DT_REGION_FLAGS_V4 : DT_REGION_FLAGS_V1;
 }
 
 /* Region flags as sent in @version: without the bits only later versions have. */
 static inline uint32_t region_flags_for(uint32_t flags, unsigned version)
 {
-	return version >= 2 ? flags : flags & ~DT_REGION_SPARSE;
+	if (version < 2)
+		flags &= ~DT_REGION_SPARSE;
+	return version < DT_PROTO_VERSION_GROW ? flags & ~DT_REGION_GROWS : flags;
 }
 
 /* Indexed by opcode; entries outside DT_OP_FIRST..DT_OP_LAST are empty. */
@@ -259,6 +265,7 @@ void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsign
 /* The size of a STATS region record in @version. */
 size_t dt_proto_rstats_size(unsigned version);
 void dt_proto_dec_ns(struct rcur *r, struct dt_proto_namespace *x);
+void dt_proto_dec_failed(struct rcur *r, struct dt_proto_failed *x);
 
 /* The CXL reply and its records (proto-cxl.c); record @i of @m's variable part. */
 void dt_proto_enc_cxl_rep(struct wcur *w, const struct dt_msg *m);

@@ -50,6 +50,8 @@ static const struct body_desc *body_desc(const struct dt_msg *m)
 		return &d->rep_v2;
 	if (m->version < 4 && d->rep_v3.enc)
 		return &d->rep_v3;
+	if (m->version < 5 && d->rep_v4.enc)
+		return &d->rep_v4;
 	return &d->rep;
 }
 
@@ -90,6 +92,9 @@ static const void *var_array(const struct dt_msg *m, uint32_t *count)
 	case DT_OP_NAMESPACES:
 		*count = m->namespaces_rep.count;
 		return reply ? m->namespaces_rep.namespaces : NULL;
+	case DT_OP_FAILED:
+		*count = m->failed_rep.count;
+		return reply ? m->failed_rep.failed : NULL;
 	case DT_OP_DUMP:
 		*count = m->dump_rep.length;
 		return reply ? m->dump_rep.text : NULL;
@@ -127,6 +132,9 @@ static void set_raw(struct dt_msg *m, const uint8_t *raw)
 	case DT_OP_NAMESPACES:
 		m->namespaces_rep.raw = raw;
 		break;
+	case DT_OP_FAILED:
+		m->failed_rep.raw = raw;
+		break;
 	case DT_OP_DUMP:
 		m->dump_rep.text = (const char *)raw;
 		break;
@@ -150,6 +158,7 @@ static void dec_records(struct rcur *r, const struct dt_msg *m, uint32_t count)
 			struct dt_proto_region region;
 			struct dt_proto_region_stats rstats;
 			struct dt_proto_namespace ns;
+			struct dt_proto_failed failed;
 		} u;
 
 		switch (m->op) {
@@ -174,6 +183,9 @@ static void dec_records(struct rcur *r, const struct dt_msg *m, uint32_t count)
 			break;
 		case DT_OP_NAMESPACES:
 			dt_proto_dec_ns(r, &u.ns);
+			break;
+		case DT_OP_FAILED:
+			dt_proto_dec_failed(r, &u.failed);
 			break;
 		case DT_OP_DUMP:
 			check(r, get_u8(r) != 0, -EINVAL);
@@ -399,9 +411,13 @@ void dt_proto_region_at(const struct dt_proto_regions_rep *rr, uint32_t i,
 {
 	struct rcur r;
 
+	unsigned version = rr->version ? rr->version : DT_PROTO_VERSION;
+	size_t size = version < DT_PROTO_VERSION_GROW ? DT_PROTO_REGION_REC4_SIZE
+						      : DT_PROTO_REGION_REC_SIZE;
+
 	memset(x, 0, sizeof(*x));
-	if (rec_cursor(rr->raw, i, rr->count, DT_PROTO_REGION_REC_SIZE, &r))
-		dt_proto_dec_region(&r, x, DT_PROTO_VERSION);
+	if (rec_cursor(rr->raw, i, rr->count, size, &r))
+		dt_proto_dec_region(&r, x, version);
 	else if (rr->regions && i < rr->count)
 		*x = rr->regions[i];
 }
@@ -441,6 +457,18 @@ void dt_proto_fsync_bad_at(const struct dt_proto_fsync_rep *f, uint32_t i,
 		dt_proto_dec_range(&r, x);
 	else if (f->bad && i < f->count)
 		*x = f->bad[i];
+}
+
+void dt_proto_failed_at(const struct dt_proto_failed_rep *f, uint32_t i,
+			struct dt_proto_failed *x)
+{
+	struct rcur r;
+
+	memset(x, 0, sizeof(*x));
+	if (rec_cursor(f->raw, i, f->count, DT_PROTO_FAILED_REC_SIZE, &r))
+		dt_proto_dec_failed(&r, x);
+	else if (f->failed && i < f->count)
+		*x = f->failed[i];
 }
 
 void dt_proto_namespace_at(const struct dt_proto_namespaces_rep *n, uint32_t i,

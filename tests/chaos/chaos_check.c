@@ -154,17 +154,19 @@ static const char *flush_event(struct cc_world *w, const char *line, bool apply)
 }
 
 /*
- * A daemon killed in the middle of write(2) leaves the start of a line, and
- * the next daemon's first line, its recovery flush, follows it on the same
- * line.  That suffix counts; the fragment is dropped, which can only add
- * violations, never hide one.
+ * A daemon killed in the middle of write(2) (a write to a file stops at a
+ * page boundary when a fatal signal is pending) leaves the start of a line,
+ * and the next daemon's first line, its recovery flush (a full flush, or
+ * the ranges its write-intent log names), follows it on the same line.  The
+ * longest suffix that is an event counts; the fragment is dropped, which
+ * can only add violations, never hide one.
  */
 static bool torn_line(struct cc_world *w, const char *line)
 {
 	for (size_t i = 1; line[i]; i++) {
 		const char *rest = line + i;
 
-		if (!flush_event(w, rest, false) && strstr(rest, " full ")) {
+		if (!flush_event(w, rest, false)) {
 			flush_event(w, rest, true);
 			w->torn_lines++;
 			return true;

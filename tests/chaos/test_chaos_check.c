@@ -301,8 +301,11 @@ static void test_bad_logs(void)
 	/* Its fragment is dropped, never counted as a flush. */
 	CHECK_EQ(violations("a 0 4096 range 25a 0 8388608 full 45\n",
 			    "W a 100 50 7 10\nS a 0 4096 20\nA a 0 4096 40\n"), 1);
-	/* Only a recovery flush may follow a fragment. */
-	run(&res, "a 4096 40a 0 4096 range 30\n", NULL, NULL, &errors);
+	/* A recovery of the write-intent log starts with the ranges it names. */
+	CHECK_EQ(violations("a 4096 40a 0 4096 range 30\n",
+			    "W a 100 50 7 10\nS a 0 4096 20\nA a 0 4096 40\n"), 0);
+	/* A fragment followed by no event is an error. */
+	run(&res, "a 4096 40a 0 4096 rang\n", NULL, NULL, &errors);
 	CHECK_EQ(errors, 1);
 }
 

@@ -461,7 +461,7 @@ static void check_regions_row(const char *text, const char *name, const char *nb
 	dt_test_ctx("regions row %s", name);
 	if (!CHECK(table_row(text, name, row, sizeof(row))))
 		return;
-	for (i = 0, p = row; i < 9 && p; i++) /* NAME .. NUMA, SIZE is "64 MiB" */
+	for (i = 0, p = row; i < 11 && p; i++) /* NAME .. NUMA; SIZE, SPAN "64 MiB" */
 		p = strchr(p, ' '), p = p ? p + 1 : NULL;
 	snprintf(want, sizeof(want), "%s %s %s - - - - - %s", nbad, bad_bytes,
 		 daemon_namespaces() ? "none" : "no-namespaces", path);
@@ -523,6 +523,9 @@ static void check_region_object(struct json_object *r, const char *name, const c
 	CHECK(!strcmp(get_str(r, "path"), path));
 	CHECK(!strcmp(get_str(r, "type"), "file"));
 	CHECK_EQ(get_u64(r, "size"), size);
+	CHECK_EQ(get_u64(r, "span"), size);	/* a size = given: it stays that size */
+	CHECK(is_type(r, "grows", json_type_boolean));
+	CHECK(!json_object_get_boolean(get(r, "grows")));
 	CHECK(is_type(r, "pmem", json_type_boolean));
 	CHECK(is_type(r, "eadr", json_type_boolean));
 	CHECK(is_type(r, "pmd", json_type_boolean));
@@ -593,7 +596,7 @@ static void test_regions(void)
 	dt_test_ctx("regions -v");
 	CTL(&r, "regions", "-v");
 	CHECK_RUN(&r, 0);
-	CHECK(row_is(r.out, "NAME", "NAME TYPE SIZE PMEM EADR PMD FLUSH NUMA BADBLOCKS BAD_BYTES "
+	CHECK(row_is(r.out, "NAME", "NAME TYPE SIZE SPAN PMEM EADR PMD FLUSH NUMA BADBLOCKS BAD_BYTES "
 		     "MATCH NAMESPACE DEVICE BACKING CXL_REGION MEMDEVS PATH"));
 	check_regions_row(r.out, "r1", "0", "0 B", r1_path);
 	check_regions_row(r.out, "r2", "0", "0 B", r2_path);

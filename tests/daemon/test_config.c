@@ -47,6 +47,7 @@ static void test_full_file(void)
 		"log_level = debug\n"
 		"[region \"db\"]\n"
 		"path = /dev/dax0.0\n"
+		"max_size = 2T\n"
 		"[ region   \"pool-1.x_y\" ]\n"
 		"\tpath = /mnt/pmem/p.pool\n"
 		"size = 1G\n"
@@ -77,10 +78,12 @@ static void test_full_file(void)
 		CHECK(!strcmp(cfg.regions[0].path, "/dev/dax0.0"));
 		CHECK_EQ(cfg.regions[0].size, 0);
 		CHECK(cfg.regions[0].create);
+		CHECK_EQ(cfg.regions[0].max_size, 2ULL << 40);
 		CHECK_EQ(cfg.regions[0].line, 16);
 		CHECK(!strcmp(cfg.regions[1].name, "pool-1.x_y"));
 		CHECK(!strcmp(cfg.regions[1].path, "/mnt/pmem/p.pool"));
 		CHECK_EQ(cfg.regions[1].size, 1ULL << 30);
+		CHECK_EQ(cfg.regions[1].max_size, 0);
 		CHECK(!cfg.regions[1].create);
 		CHECK(dt_config_find_region(&cfg, "db") == &cfg.regions[0]);
 		CHECK(dt_config_find_region(&cfg, "nope") == NULL);
@@ -310,6 +313,11 @@ static const struct reject rejects[] = {
 	  "invalid value \"-1G\" for \"size\" in [region \"a\"]: expected a size like 64M or 1G" },
 	{ "[region \"a\"]\npath = /a\nsize = 16777216T\n", 3,
 	  "invalid value \"16777216T\" for \"size\" in [region \"a\"]: too large" },
+	{ "[region \"a\"]\npath = /a\nmax_size = 6000\n", 3,
+	  "invalid value \"6000\" for \"max_size\" in [region \"a\"]: "
+	  "expected a non-zero multiple of 4K" },
+	{ "[region \"a\"]\npath = /a\nsize = 1G\nmax_size = 2G\n", 1,
+	  "[region \"a\"]: \"max_size\" is for a region without \"size\", which follows its file" },
 	{ "[region \"a\"]\npath = a\n", 2,
 	  "invalid value \"a\" for \"path\" in [region \"a\"]: "
 	  "expected an absolute path of at most 4095 bytes" },

@@ -3,8 +3,9 @@
  * test_daemon_startup: a region that cannot be opened does not keep the
  * daemon from serving the others.  Region "a"'s file exists with another
  * size than configured: daxtrackd --check names it and exits 1; the daemon
- * starts, logs the reason, serves "b" and not "a"; once the file has the
- * configured size, a reload (SIGHUP) serves "a" and --check exits 0.
+ * starts, logs the reason, serves "b" and not "a", and FAILED lists "a"
+ * with the reason; once the file has the configured size, a reload (SIGHUP)
+ * serves "a", FAILED is empty and --check exits 0.
  */
 #include <sys/stat.h>
 
@@ -40,9 +41,24 @@ static uint32_t wait_region(struct dh_conn *c, const char *name)
 	return id;
 }
 
+/* FAILED: how many records; the first into *@out. */
+static uint32_t failed(struct dh_conn *c, struct dt_proto_failed *out)
+{
+	struct dt_msg req, rep;
+
+	memset(out, 0, sizeof(*out));
+	dt_proto_init_request(&req, DT_OP_FAILED, 0);
+	if (!CHECK_EQ(dh_call(c, &req, &rep), 0) || !CHECK_EQ(rep.status, 0))
+		return 0;
+	dt_proto_failed_at(&rep.failed_rep, 0, out);
+	return rep.failed_rep.count;
+}
+
 int main(int argc, char **argv)
 {
 	const char *const check[] = { "--check", "--config", dh.conf, NULL };
+	struct dt_proto_failed f;
+	char path[PATH_MAX];
 	struct dh_conn *c;
 
 	dh_init(argc, argv, 60);
@@ -63,12 +79,19 @@ int main(int argc, char **argv)
 		goto out;
 	CHECK(dh_region_id(c, "b") != 0);
 	CHECK_EQ(dh_region_id(c, "a"), 0);
+	dh_path(path, "a.region");
+	if (CHECK_EQ(failed(c, &f), 1)) {
+		CHECK(!strcmp(f.name, "a") && !strcmp(f.path, path));
+		CHECK_EQ(f.error, -EINVAL);
+		CHECK(!strcmp(f.reason, "is 1048576 bytes, the configured size is 8388608"));
+	}
 
 	dt_test_ctx("a reload serves it once its file is right");
 	CHECK_EQ(size_file("a", 8 * MIB), 0);
 	CHECK_EQ(kill(dh.pid, SIGHUP), 0);
 	CHECK(wait_region(c, "a") != 0);
 	CHECK(dh_region_id(c, "b") != 0);
+	CHECK_EQ(failed(c, &f), 0);
 	dh_close(c);
 	CHECK_EQ(dh_run_wait(check), 0);
 out:

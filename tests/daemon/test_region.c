@@ -614,7 +614,11 @@ static void test_file_region(const char *base, bool tmpfs)
 	if (r) {
 		CHECK(!r->created);
 		CHECK(r->st_ino == ino);
-		CHECK_EQ(r->size, 8 * MiB);
+		/* Without a size, it follows its file: mapped to its span. */
+		CHECK(r->grows);
+		CHECK_EQ(r->size, DT_CONFIG_DEFAULT_SPAN);
+		CHECK_EQ(r->file_size, 8 * MiB);
+		CHECK_EQ(dt_region_live_npages(r), 8 * MiB / PG);
 		{
 			unsigned char *p = (unsigned char *)r->addr + 4 * PG;
 

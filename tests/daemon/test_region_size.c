@@ -115,9 +115,9 @@ out:
 
 /* ---- a region truncated under the daemon ---- */
 
-static struct dt_region *open_region(const char *path, uint64_t size)
+static struct dt_region *open_region(const char *path, uint64_t size, uint64_t max_size)
 {
-	struct dt_config_region cr = { .size = size, .create = true };
+	struct dt_config_region cr = { .size = size, .max_size = max_size, .create = true };
 	struct dt_region *r = NULL;
 	char err[512];
 
@@ -195,8 +195,8 @@ static void test_truncate_writeback(struct dt_region *r)
 	CHECK_EQ(dt_region_writeback(r, 0, r->npages - 1, &rep), 0);
 	CHECK_EQ(r->counters.sigbus, sigbus);
 	CHECK(!dt_mapping_page_dirty(r->mapping, 383));
-	CHECK_EQ(dt_region_flush_all(r), 0); /* the whole mapping: stops at the end */
-	CHECK(r->counters.sigbus > sigbus);
+	CHECK_EQ(dt_region_flush_all(r), 0); /* the whole region: the part inside the file */
+	CHECK_EQ(r->counters.sigbus, sigbus);
 }
 
 /* Entries past the end found by dt_region_check_size() alone (a request, the watch). */
@@ -237,6 +237,67 @@ static void test_check_size(struct dt_region *r)
 	CHECK_EQ(dt_region_live_npages(r), r->npages);
 }
 
+/*
+ * A region without a size, on a 4 MiB file, its span 16 MiB: grown to 12 MiB
+ * it serves the new pages (faults, marks, writeback, none faulting); past
+ * its span it serves up to the span only; cut back, it follows too.
+ */
+static void test_growth(const char *path)
+{
+	struct dt_writeback_report rep = { 0 };
+	struct dt_page_range pr = { 2500, 2600 };
+	struct dt_region *r;
+	uint64_t sigbus;
+	size_t n = 1;
+	int fd;
+
+	dt_test_ctx("a region that follows its file grows");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && !ftruncate(fd, 4 * MiB));
+	close(fd);
+	r = open_region(path, 0, 16 * MiB);
+	if (!r)
+		return;
+	CHECK(r->grows);
+	CHECK_EQ(r->size, 16 * MiB);
+	CHECK_EQ(dt_region_live_npages(r), 1024);
+	CHECK_EQ(dt_mapping_fault(r->mapping, 2000, DT_PTE, true, NULL), -ERANGE);
+
+	CHECK_EQ(set_size(r, 12 * MiB), 0);
+	CHECK_EQ(dt_region_check_size(r), 0);
+	CHECK_EQ(dt_region_live_npages(r), 3072);
+	CHECK_EQ(r->file_size, 12 * MiB);
+	CHECK_EQ(r->counters.truncations, 0);
+	sigbus = r->counters.sigbus;
+	dirty(r, 2000, DT_PTE);
+	if (r->pmd_capable)
+		dirty(r, 2048, DT_PMD);
+	CHECK_EQ(dt_region_mark_dirty(r, &pr, &n), 0);
+	CHECK_EQ(n, 1);
+	CHECK(dt_mapping_page_dirty(r->mapping, 2000) && dt_mapping_page_dirty(r->mapping, 2600));
+	CHECK_EQ(dt_region_writeback(r, 0, r->npages - 1, &rep), 0);
+	CHECK(!dt_mapping_page_dirty(r->mapping, 2000) && !dt_mapping_page_dirty(r->mapping, 2600));
+	CHECK_EQ(r->counters.sigbus, sigbus);
+	CHECK_EQ(r->counters.truncated_dirty, 0);
+
+	dt_test_ctx("grown past its span: served up to the span");
+	CHECK_EQ(set_size(r, 20 * MiB), 0);
+	CHECK_EQ(dt_region_check_size(r), 0);
+	CHECK_EQ(dt_region_live_npages(r), r->npages);
+	dirty(r, r->npages - 1, DT_PTE);
+	CHECK_EQ(dt_region_flush_all(r), 0);
+	CHECK_EQ(r->counters.sigbus, sigbus);
+
+	dt_test_ctx("and cut back");
+	CHECK_EQ(set_size(r, 2 * MiB), 0);
+	CHECK_EQ(dt_region_check_size(r), 0);
+	CHECK_EQ(dt_region_live_npages(r), 512);
+	CHECK(!has_entry(r, 2000) && !has_entry(r, r->npages - 1));
+	CHECK_EQ(r->counters.truncations, 1);
+	dt_region_close(r);
+	unlink(path);
+}
+
 int main(void)
 {
 	char path[PATH_MAX];
@@ -245,13 +306,14 @@ int main(void)
 	urcu_memb_register_thread();
 	tmp_setup("/dev/shm");
 	test_points();
-	r = open_region(tmp_path(path, "r.pool"), 8 * MiB);
+	r = open_region(tmp_path(path, "r.pool"), 8 * MiB, 0);
 	if (r) {
 		test_truncate_writeback(r);
 		test_check_size(r);
 		dt_region_close(r);
 	}
 	unlink(path);
+	test_growth(tmp_path(path, "grow.pool"));
 	tmp_cleanup();
 	urcu_memb_unregister_thread();
 	return dt_test_done();

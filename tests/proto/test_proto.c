@@ -24,6 +24,7 @@ static struct dt_proto_region regions[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_entry entries[DT_PROTO_MAX_LIST];
 static struct dt_proto_region_stats rstats[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_namespace nss[DT_PROTO_MAX_NAMESPACES];
+static struct dt_proto_failed fails[DT_PROTO_MAX_REGIONS];
 static char text[DT_PROTO_MAX_DUMP];
 static struct dt_proto_cxl_memdev cxl_memdevs[DT_PROTO_MAX_CXL];
 static struct dt_proto_cxl_region cxl_regions[DT_PROTO_MAX_CXL];
@@ -146,7 +147,8 @@ static void gen_region(struct dt_proto_region *r)
 	memset(r, 0, sizeof(*r));
 	r->id = rnd_region_id();
 	r->flags = rnd_below(DT_REGION_FLAGS_ALL + 1);
-	r->size = rnd();
+	r->size = rnd() >> 1;
+	r->span = r->size + rnd_below(1U << 30);
 	r->flush = 1 + rnd_below(3);
 	r->badblocks = (uint32_t)rnd();
 	r->numa_node = (int32_t)rnd_below(8) - 1;
@@ -293,6 +295,17 @@ static void gen_reply_var(struct dt_msg *m)
 			gen_ns(&nss[i]);
 		m->namespaces_rep.namespaces = nss;
 		break;
+	case DT_OP_FAILED:
+		m->failed_rep.count = rnd_count(DT_PROTO_MAX_REGIONS, false);
+		for (uint32_t i = 0; i < m->failed_rep.count; i++) {
+			memset(&fails[i], 0, sizeof(fails[i]));
+			rnd_str(fails[i].name, sizeof(fails[i].name), true);
+			rnd_str(fails[i].path, sizeof(fails[i].path), false);
+			rnd_str(fails[i].reason, sizeof(fails[i].reason), false);
+			fails[i].error = -1 - (int32_t)rnd_below(4095);
+		}
+		m->failed_rep.failed = fails;
+		break;
 	case DT_OP_CXL:
 		m->cxl_rep.nmemdevs = (uint16_t)rnd_count(DT_PROTO_MAX_CXL, false);
 		m->cxl_rep.nregions = (uint16_t)rnd_count(DT_PROTO_MAX_CXL, false);
@@ -331,7 +344,8 @@ static void gen_reply(struct dt_msg *m)
 	case DT_OP_ATTACH:
 		m->attach_rep.region = rnd_region_id();
 		m->attach_rep.flags = rnd_below(DT_REGION_FLAGS_ALL + 1);
-		m->attach_rep.size = rnd();
+		m->attach_rep.size = rnd() >> 1;
+		m->attach_rep.span = m->attach_rep.size + rnd_below(1U << 30);
 		m->attach_rep.access = rnd_below(2);
 		rnd_str(m->attach_rep.name, sizeof(m->attach_rep.name), true);
 		break;
@@ -373,6 +387,8 @@ static unsigned op_min_version(unsigned op)
 {
 	if (op == DT_OP_LOG)
 		return DT_PROTO_VERSION_LOG;
+	if (op == DT_OP_FAILED)
+		return DT_PROTO_VERSION_GROW;
 	if (op == DT_OP_CXL)
 		return DT_PROTO_VERSION_CXL;
 	return op == DT_OP_TRACK ? DT_PROTO_VERSION_TRACK : DT_PROTO_VERSION_MIN;
@@ -428,6 +444,7 @@ static void rebuild(struct dt_msg *m)
 	static struct dt_proto_entry e2[DT_PROTO_MAX_LIST];
 	static struct dt_proto_region_stats s2[DT_PROTO_MAX_REGIONS];
 	static struct dt_proto_namespace n2[DT_PROTO_MAX_NAMESPACES];
+	static struct dt_proto_failed f2[DT_PROTO_MAX_REGIONS];
 	bool reply = m->flags & DT_PROTO_F_REPLY;
 
 	if (reply && m->op == DT_OP_FSYNC) {
@@ -460,6 +477,10 @@ static void rebuild(struct dt_msg *m)
 		for (uint32_t i = 0; i < m->namespaces_rep.count; i++)
 			dt_proto_namespace_at(&m->namespaces_rep, i, &n2[i]);
 		m->namespaces_rep.namespaces = n2;
+	} else if (m->op == DT_OP_FAILED) {
+		for (uint32_t i = 0; i < m->failed_rep.count; i++)
+			dt_proto_failed_at(&m->failed_rep, i, &f2[i]);
+		m->failed_rep.failed = f2;
 	} else if (m->op == DT_OP_CXL) {
 		rebuild_cxl(&m->cxl_rep);
 	}
@@ -1144,7 +1165,7 @@ static void region_patch_str(const char *what, const struct dt_proto_region *r, 
 static void test_region_ns(void)
 {
 	struct dt_proto_region file = {
-		.id = 1, .size = 1 << 30, .flush = DT_FLUSH_PMEM, .numa_node = -1,
+		.id = 1, .size = 1 << 30, .span = 1 << 30, .flush = DT_FLUSH_PMEM, .numa_node = -1,
 		.name = "db", .path = "/mnt/pmem/db", .ns_match = DT_NS_MATCH_NO_NAMESPACES,
 		.dev_major = 259, .dev_minor = 7,
 	};
@@ -1245,7 +1266,7 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 {
 	struct dt_msg req, m, d;
 	struct dt_proto_region_stats got;
-	const uint8_t *rec = buf + DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE;
+	const uint8_t *rec = buf + DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP5_SIZE;
 	size_t len = 0;
 
 	dt_test_ctx("region stats record: %s (+%u = 0x%llx)", what, off, (unsigned long long)v);
@@ -1261,12 +1282,12 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 	m.stats_rep.count = 1;
 	m.stats_rep.regions = rstats;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
-	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE + DT_PROTO_RSTATS_REC4_SIZE);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP5_SIZE + DT_PROTO_RSTATS_REC4_SIZE);
 	CHECK_EQ(get_le(rec, 192, 8), 11);	/* dirty_pages, the field before */
 	CHECK_EQ(get_le(rec, RS_BAD_BYTES, 8), 8192);
 	CHECK_EQ(get_le(rec, RS_BADBLOCKS, 4), 2);
 	CHECK_EQ(get_le(rec, RS_BAD_HITS, 8), 5);
-	put_le(buf, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP3_SIZE + off, size, v);
+	put_le(buf, DT_PROTO_HDR_SIZE + DT_PROTO_STATS_REP5_SIZE + off, size, v);
 	CHECK_EQ(dt_proto_decode(buf, len, &d), err);
 	if (err)
 		return;
@@ -1279,7 +1300,9 @@ static void rstats_patch(const char *what, unsigned off, unsigned size, uint64_t
 /* The sizes of a STATS reply's fixed part and records in @version. */
 static size_t stats_fixed_size(unsigned version)
 {
-	return version < DT_PROTO_VERSION_TRACK ? DT_PROTO_STATS_REP_SIZE : DT_PROTO_STATS_REP3_SIZE;
+	if (version < DT_PROTO_VERSION_TRACK)
+		return DT_PROTO_STATS_REP_SIZE;
+	return version < DT_PROTO_VERSION_GROW ? DT_PROTO_STATS_REP3_SIZE : DT_PROTO_STATS_REP5_SIZE;
 }
 
 static size_t stats_rec_size(unsigned version)
@@ -1322,6 +1345,8 @@ static void stats_version(unsigned version)
 	rstats[0].truncated_dirty = 0x1000000023;
 	m.stats_rep.clients_tracked = 12;
 	m.stats_rep.clients_refused = 13;
+	m.stats_rep.requests_by_op[15] = 31;
+	m.stats_rep.requests_by_op[31] = 32;
 	m.stats_rep.count = 1;
 	m.stats_rep.regions = rstats;
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
@@ -1340,25 +1365,46 @@ static void stats_version(unsigned version)
 	CHECK_EQ(got.sigbus, trunc ? 21 : 0);
 	CHECK_EQ(got.truncations, trunc ? 22 : 0);
 	CHECK_EQ(got.truncated_dirty, trunc ? 0x1000000023 : 0);
+	/* Slots 16-31 of requests_by_op (version 5) end the fixed part. */
+	CHECK_EQ(d.stats_rep.requests_by_op[15], 31);
+	CHECK_EQ(d.stats_rep.requests_by_op[31], version >= DT_PROTO_VERSION_GROW ? 32 : 0);
+	if (version >= DT_PROTO_VERSION_GROW)
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 15 * 8, 8), 32);
 	if (track) {	/* they end the fixed part and (version 3) the record */
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 192, 4), 12);
 		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 196, 4), 13);
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 248, 4), 4);
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 252, 4), 6);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 248, 4), 4);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 252, 4), 6);
 	}
 	if (trunc) {	/* they end the record */
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 256, 8), 21);
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 264, 8), 22);
-		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 200 + 272, 8), 0x1000000023);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 256, 8), 21);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 264, 8), 22);
+		CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + stats_fixed_size(version) + 272, 8), 0x1000000023);
 	}
-	/* The other layouts do not decode (version 5 keeps version 4's). */
+	/* The other versions' sizes do not decode (version 5 has version 4's). */
 	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {
-		bool same = v == version || (v >= DT_PROTO_VERSION_TRUNC &&
-					     version >= DT_PROTO_VERSION_TRUNC);
+		bool same = stats_rec_size(v) == rec && stats_fixed_size(v) == stats_fixed_size(version);
 
 		buf[4] = (uint8_t)v;
 		CHECK_EQ(dt_proto_decode(buf, len, &d), same ? 0 : -EBADMSG);
 	}
+}
+
+/* @m: a REGIONS reply in @version of one record, regions[0]: "db", @flags, @flush. */
+static void one_region_reply(struct dt_msg *m, unsigned version, uint32_t flags, uint8_t flush)
+{
+	struct dt_msg req;
+
+	dt_proto_init_request(&req, DT_OP_REGIONS, 5);
+	req.version = (uint8_t)version;
+	dt_proto_init_reply(m, &req, 0);
+	memset(&regions[0], 0, sizeof(regions[0]));
+	regions[0].flags = flags;
+	regions[0].flush = flush;
+	regions[0].ns_match = DT_NS_MATCH_NONE;
+	strcpy(regions[0].name, "db");
+	m->regions_rep.count = 1;
+	m->regions_rep.regions = regions;
 }
 
 /* A REGIONS record and an ATTACH reply with SPARSE in @version. */
@@ -1369,16 +1415,7 @@ static void sparse_version(unsigned version)
 	size_t len = 0;
 
 	dt_test_ctx("SPARSE, version %u", version);
-	dt_proto_init_request(&req, DT_OP_REGIONS, 5);
-	req.version = (uint8_t)version;
-	dt_proto_init_reply(&m, &req, 0);
-	memset(&regions[0], 0, sizeof(regions[0]));
-	regions[0].flags = DT_REGION_PMEM | DT_REGION_SPARSE;
-	regions[0].flush = DT_FLUSH_PMEM;
-	regions[0].ns_match = DT_NS_MATCH_NONE;
-	strcpy(regions[0].name, "db");
-	m.regions_rep.count = 1;
-	m.regions_rep.regions = regions;
+	one_region_reply(&m, version, DT_REGION_PMEM | DT_REGION_SPARSE, DT_FLUSH_PMEM);
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
 	CHECK_EQ(get_le(buf, DT_PROTO_HDR_SIZE + 8 + 4, 4),
 		 version < 2 ? DT_REGION_PMEM : DT_REGION_PMEM | DT_REGION_SPARSE);
@@ -1463,11 +1500,87 @@ static void fsync_bad_version(unsigned version)
 	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -E2BIG);
 }
 
+/*
+ * A region that follows its file (version 5): GROWS and the span in the
+ * REGIONS record and the ATTACH reply; older versions have neither (their
+ * span is the size), and their records are shorter.
+ */
+static void grows_version(unsigned version)
+{
+	bool grow = version >= DT_PROTO_VERSION_GROW;
+	struct dt_msg req, m, d;
+	struct dt_proto_region got;
+	size_t len = 0;
+
+	dt_test_ctx("GROWS, version %u", version);
+	one_region_reply(&m, version, DT_REGION_GROWS, DT_FLUSH_MSYNC);
+	regions[0].size = 4 << 20;
+	regions[0].span = 64ULL << 30;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_REGIONS_REP_SIZE +
+			      (grow ? DT_PROTO_REGION_REC_SIZE : DT_PROTO_REGION_REC4_SIZE));
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	dt_proto_region_at(&d.regions_rep, 0, &got);
+	CHECK_EQ(got.flags, grow ? DT_REGION_GROWS : 0);
+	CHECK_EQ(got.size, 4 << 20);
+	CHECK_EQ(got.span, grow ? 64ULL << 30 : 4 << 20);
+	if (grow) {	/* a span below the size is refused */
+		put_le(buf, len - 8, 8, 1 << 20);
+		CHECK_EQ(dt_proto_decode(buf, len, &d), -EINVAL);
+	}
+
+	dt_proto_init_request(&req, DT_OP_ATTACH, 6);
+	req.version = (uint8_t)version;
+	dt_proto_init_reply(&m, &req, 0);
+	m.attach_rep.flags = DT_REGION_GROWS;
+	m.attach_rep.size = 4 << 20;
+	m.attach_rep.span = 64ULL << 30;
+	strcpy(m.attach_rep.name, "db");
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE +
+			      (grow ? DT_PROTO_ATTACH_REP_SIZE : DT_PROTO_ATTACH_REP4_SIZE));
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	CHECK_EQ(d.attach_rep.flags, grow ? DT_REGION_GROWS : 0);
+	CHECK_EQ(d.attach_rep.span, grow ? 64ULL << 30 : 4 << 20);
+}
+
+/* FAILED (version 5): unknown before; a record's error must be negative, its name set. */
+static void failed_version(unsigned version)
+{
+	struct dt_proto_failed f = { .name = "db", .path = "/x", .error = -ENOENT,
+				     .reason = "does not exist" }, got;
+	struct dt_msg req, m, d;
+	size_t len = 0;
+
+	dt_test_ctx("FAILED, version %u", version);
+	dt_proto_init_request(&req, DT_OP_FAILED, 9);
+	req.version = (uint8_t)version;
+	if (version < DT_PROTO_VERSION_GROW) {
+		CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), -EPROTO);
+		return;
+	}
+	CHECK_EQ(dt_proto_encode(&req, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE);
+	dt_proto_init_reply(&m, &req, 0);
+	m.failed_rep.count = 1;
+	m.failed_rep.failed = &f;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), 0);
+	CHECK_EQ(len, DT_PROTO_HDR_SIZE + DT_PROTO_FAILED_REP_SIZE + DT_PROTO_FAILED_REC_SIZE);
+	CHECK_EQ(dt_proto_decode(buf, len, &d), 0);
+	dt_proto_failed_at(&d.failed_rep, 0, &got);
+	CHECK(!strcmp(got.name, "db") && !strcmp(got.reason, "does not exist"));
+	CHECK_EQ(got.error, -ENOENT);
+	f.error = 0;
+	CHECK_EQ(dt_proto_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+}
+
 static void test_versions(void)
 {
 	for (unsigned v = DT_PROTO_VERSION_MIN; v <= DT_PROTO_VERSION; v++) {
 		stats_version(v);
 		sparse_version(v);
+		grows_version(v);
+		failed_version(v);
 		fsync_bad_version(v);
 	}
 }

@@ -36,6 +36,7 @@ static const struct bench_section_def sections[] = {
 	{ "load", bench_load, "daxtrackd under 64 clients: ops/s, p50/p99/max, status, RSS" },
 	{ "recovery", bench_recovery, "daxtrackd kill -9 with 1000 dirty pages: exec -> accepting" },
 	{ "track", bench_track, "write + persist per page: tracked, explicit marks, the kernel's msync" },
+	{ "daemon-scale", bench_scale, "daxtrackd, 1M random dirty pages of a 1 TiB region: RSS, list" },
 };
 
 #define NR_SECTIONS (sizeof(sections) / sizeof(sections[0]))

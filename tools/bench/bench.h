@@ -33,6 +33,7 @@ int bench_daemon(const struct bench_opts *o);
 int bench_load(const struct bench_opts *o);
 int bench_recovery(const struct bench_opts *o);
 int bench_track(const struct bench_opts *o);
+int bench_scale(const struct bench_opts *o);
 
 /* Timing. */
 

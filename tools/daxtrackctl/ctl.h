@@ -111,6 +111,18 @@ int ctl_arg_range(struct ctl *ctl, const char *s, uint64_t *offset, uint64_t *le
 int ctl_arg_count(struct ctl *ctl, const char *what, const char *s, uint64_t *out);
 
 /* The subcommands. */
+struct dt_client;
+struct dt_proto_failed;
+
+/*
+ * The regions the daemon does not serve (FAILED): *@out malloc()ed (free()
+ * it), none from a daemon without FAILED.  Return: 0, or an error (said).
+ */
+int ctl_failed_get(struct dt_client *c, struct dt_proto_failed **out, uint32_t *count);
+
+/* One line each: "NAME: not served: PATH: REASON (...)". */
+void ctl_failed_print(const struct dt_proto_failed *f, uint32_t n);
+
 int cmd_status(struct ctl *ctl, int argc, char **argv);
 int cmd_version(struct ctl *ctl, int argc, char **argv);
 int cmd_regions(struct ctl *ctl, int argc, char **argv);

@@ -68,6 +68,8 @@ struct json_object *ctl_json_region(const struct dt_proto_region *r)
 	add_str(o, "path", r->path);
 	add_str(o, "type", ctl_region_type(r->flags));
 	add_u64(o, "size", r->size);
+	add_u64(o, "span", r->span);
+	add_bool(o, "grows", r->flags & DT_REGION_GROWS);
 	add_bool(o, "pmem", r->flags & DT_REGION_PMEM);
 	add_bool(o, "eadr", r->flags & DT_REGION_EADR);
 	add_bool(o, "pmd", r->flags & DT_REGION_PMD);
@@ -85,6 +87,21 @@ struct json_object *ctl_json_region(const struct dt_proto_region *r)
 	add_u64(o, "dev_major", r->dev_major);
 	add_u64(o, "dev_minor", r->dev_minor);
 	add_bool(o, "sparse", r->flags & DT_REGION_SPARSE);
+	add_bool(o, "failed", false);
+	return o;
+}
+
+struct json_object *ctl_json_failed(const struct dt_proto_failed *f)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "name", f->name);
+	add_str(o, "path", f->path);
+	add_bool(o, "failed", true);
+	add_str(o, "error", strerrorname_np(-f->error) ? strerrorname_np(-f->error) : "?");
+	add_str(o, "reason", f->reason);
 	return o;
 }
 

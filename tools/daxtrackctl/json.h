@@ -24,6 +24,9 @@ struct ctl_cxl;
 /* A region object. */
 struct json_object *ctl_json_region(const struct dt_proto_region *r);
 
+/* A configured region the daemon does not serve: name, path, "failed": true, error, reason. */
+struct json_object *ctl_json_failed(const struct dt_proto_failed *f);
+
 /* An entry object. */
 struct json_object *ctl_json_entry(const struct dt_proto_entry *e);
 

@@ -30,7 +30,9 @@ static char *fmt_numa(int node, char *buf)
 	return buf;
 }
 
-static int regions_json(const struct dt_proto_region *r, uint32_t n, const struct ctl_cxl *cx)
+/* The regions served, then those not ("failed": true). */
+static int regions_json(const struct dt_proto_region *r, uint32_t n,
+			const struct dt_proto_failed *f, uint32_t nf, const struct ctl_cxl *cx)
 {
 	struct json_object *a = json_object_new_array();
 	struct json_object *o;
@@ -42,6 +44,8 @@ static int regions_json(const struct dt_proto_region *r, uint32_t n, const struc
 			ctl_json_add_backing(o, cx, r[i].ns_region);
 		json_object_array_add(a, o);
 	}
+	for (i = 0; a && i < nf; i++)
+		json_object_array_add(a, ctl_json_failed(&f[i]));
 	return ctl_json_print(a, true);
 }
 
@@ -52,19 +56,20 @@ static int regions_wide(struct ctl_table *t, const struct dt_proto_region *r, ui
 	uint32_t i;
 	int err;
 
-	ctl_table_init(t, 17);
-	err = ctl_table_add(t, "NAME", "TYPE", "SIZE", "PMEM", "EADR", "PMD", "FLUSH", "NUMA",
-			    "BADBLOCKS", "BAD_BYTES", "MATCH", "NAMESPACE", "DEVICE", "BACKING",
-			    "CXL_REGION", "MEMDEVS", "PATH");
+	ctl_table_init(t, 18);
+	err = ctl_table_add(t, "NAME", "TYPE", "SIZE", "SPAN", "PMEM", "EADR", "PMD", "FLUSH",
+			    "NUMA", "BADBLOCKS", "BAD_BYTES", "MATCH", "NAMESPACE", "DEVICE",
+			    "BACKING", "CXL_REGION", "MEMDEVS", "PATH");
 	for (i = 0; i < n && !err; i++) {
-		char sz[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN], bb[CTL_FMT_LEN];
+		char sz[CTL_FMT_LEN], span[CTL_FMT_LEN], numa[CTL_FMT_LEN], bad[CTL_FMT_LEN],
+			bb[CTL_FMT_LEN];
 		char cxl_region[DT_PROTO_DEVNAME_MAX], memdevs[128];
 		const char *backing = ctl_cxl_backing(cx, r[i].ns_region, cxl_region, memdevs,
 						      sizeof(cxl_region));
 
 		snprintf(bad, sizeof(bad), "%u", r[i].badblocks);
 		err = ctl_table_add(t, r[i].name, ctl_region_type(r[i].flags),
-				    ctl_fmt_bytes(r[i].size, sz),
+				    ctl_fmt_bytes(r[i].size, sz), ctl_fmt_bytes(r[i].span, span),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMEM),
 				    ctl_yes_no(r[i].flags & DT_REGION_EADR),
 				    ctl_yes_no(r[i].flags & DT_REGION_PMD),
@@ -135,10 +140,11 @@ int cmd_regions(struct ctl *ctl, int argc, char **argv)
 		CTL_GLOBAL_OPTIONS
 	};
 	struct dt_proto_region *regions = NULL;
-	struct ctl_cxl cx;
+	struct dt_proto_failed *failed = NULL;
+	struct ctl_cxl cx = { .known = false };
 	struct dt_client *c;
 	bool verbose = false;
-	uint32_t n = 0;
+	uint32_t n = 0, nf = 0;
 	int opt, err, ret;
 
 	while ((opt = ctl_getopt(ctl, argc, argv, "v", longopts)) == 'v')
@@ -150,16 +156,29 @@ int cmd_regions(struct ctl *ctl, int argc, char **argv)
 	if (ctl_connect(ctl, &c))
 		return CTL_EXIT_FAIL;
 	err = dt_client_regions(c, &regions, &n);
-	if (!err)
+	if (err)
+		ctl_err("regions: %s", strerror(-err));
+	else
+		err = ctl_failed_get(c, &failed, &nf);
+	if (!err) {
 		err = ctl_cxl_daemon(c, &cx);
+		if (err)
+			ctl_err("regions: %s", strerror(-err));
+	}
 	dt_client_close(c);
 	if (err) {
+		free(failed);
 		free(regions);
-		ctl_err("regions: %s", strerror(-err));
 		return CTL_EXIT_FAIL;
 	}
-	ret = ctl->json ? regions_json(regions, n, &cx) : regions_table(regions, n, verbose, &cx);
+	if (ctl->json) {
+		ret = regions_json(regions, n, failed, nf, &cx);
+	} else {
+		ret = regions_table(regions, n, verbose, &cx);
+		ctl_failed_print(failed, nf);
+	}
 	ctl_cxl_free(&cx);
+	free(failed);
 	free(regions);
 	return ret;
 }

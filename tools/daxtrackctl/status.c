@@ -130,14 +130,31 @@ static int status_table(const struct dt_proto_region *r, uint32_t n,
 	return err ? CTL_EXIT_FAIL : 0;
 }
 
+/* ctl_json_status() and "failed_regions": the regions not served. */
+static struct json_object *status_json(const struct dt_proto_hello_rep *hello, const char *socket,
+				       const struct dt_proto_region *r, uint32_t n,
+				       const struct dt_client_stats *st,
+				       const struct dt_proto_failed *f, uint32_t nf)
+{
+	struct json_object *o = ctl_json_status(hello, socket, r, n, st);
+	struct json_object *a = o ? json_object_new_array() : NULL;
+
+	for (uint32_t i = 0; a && i < nf; i++)
+		json_object_array_add(a, ctl_json_failed(&f[i]));
+	if (a)
+		json_object_object_add(o, "failed_regions", a);
+	return o;
+}
+
 int cmd_status(struct ctl *ctl, int argc, char **argv)
 {
 	static const struct option longopts[] = { CTL_GLOBAL_OPTIONS };
 	struct dt_proto_region *regions = NULL;
+	struct dt_proto_failed *failed = NULL;
 	struct dt_client_stats *st = NULL;
 	struct dt_proto_hello_rep hello;
 	struct dt_client *c;
-	uint32_t n = 0;
+	uint32_t n = 0, nf = 0;
 	int opt, err, ret = CTL_EXIT_FAIL;
 
 	opt = ctl_getopt(ctl, argc, argv, "", longopts);
@@ -158,14 +175,19 @@ int cmd_status(struct ctl *ctl, int argc, char **argv)
 		ctl_err("stats: %s", strerror(-err));
 		goto out;
 	}
+	if (ctl_failed_get(c, &failed, &nf))
+		goto out;
 	if (ctl->json) {
-		ret = ctl_json_print(ctl_json_status(&hello, ctl->socket, regions, n, st), true);
+		ret = ctl_json_print(status_json(&hello, ctl->socket, regions, n, st, failed, nf),
+				     true);
 		goto out;
 	}
 	status_header(ctl, &hello, st);
 	status_notes(regions, n, st);
 	ret = status_table(regions, n, st);
+	ctl_failed_print(failed, nf);
 out:
+	free(failed);
 	free(st);
 	free(regions);
 	dt_client_close(c);

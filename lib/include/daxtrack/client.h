@@ -201,13 +201,17 @@ struct dt_client_options {
  * struct dt_client_region_info - What the client knows of an attached region.
  * @id: The daemon's id of the region (may change after a reconnect).
  * @flags: DT_REGION_* (PMEM, EADR, PMD, DEVDAX, DEFAULT, BADBLOCKS).
- * @size: Bytes.
+ * @size: Bytes: the region's size; for a region that follows its file
+ *	   (DT_REGION_GROWS), the file's size when last seen (at attach, at
+ *	   dt_client_map()); offsets are accepted up to its span (@map_len
+ *	   once mapped), the daemon refusing those past the file's end.
  * @writable: This connection may FAULT, DIRTY, FSYNC and PUNCH it.
  * @by_fd: Attached by fd (dt_client_attach_fd(), or upgraded by map).
  * @name: The region's name.
  * @addr: The mapping made by dt_client_map(), or the application's own
  *	tracked mapping adopted by dt_client_track(), or NULL.
- * @map_len: Its length in bytes (the region's size), or 0.
+ * @map_len: Its length in bytes (the region's span: its size, or for
+ *	      DT_REGION_GROWS the most its file may grow to), or 0.
  * @map_sync: The mapping was made with MAP_SHARED_VALIDATE | MAP_SYNC (the
  *	file system supports it); false: plain MAP_SHARED.
  * @map_writable: The mapping is PROT_WRITE (the file or device was opened
@@ -416,6 +420,20 @@ void dt_client_counters(struct dt_client *c, struct dt_client_counters *out);
 int dt_client_regions(struct dt_client *c, struct dt_proto_region **out, uint32_t *count);
 
 /**
+ * dt_client_failed() - The configured regions the daemon could not open
+ * (FAILED, protocol version 5), with the reason it logged.
+ * @c: The handle.
+ * @out: Set to a malloc()ed array of @count records (free() it), or NULL.
+ * @count: Set to the number of records (0: every region is served).
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -EOPNOTSUPP from a daemon that speaks version 4 or older (it
+ * serves every region it has, or did not start); -ENOMEM; a connection
+ * error when the daemon stays away.
+ */
+int dt_client_failed(struct dt_client *c, struct dt_proto_failed **out, uint32_t *count);
+
+/**
  * dt_client_namespaces() - The daemon's view of the NVDIMM namespaces.
  * @c: The handle.
  * @out: Set to a malloc()ed array of @count records (free() it), or NULL.
@@ -545,7 +563,11 @@ void dt_client_region_info(struct dt_client_region *r, struct dt_client_region_i
  * dt_client_map() - Map the attached region into the application.
  * @r: The region handle.
  * @addr: Set to the start of the mapping.
- * @len: Set to its length (the region's size).
+ * @len: Set to the region's size: the mapping's length, or for a region that
+ *	 follows its file (DT_REGION_GROWS) its file's size now; the mapping
+ *	 then covers the span, and the pages past the file's end fault
+ *	 (SIGBUS) until the file grows over them, as any mapping past the end
+ *	 of a file does.
  *
  * Maps the whole region, shared, at offset 0: with the attach fd for a region
  * attached by fd, else with the region's path (from REGIONS) opened O_RDWR,

@@ -78,7 +78,9 @@ extern "C" {
  * region record and the bad ranges of an FSYNC reply; version 3 adds the LOG
  * opcode, the shared dirty log of the fast path, the TRACK opcode and the
  * tracking counts of STATS; version 4 adds the truncation counters of the
- * STATS region record; version 5 the CXL opcode (docs/protocol.md).
+ * STATS region record; version 5 adds the GROWS region flag and the span of
+ * the REGIONS record and of the ATTACH reply, the FAILED opcode and the
+ * CXL opcode (docs/protocol.md).
  */
 #define DT_PROTO_VERSION_MIN	1
 #define DT_PROTO_VERSION	5
@@ -88,6 +90,8 @@ extern "C" {
 #define DT_PROTO_VERSION_TRACK	3
 /* The first version with the truncation counters of the STATS region record. */
 #define DT_PROTO_VERSION_TRUNC	4
+/* The first version with regions that follow their files (GROWS, spans) and FAILED. */
+#define DT_PROTO_VERSION_GROW	5
 /* The first version with the CXL opcode. */
 #define DT_PROTO_VERSION_CXL	5
 #define DT_PROTO_HELLO_VERSION	1
@@ -141,7 +145,8 @@ enum dt_proto_op {
 	DT_OP_DUMP = 12,
 	DT_OP_LOG = 13,		/* version 3 */
 	DT_OP_TRACK = 14,	/* version 3 */
-	DT_OP_CXL = 15,		/* version 5 */
+	DT_OP_FAILED = 15,	/* version 5 */
+	DT_OP_CXL = 16,		/* version 5 */
 };
 /* The states of TRACK: how a client tracks its stores to a region. */
 #define DT_TRACK_NONE		0	/* explicit marks only */
@@ -151,17 +156,23 @@ enum dt_proto_op {
 
 #define DT_OP_FIRST		DT_OP_HELLO
 #define DT_OP_LAST		DT_OP_CXL
-/* Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode. */
-#define DT_PROTO_STATS_OPS	16
+/*
+ * Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode.  Versions
+ * 1 to 4 carry the first DT_PROTO_STATS_OPS_V4 of them.
+ */
+#define DT_PROTO_STATS_OPS	32
+#define DT_PROTO_STATS_OPS_V4	16
 
 /* Payload sizes of the fixed messages and fixed parts (see docs/protocol.md). */
 #define DT_PROTO_HELLO_REQ_SIZE		8
 #define DT_PROTO_HELLO_REP_SIZE		72
 #define DT_PROTO_REGIONS_REQ_SIZE	0
 #define DT_PROTO_REGIONS_REP_SIZE	8	/* + count * DT_PROTO_REGION_REC_SIZE */
-#define DT_PROTO_REGION_REC_SIZE	472
+#define DT_PROTO_REGION_REC_SIZE	480	/* version 5: + span */
+#define DT_PROTO_REGION_REC4_SIZE	472	/* versions 1 to 4 */
 #define DT_PROTO_ATTACH_REQ_SIZE	72
-#define DT_PROTO_ATTACH_REP_SIZE	88
+#define DT_PROTO_ATTACH_REP_SIZE	96	/* version 5: + span */
+#define DT_PROTO_ATTACH_REP4_SIZE	88	/* versions 1 to 4 */
 #define DT_PROTO_FAULT_REQ_SIZE		16
 #define DT_PROTO_FAULT_REP_SIZE		32
 #define DT_PROTO_DIRTY_REQ_SIZE		8	/* + count * DT_PROTO_RANGE_REC_SIZE */
@@ -179,7 +190,8 @@ enum dt_proto_op {
 #define DT_PROTO_LIST_REP_SIZE		16	/* + count * DT_PROTO_ENTRY_REC_SIZE */
 #define DT_PROTO_STATS_REQ_SIZE		8
 #define DT_PROTO_STATS_REP_SIZE		192	/* versions 1, 2: + count * the record size */
-#define DT_PROTO_STATS_REP3_SIZE	200	/* version 3: + the tracking counts */
+#define DT_PROTO_STATS_REP3_SIZE	200	/* versions 3, 4: + the tracking counts */
+#define DT_PROTO_STATS_REP5_SIZE	328	/* version 5: + requests_by_op[16..31] */
 #define DT_PROTO_RSTATS_REC_SIZE	248	/* version 2 */
 #define DT_PROTO_RSTATS_REC1_SIZE	224	/* version 1: no deep flush counters */
 #define DT_PROTO_RSTATS_REC3_SIZE	256	/* version 3: + the tracking counts */
@@ -193,7 +205,11 @@ enum dt_proto_op {
 #define DT_PROTO_LOG_REP_SIZE		32	/* version 3; the log's fd rides with it */
 #define DT_PROTO_TRACK_REQ_SIZE		16	/* version 3 */
 #define DT_PROTO_TRACK_REP_SIZE		0	/* version 3 */
-#define DT_PROTO_CXL_REQ_SIZE		0
+#define DT_PROTO_FAILED_REQ_SIZE	0	/* version 5 */
+#define DT_PROTO_FAILED_REP_SIZE	8	/* version 5: + count * DT_PROTO_FAILED_REC_SIZE */
+#define DT_PROTO_FAILED_REC_SIZE	488
+#define DT_PROTO_REASON_MAX		160	/* a FAILED record's reason, its NUL included */
+#define DT_PROTO_CXL_REQ_SIZE		0	/* version 5 */
 #define DT_PROTO_CXL_REP_SIZE		8	/* + (memdevs + regions) * DT_PROTO_CXL_REC_SIZE */
 #define DT_PROTO_CXL_REC_SIZE		320
 /* LOG reply: npages is below this (the dirty log's own bound). */
@@ -207,7 +223,9 @@ enum dt_proto_op {
 #define DT_REGION_DEFAULT	(1U << 4)	/* the embedded default region */
 #define DT_REGION_BADBLOCKS	(1U << 5)	/* overlaps known bad blocks */
 #define DT_REGION_SPARSE	(1U << 6)	/* DAX file with holes or unwritten extents (v2) */
-#define DT_REGION_FLAGS_ALL	0x7fU	/* version 2 */
+#define DT_REGION_GROWS		(1U << 7)	/* follows its file, up to its span (v5) */
+#define DT_REGION_FLAGS_ALL	0xffU	/* version 5 */
+#define DT_REGION_FLAGS_V4	0x7fU	/* versions 2 to 4: no GROWS */
 #define DT_REGION_FLAGS_V1	0x3fU	/* version 1: no SPARSE */
 
 /* The flush path a region uses. */
@@ -334,7 +352,7 @@ struct dt_proto_hello_rep {
 struct dt_proto_region {
 	uint32_t id;			/* not DT_PROTO_ALL_REGIONS */
 	uint32_t flags;			/* DT_REGION_* */
-	uint64_t size;			/* bytes */
+	uint64_t size;			/* bytes: of the file now (GROWS), else fixed */
 	uint8_t flush;			/* enum dt_proto_flush */
 	uint32_t badblocks;		/* known bad ranges inside the region */
 	int32_t numa_node;		/* -1 if unknown */
@@ -348,11 +366,13 @@ struct dt_proto_region {
 	char ns_name[DT_PROTO_DEVNAME_MAX];	/* "namespace0.0"; "" unless matched */
 	char ns_region[DT_PROTO_DEVNAME_MAX];	/* "region0"; "" unless matched */
 	char ns_device[DT_PROTO_DEVNAME_MAX];	/* "pmem0" or "dax0.0"; "" unless matched */
+	uint64_t span;			/* v5: offsets served are below it; >= size (v1-4: size) */
 };
 
 /* Variable parts: host array for encoding, raw records after decoding. */
 struct dt_proto_regions_rep {
 	uint32_t count;			/* <= DT_PROTO_MAX_REGIONS */
+	uint16_t version;		/* decode: the message's (record layout) */
 	const struct dt_proto_region *regions;	/* encode */
 	const void *raw;		/* decode: use dt_proto_region_at() */
 };
@@ -365,9 +385,10 @@ struct dt_proto_attach_req {
 struct dt_proto_attach_rep {
 	uint32_t region;		/* id */
 	uint32_t flags;			/* DT_REGION_* */
-	uint64_t size;			/* bytes */
+	uint64_t size;			/* bytes: of the file now (GROWS), else fixed */
 	uint32_t access;		/* DT_ACCESS_* of this connection */
 	char name[DT_PROTO_NAME_MAX];	/* the region attached */
+	uint64_t span;			/* v5: offsets served are below it; >= size (v1-4: size) */
 };
 
 struct dt_proto_fault_req {
@@ -543,6 +564,21 @@ struct dt_proto_namespaces_rep {
 	const void *raw;		/* decode: use dt_proto_namespace_at() */
 };
 
+/* A configured region the daemon could not open, and why (FAILED, version 5). */
+struct dt_proto_failed {
+	char name[DT_PROTO_NAME_MAX];	/* not empty */
+	char path[DT_PROTO_PATH_MAX];
+	int32_t error;			/* the negative errno of the open, < 0 */
+	char reason[DT_PROTO_REASON_MAX];	/* as logged: "is 4096 bytes, the configured ..." */
+};
+
+/* Variable parts: host array for encoding, raw records after decoding. */
+struct dt_proto_failed_rep {
+	uint32_t count;			/* <= DT_PROTO_MAX_REGIONS */
+	const struct dt_proto_failed *failed;	/* encode */
+	const void *raw;		/* decode: use dt_proto_failed_at() */
+};
+
 /*
  * CXL: the CXL memdevs of the host and the daemon's regions on CXL memory.
  * Strings are "" when unknown or not applicable.
@@ -671,6 +707,7 @@ struct dt_msg {
 		struct dt_proto_log_req log_req;
 		struct dt_proto_log_rep log_rep;
 		struct dt_proto_track_req track_req;
+		struct dt_proto_failed_rep failed_rep;
 		struct dt_proto_cxl_rep cxl_rep;
 	};
 };
@@ -838,6 +875,17 @@ void dt_proto_fsync_bad_at(const struct dt_proto_fsync_rep *f, uint32_t i,
  */
 void dt_proto_namespace_at(const struct dt_proto_namespaces_rep *n, uint32_t i,
 			   struct dt_proto_namespace *out);
+
+/**
+ * dt_proto_failed_at() - Record @i of a FAILED reply.
+ * @f: The reply.
+ * @i: Below @f->count.
+ * @out: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_failed_at(const struct dt_proto_failed_rep *f, uint32_t i,
+			struct dt_proto_failed *out);
 
 /**
  * dt_proto_cxl_memdev_at() - Memdev record @i of a CXL reply.
