@@ -62,7 +62,7 @@
 #
 # Environment: DT_REALDAX_TIMEOUT (seconds for boot + tests of the stock
 # boot, default 540), DT_REALDAX_BP_TIMEOUT (the backports boot, default
-# 600), DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default
+# 720), DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default
 # 15), DT_DAX_VM_RUN (the run script, default ../shared/dax-vm/run).
 set -uo pipefail
 
@@ -70,7 +70,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
 VM_RUN=${DT_DAX_VM_RUN:-../shared/dax-vm/run}
 TIMEOUT=${DT_REALDAX_TIMEOUT:-540}
-BP_TIMEOUT=${DT_REALDAX_BP_TIMEOUT:-600}
+BP_TIMEOUT=${DT_REALDAX_BP_TIMEOUT:-720}
 FIRST_TOUCH_SECS=${DT_FIRST_TOUCH_SECS:-15}
 
 usage()
