@@ -32,10 +32,10 @@ ok() { echo "install: $1: ok${2:+ ($2)}"; }
 bad() { echo "install: $1: FAILED ($2)"; failures=$((failures + 1)); }
 
 if [[ -f $build/build.ninja ]]; then
-	meson setup --reconfigure "$build" --prefix=/usr -Dtests=false -Dwerror=true -Dsystemd=enabled >/dev/null
+	meson setup --reconfigure "$build" --prefix=/usr -Dtests=false -Dwerror=true -Dsystemd=enabled -Dcxl=enabled >/dev/null
 else
 	rm -rf "$build"
-	meson setup "$build" --prefix=/usr -Dtests=false -Dwerror=true -Dsystemd=enabled >/dev/null
+	meson setup "$build" --prefix=/usr -Dtests=false -Dwerror=true -Dsystemd=enabled -Dcxl=enabled >/dev/null
 fi || { bad setup "meson setup failed"; exit 1; }
 ninja -C "$build" >/dev/null || { bad build "ninja failed"; exit 1; }
 rm -rf "$dest"

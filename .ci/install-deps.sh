@@ -17,6 +17,7 @@ PACKAGES=(
 	liburcu-dev		# the tree's RCU readers (urcu-memb)
 	libpmem-dev		# the daemon (persistent memory)
 	libndctl-dev		# the daemon (DAX namespaces)
+	libcxl-dev		# CXL memdevs, regions, health (optional in meson)
 	libsystemd-dev		# the daemon (sd_notify, socket activation)
 	systemd			# systemd.pc (unit dir), systemd-socket-activate for the tests
 	libjson-c-dev		# daxtrackctl --json

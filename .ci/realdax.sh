@@ -3,8 +3,9 @@
 #
 # realdax.sh - the real-DAX suite: daxtrack on a real fsdax ext4 -o dax file
 # and a real devdax device, in the QEMU guest of ../shared/dax-vm/run (two
-# emulated NVDIMMs), in TWO boots: the stock kernel (6.1), then the
-# backports kernel (6.12, --kernel backports) for transparent tracking.
+# emulated NVDIMMs and, with --cxl, two emulated CXL type-3 pmem devices),
+# in TWO boots: the stock kernel (6.1), then the backports kernel (6.12,
+# --kernel backports) for transparent tracking.
 #
 # Usage: .ci/realdax.sh BUILD_DIR
 #
@@ -26,6 +27,15 @@
 #                        ("realdax: persist-msync: ...", not counted)
 #   test_track_realdax   on 6.1 every dt_client_track() must be refused
 #                        cleanly
+# Both boots, on the CXL devices (small: CXL memory is slow under TCG):
+#   test_cxl_realdax     test_realdax_daemon with DT_REALDAX_CXL=1: the same
+#                        checks on a 16 MiB file of the CXL fsdax mount
+#                        (MAP_SYNC) and the CXL devdax device (namespace
+#                        matching, the flush log, persist, kill -9 and
+#                        recovery), the CXL request, DEEP counted on CXL
+#   check_cxl_ctl        daxtrackctl's namespaces, regions, --cxl and JSON,
+#                        from the daemon and --local, against `cxl list` and
+#                        `ndctl list -b CXL` (tests/realdax/check_cxl_ctl.py)
 # The backports boot (each program counts as one test, pass or fail):
 #   test_lmdb_guest      an unmodified LMDB program under the LD_PRELOAD shim
 #                        and with the kernel's msync, the daemon killed in the
@@ -62,21 +72,21 @@
 # otherwise; 2 for a usage error.
 #
 # Environment: DT_REALDAX_TIMEOUT (seconds for boot + tests of the stock
-# boot, default 420), DT_REALDAX_BP_TIMEOUT (the backports boot, default
-# 900), DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default
+# boot, default 540), DT_REALDAX_BP_TIMEOUT (the backports boot, default
+# 1200), DT_FIRST_TOUCH_SECS (first_touch's time budget per file, default
 # 15), DT_DAX_VM_RUN (the run script, default ../shared/dax-vm/run).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 
 VM_RUN=${DT_DAX_VM_RUN:-../shared/dax-vm/run}
-TIMEOUT=${DT_REALDAX_TIMEOUT:-420}
-BP_TIMEOUT=${DT_REALDAX_BP_TIMEOUT:-900}
+TIMEOUT=${DT_REALDAX_TIMEOUT:-540}
+BP_TIMEOUT=${DT_REALDAX_BP_TIMEOUT:-1200}
 FIRST_TOUCH_SECS=${DT_FIRST_TOUCH_SECS:-15}
 
 usage()
 {
-	sed -n '4,67s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '4,77s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 # fail_summary REASON: one plain line, the summary, exit 1.
@@ -158,6 +168,12 @@ step() {
 	grep -E "^FAIL |^$name: [0-9]+ passed, [0-9]+ failed\$" "$out/$name.log"
 	[ "$rc" -eq 0 ] || all=1
 }
+cxl_steps() {
+	step test_cxl_realdax env DT_REALDAX_CXL=1 "$b/tests/realdax/test_realdax_daemon" \
+		"$b/daemon/daxtrackd"
+	step check_cxl_ctl python3 tests/realdax/check_cxl_ctl.py "$b/daemon/daxtrackd" \
+		"$b/tools/daxtrackctl/daxtrackctl"
+}
 '
 
 # The stock boot: sh -c GUEST realdax-guest REPO BUILD OUT FIRST_TOUCH_SECS.
@@ -167,6 +183,7 @@ step test_realdax_daemon "$b/tests/realdax/test_realdax_daemon" "$b/daemon/daxtr
 step test_region_realdax "$b/tests/daemon/test_region_realdax"
 step test_resize_realdax "$b/tests/realdax/test_resize_realdax" "$b/daemon/daxtrackd"
 step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrackd"
+cxl_steps
 "$b/tests/realdax/first_touch" -t "$4" "$DAX_VM_FSDAX_DIR" >"$out/first_touch.log" 2>&1
 grep "^first-touch:" "$out/first_touch.log"
 "$b/tests/realdax/persist_msync" "$b/daemon/daxtrackd" "$DAX_VM_FSDAX_DIR" "$DAX_VM_DEVDAX" \
@@ -190,6 +207,7 @@ step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrac
 step test_preload env DT_PRELOAD_SO="$b/lib/preload/libdaxtrack-preload.so" \
 	DT_PRELOAD_VICTIM="$b/tests/preload/preload_victim" DT_PRELOAD_DIR="$DAX_VM_FSDAX_DIR" \
 	DT_PRELOAD_DEVDAX="$DAX_VM_DEVDAX" "$b/tests/preload/test_preload"
+cxl_steps
 step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
 sed -n "s/^ *\(track\.[a-z]\)/bench-track: \1/p" "$out/test_bench_track.log"
 echo "realdax-guest: done"
@@ -206,7 +224,7 @@ boot()
 	local name=$1 kernel=$2 timeout=$3 guest=$4 t0=$SECONDS
 
 	shift 4
-	bash "$VM_RUN" "${VM_ARGS[@]}" --kernel "$kernel" --timeout "$timeout" -- \
+	bash "$VM_RUN" "${VM_ARGS[@]}" --cxl --kernel "$kernel" --timeout "$timeout" -- \
 		sh -c "$guest" realdax-guest "$REPO" "$BUILD_ABS" "$OUT/$name" "$@" \
 		>"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null
 	vm_rc=$?
@@ -300,6 +318,8 @@ for prog in test_realdax_daemon test_region_realdax test_resize_realdax; do
 	count stock "$prog" 0
 done
 count stock test_track_realdax 0
+count stock test_cxl_realdax 0
+count stock check_cxl_ctl 0
 finished stock "$TIMEOUT"
 
 boot backports backports "$BP_TIMEOUT" "$GUEST_BP"
@@ -314,6 +334,8 @@ else
 	count backports test_db_tdb 1
 	count backports test_track_realdax 1
 	count backports test_preload 0
+	count backports test_cxl_realdax 0
+	count backports check_cxl_ctl 0
 	count backports test_bench_track 1
 	finished backports "$BP_TIMEOUT"
 fi

@@ -22,7 +22,7 @@
 #
 # Each configuration gets its own build directory under BUILD_ROOT (default
 # ./build-ci, or $DT_BUILD_ROOT), configured with -Dwerror=true and
-# -Dsystemd=enabled (the systemd tests may not drop out).  Every test
+# -Dsystemd=enabled -Dcxl=enabled (these tests may not drop out).  Every test
 # result counts: OK and EXPECTEDFAIL pass; FAIL, TIMEOUT, ERROR,
 # UNEXPECTEDPASS and SKIP fail.  A configuration that does not configure or
 # build, or runs no test, counts as one failure.  The last line printed is
@@ -86,7 +86,7 @@ setup_and_build()
 	shift
 
 	if [[ -f $dir/build.ninja ]]; then
-		if ! meson setup --reconfigure "$dir" -Dwerror=true -Dsystemd=enabled "$@"; then
+		if ! meson setup --reconfigure "$dir" -Dwerror=true -Dsystemd=enabled -Dcxl=enabled "$@"; then
 			echo "run-tests: reconfigure of $dir failed, starting afresh"
 			rm -rf "$dir"
 		fi
@@ -94,7 +94,7 @@ setup_and_build()
 		rm -rf "$dir"
 	fi
 	if [[ ! -f $dir/build.ninja ]]; then
-		meson setup "$dir" -Dwerror=true -Dsystemd=enabled "$@" || return 1
+		meson setup "$dir" -Dwerror=true -Dsystemd=enabled -Dcxl=enabled "$@" || return 1
 	fi
 	ninja -C "$dir" || return 1
 }

@@ -54,21 +54,27 @@ void fmt_namespace(char *buf, size_t len, const struct dt_region *r)
 {
 	dev_t dev = r->devdax ? r->st_rdev : r->st_dev;
 	const struct dt_namespace *ns;
+	char cxl[128];
 
 	if (r->ns_index < 0) {
 		if (r->ns_match == DT_REGION_MATCH_NO_NAMESPACES)
-			snprintf(buf, len, ", no namespace (no NVDIMM namespaces known)");
+			snprintf(buf, len, ", no namespace (no persistent memory namespaces "
+				 "known)");
 		else
 			snprintf(buf, len, ", no namespace (none has device %u:%u)", major(dev),
 				 minor(dev));
 		return;
 	}
 	ns = &r->nd->ns[r->ns_index];
-	snprintf(buf, len, ", namespace %s (%s %s, by %s device %u:%u)", ns->name,
+	if (!ns->cxl)
+		snprintf(cxl, sizeof(cxl), "%s", dt_ns_backing(ns));
+	else
+		dt_ndctl_fmt_cxl(r->nd, ns, cxl, sizeof(cxl));
+	snprintf(buf, len, ", namespace %s (%s %s, by %s device %u:%u), %s", ns->name,
 		 dt_proto_ns_mode_name(dt_ns_wire_mode(ns->mode)),
 		 ns->devname[0] ? ns->devname : "-",
 		 dt_proto_ns_match_name(dt_region_wire_match(r->ns_match)), major(dev),
-		 minor(dev));
+		 minor(dev), cxl);
 }
 
 #define LOG_BAD_MAX	16	/* bad ranges listed in the log, per region */
@@ -113,7 +119,7 @@ static void log_unwritten(const struct dt_region *r)
 
 static void log_region(const struct dt_region *r)
 {
-	char size[32], span[32], grows[64] = "", ns[160];
+	char size[32], span[32], grows[64] = "", ns[256];
 
 	fmt_size(size, sizeof(size), dt_region_bytes(r));
 	fmt_size(span, sizeof(span), r->size);
@@ -129,6 +135,7 @@ static void log_region(const struct dt_region *r)
 		dt_log(LOG_NOTICE, "region \"%s\": %s: not persistent memory: flushing with msync",
 		       r->name, r->path);
 	log_badblocks(r);
+	log_cxl(r, NULL);
 	log_unwritten(r);
 }
 

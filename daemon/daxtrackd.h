@@ -9,6 +9,7 @@
  *   signals.c    the main loop: signals, the watchdog, accept
  *   reload.c     SIGHUP: rescan, reread the configuration, add and drop regions
  *   badblocks-watch.c  rescan when a namespace's badblocks file changes
+ *   cxl-report.c       the CXL memdevs of a region in the log: health, dirty shutdowns
  *   recovery.c   the unclean-exit marker, the recovery flush from the
  *                write-intent logs (intent.c) or of whole regions
  *   configure.c  load the configuration, apply its limits, open a region,
@@ -98,11 +99,21 @@ int load_config(struct daemon *d, struct dt_config *cfg, bool *defaults);
 void apply_limits(struct daemon *d, const struct dt_config *cfg);
 
 
-/* ", namespace ... (mode dev, by ... device M:m)" or why the region has none. */
+/*
+ * ", namespace ... (mode dev, by ... device M:m), NVDIMM" (or ", CXL region2
+ * on mem0 (decoder0.0, 1 way)"), or why the region has none.
+ */
 void fmt_namespace(char *buf, size_t len, const struct dt_region *r);
 
 /* Log the bad ranges of a region (nothing when it has none). */
 void log_badblocks(const struct dt_region *r);
+
+/*
+ * Log the memdevs of a region's CXL region, their health and dirty shutdown
+ * counts (nothing for a region not on CXL); with @was, the scan before a
+ * rescan, only a dirty shutdown count that grew since.
+ */
+void log_cxl(const struct dt_region *r, const struct dt_ndctl *was);
 
 /*
  * Open a configured region, match its namespace, add it to the server, log

@@ -545,6 +545,7 @@ static int run(struct req *q)
 	case DT_OP_DUMP: return do_dump(q);
 	case DT_OP_LOG: return do_log(q);
 	case DT_OP_TRACK: return do_track(q);
+	case DT_OP_CXL: return do_cxl(q);
 	default: return -EPROTO;
 	}
 }

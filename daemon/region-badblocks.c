@@ -93,6 +93,9 @@ void dt_region_ns_info(struct dt_region *r, struct dt_region_ns_info *out)
 		out->ns = r->nd->ns[r->ns_index];
 		out->ns.bad = NULL;
 		out->ns.nbad = 0;
+		if (out->ns.cxl_region >= 0)
+			snprintf(out->cxl_region, sizeof(out->cxl_region), "%s",
+				 r->nd->cxl->regions[out->ns.cxl_region].name);
 	}
 	out->nbad = r->nbad;
 	for (i = 0; i < r->nbad; i++)

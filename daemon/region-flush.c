@@ -272,6 +272,28 @@ static int deep_flush_pmem(struct dt_region *r, uint64_t off, uint64_t len)
 	return errno ? -errno : -EIO;
 }
 
+/*
+ * A region on CXL memory: once the stores left the CPU caches (the
+ * writeback's flushes and this drain), they are in the persistence domain,
+ * which the platform's Global Persistent Flush empties at power loss.  The
+ * CXL nvdimm bus has no flush hints: its regions' deep_flush reads 0 and
+ * cannot be written, so there is nothing more to do, and msync(2) would
+ * only add a file system sync.
+ */
+static bool deep_flush_cxl(struct dt_region *r)
+{
+	bool cxl;
+
+	if (r->flush_path == DT_FLUSH_PATH_MSYNC)
+		return false;
+	pthread_rwlock_rdlock(&r->ns_lock);
+	cxl = r->nd && r->ns_index >= 0 && r->nd->ns[r->ns_index].cxl;
+	pthread_rwlock_unlock(&r->ns_lock);
+	if (cxl)
+		pmem_drain();
+	return cxl;
+}
+
 int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len)
 {
 	uint64_t live = dt_region_live_npages(r) * PAGE_SIZE_4K;
@@ -283,6 +305,10 @@ int dt_region_deep_flush(struct dt_region *r, uint64_t off, uint64_t len)
 	len = off >= live ? 0 : len < live - off ? len : live - off;
 	count(&r->counters.deep_flushes, 1);
 	dt_region_note(r, DT_FLUSH_EV_DEEP, off, len);
+	if (deep_flush_cxl(r)) {
+		count(&r->counters.deep_flush_cxl, 1);
+		return 0;
+	}
 	if (!deep_flush_ndctl(r)) {
 		count(&r->counters.deep_flush_ndctl, 1);
 		return 0;

@@ -63,6 +63,7 @@ enum dt_region_match {
  * @dev: The device number matched on: st_rdev (devdax) or st_dev (file).
  * @ns: The namespace (valid when @match is DAX, BLOCK or PARTITION; zeroed
  *	otherwise, with numa_node -1); its @bad is NULL, not copied.
+ * @cxl_region: The CXL region under @ns ("region2"), "" if none is known.
  * @nbad: Bad ranges inside the region.
  * @bad_bytes: Bytes in them.
  */
@@ -70,6 +71,7 @@ struct dt_region_ns_info {
 	enum dt_region_match match;
 	dev_t dev;
 	struct dt_namespace ns;
+	char cxl_region[DT_CXL_NAME_MAX];
 	unsigned nbad;
 	uint64_t bad_bytes;
 };
@@ -95,6 +97,9 @@ enum dt_flush_event {
  * @deep_flush_ndctl: Deep flushes done by ndctl_region_deep_flush().
  * @deep_flush_pmem: Deep flushes done by libpmem's pmem_deep_drain().
  * @deep_flush_failed: Deep flushes that neither could do (an error).
+ * @deep_flush_cxl: Deep flushes of a region on a CXL namespace: a drain,
+ *		    nothing to write (its persistence domain is the memory
+ *		    controller, flushed by GPF at power loss).
  * @sigbus: Flushes that a SIGBUS stopped (a page past the file's end, or
  *	    poisoned): survived, see dt_region_touch().
  * @truncations: Times the file was found shorter than before.
@@ -113,6 +118,7 @@ struct dt_region_counters {
 	uint64_t deep_flush_ndctl;
 	uint64_t deep_flush_pmem;
 	uint64_t deep_flush_failed;
+	uint64_t deep_flush_cxl;
 	uint64_t sigbus;
 	uint64_t truncations;
 	uint64_t truncated_dirty;
@@ -468,6 +474,11 @@ int dt_region_flush_all(struct dt_region *r);
  * drained).  Ends with the region's deep flush, the first of these that
  * works, each counted in @r->counters:
  *
+ *   deep_flush_cxl     (pmem and fence paths, matched to a namespace on the
+ *                      CXL nvdimm bus) a drain and nothing else: the memory
+ *                      controller is in the persistence domain of CXL
+ *                      memory (Global Persistent Flush at power loss) and
+ *                      the CXL bus has no flush hints to write;
  *   deep_flush_ndctl   (pmem and fence paths, with a matching namespace:
  *                      dt_region_set_namespace()) a drain, then
  *                      ndctl_region_deep_flush() of its region;

@@ -32,11 +32,11 @@ static void drop_region(struct daemon *d, const char *name)
 
 /* What a rescan may change of a region: report it. */
 static void log_rematch(const struct dt_region *r, const char *was_ns, unsigned was_nbad,
-			uint64_t was_bytes)
+			uint64_t was_bytes, const struct dt_ndctl *was)
 {
 	const char *now_ns = r->ns_index >= 0 ? r->nd->ns[r->ns_index].name : "";
 	uint64_t bytes = 0;
-	char ns[160];
+	char ns[256];
 	unsigned i;
 
 	for (i = 0; i < r->nbad; i++)
@@ -46,6 +46,7 @@ static void log_rematch(const struct dt_region *r, const char *was_ns, unsigned 
 		dt_log(LOG_NOTICE, "region \"%s\": reload: %s (was %s)", r->name, ns + 2,
 		       was_ns[0] ? was_ns : "none");
 	}
+	log_cxl(r, strcmp(was_ns, now_ns) ? NULL : was);
 	if (r->nbad == was_nbad && bytes == was_bytes)
 		return;
 	if (r->nbad)
@@ -99,7 +100,7 @@ void rescan_namespaces(struct daemon *d)
 			       "previous match", r->name, strerror(ENOMEM));
 			stuck = true;
 		} else {
-			log_rematch(r, was_ns, was_nbad, was_bytes);
+			log_rematch(r, was_ns, was_nbad, was_bytes, d->srv.nd);
 		}
 		srv_region_put(&d->srv, list[i]);
 	}

@@ -155,4 +155,7 @@ int do_stats(struct req *q);
 int do_namespaces(struct req *q);
 int do_failed(struct req *q);
 
+/* dispatch-cxl.c */
+int do_cxl(struct req *q);
+
 #endif /* DAXTRACKD_REQUEST_H */

@@ -601,6 +601,8 @@ static void worker_free(struct dt_worker *w)
 	free(w->rstats);
 	free(w->ns);
 	free(w->failed);
+	free(w->cxl_memdevs);
+	free(w->cxl_regions);
 	free(w->pages);
 }
 
@@ -613,10 +615,12 @@ static int worker_alloc(struct dt_worker *w)
 	w->rstats = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->rstats));
 	w->ns = calloc(DT_PROTO_MAX_NAMESPACES, sizeof(*w->ns));
 	w->failed = calloc(DT_PROTO_MAX_REGIONS, sizeof(*w->failed));
+	w->cxl_memdevs = calloc(DT_PROTO_MAX_CXL, sizeof(*w->cxl_memdevs));
+	w->cxl_regions = calloc(DT_PROTO_MAX_CXL, sizeof(*w->cxl_regions));
 	w->pages = calloc(DT_PROTO_MAX_RANGES, sizeof(*w->pages));
 	w->reply_fd = -1;
 	if (!w->in || !w->out || !w->entries || !w->regions || !w->rstats || !w->ns || !w->failed ||
-	    !w->pages)
+	    !w->pages || !w->cxl_memdevs || !w->cxl_regions)
 		return -ENOMEM;
 	return 0;
 }

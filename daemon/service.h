@@ -149,6 +149,8 @@ struct dt_worker {
 	struct dt_proto_region_stats *rstats;	/* DT_PROTO_MAX_REGIONS */
 	struct dt_proto_namespace *ns;	/* DT_PROTO_MAX_NAMESPACES */
 	struct dt_proto_failed *failed;	/* DT_PROTO_MAX_REGIONS */
+	struct dt_proto_cxl_memdev *cxl_memdevs;	/* DT_PROTO_MAX_CXL */
+	struct dt_proto_cxl_region *cxl_regions;	/* DT_PROTO_MAX_CXL */
 	struct dt_page_range *pages;	/* DT_PROTO_MAX_RANGES: a DIRTY's ranges */
 	int reply_fd;			/* an fd to send with the reply (not ours), or -1 */
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * util/ndctl.c - NVDIMM namespaces through libndctl (see ndctl.h).
+ * util/ndctl.c - persistent memory namespaces through libndctl (see ndctl.h).
  *
  * Device numbers come from sysfs ("M:m" in .../dev), not from /dev, so that
  * a missing or renamed device node does not matter.  Bad blocks are read
@@ -255,6 +255,10 @@ static int add_namespace(struct dt_ndctl *nd, struct ndctl_bus *bus,
 	ns->enabled = ndctl_namespace_is_active(ndns);	/* it or its pfn/dax/btt */
 	ns->size = ndctl_namespace_get_size(ndns);
 	ns->deep_flush = has_deep_flush(ns->region);
+	ns->cxl = !strcmp(ns->bus_provider, "CXL");
+	ns->region_start = ndctl_region_get_resource(region);
+	ns->cxl_region = ns->cxl ? dt_cxl_region_at(nd->cxl, ns->region_start) : -1;
+	nd->ncxl += ns->cxl;
 	if (!ns->enabled)
 		return 0;
 	data_start = ns_device(ndns, ns);
@@ -287,6 +291,17 @@ static int scan_ctx(struct dt_ndctl *nd)
 	return 0;
 }
 
+static void set_note(struct dt_ndctl *nd)
+{
+	if (!nd->nns)
+		snprintf(nd->note, sizeof(nd->note), "no persistent memory namespaces found; %s",
+			 nd->cxl->note);
+	else
+		snprintf(nd->note, sizeof(nd->note), "%u persistent memory namespace%s found "
+			 "(%u on CXL); %s", nd->nns, nd->nns == 1 ? "" : "s", nd->ncxl,
+			 nd->cxl->note);
+}
+
 int dt_ndctl_scan(struct dt_ndctl **out)
 {
 	struct dt_ndctl *nd;
@@ -297,30 +312,26 @@ int dt_ndctl_scan(struct dt_ndctl **out)
 	if (!nd)
 		return -ENOMEM;
 	nd->priv = calloc(1, sizeof(*nd->priv));
-	if (!nd->priv) {
-		free(nd);
-		return -ENOMEM;
-	}
+	ret = nd->priv ? dt_cxl_scan(&nd->cxl, true) : -ENOMEM;
+	if (ret)
+		goto fail;
 	ret = ndctl_new(&nd->priv->ctx);
 	if (ret) {
 		nd->priv->ctx = NULL;
-		snprintf(nd->note, sizeof(nd->note), "libndctl: ndctl_new: %s; no NVDIMM "
-			 "namespaces known", strerror(ret < 0 ? -ret : ret));
+		snprintf(nd->note, sizeof(nd->note), "libndctl: ndctl_new: %s; no persistent "
+			 "memory namespaces known", strerror(ret < 0 ? -ret : ret));
 		*out = nd;
 		return 0;
 	}
 	ret = scan_ctx(nd);
-	if (ret) {
-		dt_ndctl_free(nd);
-		return ret;
-	}
-	if (!nd->nns)
-		snprintf(nd->note, sizeof(nd->note), "no NVDIMM namespaces found");
-	else
-		snprintf(nd->note, sizeof(nd->note), "%u NVDIMM namespace%s found", nd->nns,
-			 nd->nns == 1 ? "" : "s");
+	if (ret)
+		goto fail;
+	set_note(nd);
 	*out = nd;
 	return 0;
+fail:
+	dt_ndctl_free(nd);
+	return ret;
 }
 
 void dt_ndctl_free(struct dt_ndctl *nd)
@@ -332,6 +343,7 @@ void dt_ndctl_free(struct dt_ndctl *nd)
 	for (i = 0; i < nd->nns; i++)
 		free(nd->ns[i].bad);
 	free(nd->ns);
+	dt_cxl_free(nd->cxl);
 	if (nd->priv) {
 		free(nd->priv->regions);
 		if (nd->priv->ctx)

@@ -973,4 +973,11 @@ const struct op_desc dt_proto_ops[DT_OP_LAST + 1] = {
 		.rep = VAR(DT_PROTO_FAILED_REP_SIZE, DT_PROTO_FAILED_REC_SIZE, DT_PROTO_MAX_REGIONS,
 			    enc_failed_rep, dec_failed_rep),
 	},
+	[DT_OP_CXL] = {
+		.name = "CXL",
+		.min_version = DT_PROTO_VERSION_CXL,
+		.req = FIXED(DT_PROTO_CXL_REQ_SIZE, NULL, NULL),
+		.rep = VAR(DT_PROTO_CXL_REP_SIZE, DT_PROTO_CXL_REC_SIZE, 2 * DT_PROTO_MAX_CXL,
+			    dt_proto_enc_cxl_rep, dt_proto_dec_cxl_rep),
+	},
 };

@@ -267,4 +267,11 @@ size_t dt_proto_rstats_size(unsigned version);
 void dt_proto_dec_ns(struct rcur *r, struct dt_proto_namespace *x);
 void dt_proto_dec_failed(struct rcur *r, struct dt_proto_failed *x);
 
+/* The CXL reply and its records (proto-cxl.c); record @i of @m's variable part. */
+void dt_proto_enc_cxl_rep(struct wcur *w, const struct dt_msg *m);
+void dt_proto_dec_cxl_rep(struct rcur *r, struct dt_msg *m, uint32_t *count);
+void dt_proto_dec_cxl_memdev(struct rcur *r, struct dt_proto_cxl_memdev *x);
+void dt_proto_dec_cxl_region(struct rcur *r, struct dt_proto_cxl_region *x);
+void dt_proto_dec_cxl_record(struct rcur *r, const struct dt_msg *m, uint32_t i);
+
 #endif /* DAXTRACK_PROTO_WIRE_H */

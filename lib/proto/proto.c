@@ -101,6 +101,13 @@ static const void *var_array(const struct dt_msg *m, uint32_t *count)
 	case DT_OP_FSYNC:
 		*count = reply ? m->fsync_rep.count : 0;
 		return reply ? m->fsync_rep.bad : NULL;
+	case DT_OP_CXL:
+		*count = (uint32_t)m->cxl_rep.nmemdevs + m->cxl_rep.nregions;
+		if (!reply)
+			return NULL;
+		if (m->cxl_rep.nmemdevs && !m->cxl_rep.memdevs)
+			return NULL;
+		return m->cxl_rep.nregions && !m->cxl_rep.regions ? NULL : (const void *)m;
 	}
 	*count = 0;
 	return NULL;
@@ -133,6 +140,9 @@ static void set_raw(struct dt_msg *m, const uint8_t *raw)
 		break;
 	case DT_OP_FSYNC:
 		m->fsync_rep.raw = raw;
+		break;
+	case DT_OP_CXL:
+		m->cxl_rep.raw = raw;
 		break;
 	}
 }
@@ -179,6 +189,9 @@ static void dec_records(struct rcur *r, const struct dt_msg *m, uint32_t count)
 			break;
 		case DT_OP_DUMP:
 			check(r, get_u8(r) != 0, -EINVAL);
+			break;
+		case DT_OP_CXL:
+			dt_proto_dec_cxl_record(r, m, i);
 			break;
 		}
 	}
@@ -468,6 +481,31 @@ void dt_proto_namespace_at(const struct dt_proto_namespaces_rep *n, uint32_t i,
 		dt_proto_dec_ns(&r, x);
 	else if (n->namespaces && i < n->count)
 		*x = n->namespaces[i];
+}
+
+void dt_proto_cxl_memdev_at(const struct dt_proto_cxl_rep *c, uint32_t i,
+			    struct dt_proto_cxl_memdev *x)
+{
+	struct rcur r;
+
+	memset(x, 0, sizeof(*x));
+	if (rec_cursor(c->raw, i, c->nmemdevs, DT_PROTO_CXL_REC_SIZE, &r))
+		dt_proto_dec_cxl_memdev(&r, x);
+	else if (c->memdevs && i < c->nmemdevs)
+		*x = c->memdevs[i];
+}
+
+void dt_proto_cxl_region_at(const struct dt_proto_cxl_rep *c, uint32_t i,
+			    struct dt_proto_cxl_region *x)
+{
+	struct rcur r;
+
+	memset(x, 0, sizeof(*x));
+	if (rec_cursor(c->raw, c->nmemdevs + i, c->nmemdevs + (uint32_t)c->nregions,
+		       DT_PROTO_CXL_REC_SIZE, &r) && i < c->nregions)
+		dt_proto_dec_cxl_region(&r, x);
+	else if (c->regions && i < c->nregions)
+		*x = c->regions[i];
 }
 
 /* Names. */

@@ -180,7 +180,7 @@ static void fault(int s, uint32_t region, uint64_t offset, unsigned order, bool 
 	fault_expect(s, region, offset, order, write, 0);
 }
 
-/* How many NVDIMM namespaces the daemon knows (NAMESPACES), or -1. */
+/* How many persistent memory namespaces the daemon knows (NAMESPACES), or -1. */
 static int daemon_namespaces(void)
 {
 	struct dt_msg req, rep;
@@ -463,7 +463,7 @@ static void check_regions_row(const char *text, const char *name, const char *nb
 		return;
 	for (i = 0, p = row; i < 11 && p; i++) /* NAME .. NUMA; SIZE, SPAN "64 MiB" */
 		p = strchr(p, ' '), p = p ? p + 1 : NULL;
-	snprintf(want, sizeof(want), "%s %s %s - - %s", nbad, bad_bytes,
+	snprintf(want, sizeof(want), "%s %s %s - - - - - %s", nbad, bad_bytes,
 		 daemon_namespaces() ? "none" : "no-namespaces", path);
 	if (!CHECK(p && !strcmp(p, want)))
 		fprintf(stderr, "     row: \"%s\"\n     want ... \"%s\"\n", row, want);
@@ -597,7 +597,7 @@ static void test_regions(void)
 	CTL(&r, "regions", "-v");
 	CHECK_RUN(&r, 0);
 	CHECK(row_is(r.out, "NAME", "NAME TYPE SIZE SPAN PMEM EADR PMD FLUSH NUMA BADBLOCKS BAD_BYTES "
-		     "MATCH NAMESPACE DEVICE PATH"));
+		     "MATCH NAMESPACE DEVICE BACKING CXL_REGION MEMDEVS PATH"));
 	check_regions_row(r.out, "r1", "0", "0 B", r1_path);
 	check_regions_row(r.out, "r2", "0", "0 B", r2_path);
 	CHECK(has(r.out, r1_path));
@@ -651,6 +651,7 @@ static void check_namespaces(const char *source, bool local)
 
 		CHECK(*get_str(ns, "bus") && *get_str(ns, "dev"));
 		CHECK(is_type(ns, "size", json_type_int));
+		CHECK(is_type(ns, "memdevs", json_type_array));
 	}
 	json_object_put(o);
 	run_free(&r);
@@ -663,7 +664,39 @@ static void check_namespaces(const char *source, bool local)
 	if (n)
 		CHECK(has(r.out, "BUS  ") && has(r.out, "NAMESPACE"));
 	else
-		CHECK(has(r.out, "no NVDIMM namespaces found") || has(r.out, "without libndctl"));
+		CHECK(has(r.out, "no persistent memory namespaces found") ||
+		      has(r.out, "without libndctl"));
+	run_free(&r);
+}
+
+/* `namespaces --cxl`: the memdevs, none on the build host (or why not). */
+static void check_cxl(const char *source, bool local)
+{
+	struct json_object *o, *a;
+	struct run r;
+
+	dt_test_ctx("namespaces --cxl %s", source);
+	if (local)
+		RUN(&r, "-s", "/nonexistent/sock", "--json", "namespaces", "--local", "--cxl");
+	else
+		CTL(&r, "--json", "namespaces", "--cxl");
+	CHECK_RUN(&r, 0);
+	o = parse(r.out);
+	CHECK(!strcmp(get_str(o, "source"), source));
+	CHECK(is_type(o, "cxl", json_type_boolean));
+	a = get(o, "memdevs");
+	CHECK(a && json_object_is_type(a, json_type_array));
+	if (a && !json_object_array_length(a) && !json_object_get_boolean(get(o, "cxl")))
+		CHECK(*get_str(o, "note"));
+	json_object_put(o);
+	run_free(&r);
+
+	if (local)
+		RUN(&r, "-s", "/nonexistent/sock", "namespaces", "--cxl", "--local");
+	else
+		CTL(&r, "namespaces", "--cxl");
+	CHECK_RUN(&r, 0);
+	CHECK(has(r.out, "MEMDEV ") || has(r.out, "no CXL memdevs found") || has(r.out, "libcxl"));
 	run_free(&r);
 }
 
@@ -671,6 +704,8 @@ static void test_namespaces(void)
 {
 	check_namespaces("daemon", false);
 	check_namespaces("local", true);
+	check_cxl("daemon", false);
+	check_cxl("local", true);
 }
 
 /* `list --json` of @args: checks the schema; returns the entries (put them). */
@@ -1105,6 +1140,9 @@ static void test_prometheus(void)
 	CHECK(has(r.out, "\ndaxtrack_region_badblocks{region=\"r1\"} 0\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_bad_bytes{region=\"r1\"} 0\n"));
 	CHECK(has(r.out, "\ndaxtrack_region_bad_hits_total{region=\"r1\"} 0\n"));
+	CHECK(has(r.out, "\n# TYPE daxtrack_region_deep_flush_cxl_total counter\n"));
+	CHECK(has(r.out, "\ndaxtrack_region_deep_flush_cxl_total{region=\"r1\"} 0\n"));
+	CHECK(has(r.out, "\n# TYPE daxtrack_cxl_memdev_dirty_shutdowns gauge\n"));
 	run_free(&r);
 
 	CTL(&r, "stats", "--prometheus", "r2");
@@ -1168,6 +1206,7 @@ static void test_fsync(void)
 	o2 = find_named(get(o, "regions"), "r2");
 	CHECK_EQ(get_u64(o2, "deep_flush_ndctl"), 0);
 	CHECK_EQ(get_u64(o2, "deep_flush_pmem") + get_u64(o2, "deep_flush_failed"), 1);
+	CHECK_EQ(get_u64(o2, "deep_flush_cxl"), 0);	/* not on CXL memory */
 	json_object_put(o);
 	run_free(&r);
 

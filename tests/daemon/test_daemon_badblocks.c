@@ -83,7 +83,7 @@ static bool find_stats(struct dh_conn *c, uint32_t id, struct dt_proto_region_st
 	return dh_stats(c, id, 0, out) == 0;
 }
 
-/* How many NVDIMM namespaces the daemon knows (NAMESPACES), or -1. */
+/* How many persistent memory namespaces the daemon knows (NAMESPACES), or -1. */
 static int namespace_count(struct dh_conn *c)
 {
 	struct dt_msg req, rep;

@@ -51,7 +51,7 @@ int main(void)
 
 	dt_test_ctx("no namespaces");
 	if (!nd->nns) {
-		CHECK(!strcmp(nd->note, "no NVDIMM namespaces found") ||
+		CHECK(!strncmp(nd->note, "no persistent memory namespaces found", 37) ||
 		      !strncmp(nd->note, "libndctl: ", 10));
 		CHECK(nd->ns == NULL);
 		CHECK_EQ(dt_ndctl_deep_flush(nd, 0), -ENOENT);

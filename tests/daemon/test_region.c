@@ -445,6 +445,40 @@ static void test_deep_fallback(struct dt_region *r)
 }
 
 /*
+ * The same namespace on the CXL nvdimm bus: a deep flush is a drain and
+ * nothing else (no deep_flush write, no msync), counted as deep_flush_cxl;
+ * on the msync path (not pmem) it stays libpmem's.
+ */
+static void test_deep_cxl(struct dt_region *r, struct dt_namespace *ns)
+{
+	enum dt_flush_path saved = r->flush_path;
+	struct dt_region_counters c0 = r->counters;
+
+	dt_test_ctx("deep flush on CXL (%s)", r->geometry);
+	ns->cxl = true;
+	dt_region_deep_drain = fake_deep_drain;
+	drain_addr = NULL;
+	drain_errno = EIO;		/* would fail: it must not be called */
+	for (r->flush_path = DT_FLUSH_PATH_PMEM; r->flush_path <= DT_FLUSH_PATH_FENCE;
+	     r->flush_path++)
+		CHECK_EQ(dt_region_deep_flush(r, 0, PG), 0);
+	CHECK(drain_addr == NULL);
+	CHECK_EQ(r->counters.deep_flush_cxl, c0.deep_flush_cxl + 2);
+	r->flush_path = DT_FLUSH_PATH_MSYNC;
+	drain_errno = 0;
+	CHECK_EQ(dt_region_deep_flush(r, 0, PG), 0);
+	CHECK(drain_addr == r->addr);
+	CHECK_EQ(r->counters.deep_flush_cxl, c0.deep_flush_cxl + 2);
+	CHECK_EQ(r->counters.deep_flush_pmem, c0.deep_flush_pmem + 1);
+	CHECK_EQ(r->counters.deep_flush_ndctl, c0.deep_flush_ndctl);
+	CHECK_EQ(r->counters.deep_flush_failed, c0.deep_flush_failed);
+	CHECK_EQ(r->counters.deep_flushes, c0.deep_flushes + 3);
+	r->flush_path = saved;
+	dt_region_deep_drain = pmem_deep_drain;
+	ns->cxl = false;
+}
+
+/*
  * A namespace made up to sit under the region's file system, with bad
  * blocks at the device bytes of pages 5 and 9..10 of the file: they must
  * come back as those file offsets (through FIEMAP, or linear on tmpfs).
@@ -489,6 +523,7 @@ static void test_fake_namespace(struct dt_region *r)
 	CHECK(!dt_region_range_bad(r, 6 * PG, 3 * PG));
 	CHECK_EQ(dt_ndctl_deep_flush(nd, 0), -ENOENT);
 	test_deep_fallback(r);
+	test_deep_cxl(r, ns);
 	CHECK_EQ(dt_region_set_namespace(r, NULL), -ENOENT);
 	CHECK_EQ(r->nbad, 0);
 	dt_ndctl_free(nd);

@@ -141,6 +141,8 @@ static void teardown(void)
 	free(worker.regions);
 	free(worker.rstats);
 	free(worker.ns);
+	free(worker.cxl_memdevs);
+	free(worker.cxl_regions);
 	free(worker.pages);
 	free(roundtrip);
 	srv_destroy(&srv);
@@ -224,10 +226,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	worker.regions = calloc(DT_PROTO_MAX_REGIONS, sizeof(*worker.regions));
 	worker.rstats = calloc(DT_PROTO_MAX_REGIONS, sizeof(*worker.rstats));
 	worker.ns = calloc(DT_PROTO_MAX_NAMESPACES, sizeof(*worker.ns));
+	worker.cxl_memdevs = calloc(DT_PROTO_MAX_CXL, sizeof(*worker.cxl_memdevs));
+	worker.cxl_regions = calloc(DT_PROTO_MAX_CXL, sizeof(*worker.cxl_regions));
 	worker.pages = calloc(DT_PROTO_MAX_RANGES, sizeof(*worker.pages));
 	roundtrip = malloc(DT_PROTO_MAX_MSG);
 	if (!worker.out || !worker.entries || !worker.regions || !worker.rstats || !worker.ns ||
-	    !worker.pages || !roundtrip)
+	    !worker.cxl_memdevs || !worker.cxl_regions || !worker.pages || !roundtrip)
 		die("malloc");
 	atexit(teardown);
 	free_fd = lowest_free_fd();
@@ -242,6 +246,8 @@ static struct dt_proto_region rec_regions[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_entry rec_entries[DT_PROTO_MAX_LIST];
 static struct dt_proto_region_stats rec_rstats[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_namespace rec_ns[DT_PROTO_MAX_NAMESPACES];
+static struct dt_proto_cxl_memdev rec_cxl_md[DT_PROTO_MAX_CXL];
+static struct dt_proto_cxl_region rec_cxl_rg[DT_PROTO_MAX_CXL];
 
 /*
  * Read every record of a variable part into the host arrays (and one past
@@ -312,6 +318,20 @@ static void read_records(struct dt_msg *m)
 		if (n.size || n.mode || n.name[0])
 			die("dt_proto_namespace_at() past the end is not zeroed");
 		m->namespaces_rep.namespaces = rec_ns;
+	} else if (m->op == DT_OP_CXL && reply) {
+		struct dt_proto_cxl_memdev md;
+		struct dt_proto_cxl_region rg;
+
+		for (i = 0; i < m->cxl_rep.nmemdevs; i++)
+			dt_proto_cxl_memdev_at(&m->cxl_rep, i, &rec_cxl_md[i]);
+		for (i = 0; i < m->cxl_rep.nregions; i++)
+			dt_proto_cxl_region_at(&m->cxl_rep, i, &rec_cxl_rg[i]);
+		dt_proto_cxl_memdev_at(&m->cxl_rep, m->cxl_rep.nmemdevs, &md);
+		dt_proto_cxl_region_at(&m->cxl_rep, m->cxl_rep.nregions, &rg);
+		if (md.name[0] || md.serial || rg.id || rg.name[0])
+			die("dt_proto_cxl_*_at() past the end is not zeroed");
+		m->cxl_rep.memdevs = rec_cxl_md;
+		m->cxl_rep.regions = rec_cxl_rg;
 	} else if (m->op == DT_OP_DUMP && reply) {
 		volatile char sink = 0;
 

@@ -181,6 +181,8 @@ static struct dt_msg sample_reply(uint16_t op)
 	static struct dt_proto_entry ents[2];
 	static struct dt_proto_region_stats rs[1];
 	static struct dt_proto_namespace ns[1];
+	static struct dt_proto_cxl_memdev md[1];
+	static struct dt_proto_cxl_region cr[1];
 	struct dt_msg q = req(op, 7), m;
 
 	dt_proto_init_reply(&m, &q, 0);
@@ -254,6 +256,19 @@ static struct dt_msg sample_reply(uint16_t op)
 	case DT_OP_LOG:
 		m.log_rep = (struct dt_proto_log_rep){ .npages = 1024, .file_size = 5 * 4096,
 			.flags = DT_LOG_PMEM, .log_id = 1 };
+		break;
+	case DT_OP_CXL:
+		md[0] = (struct dt_proto_cxl_memdev){ .serial = 1, .pmem_size = 256 << 20,
+			.health_err = -ENOTTY, .life_used = -1, .temperature = -1, .position = 0,
+			.ways = 1, .granularity = 256 };
+		snprintf(md[0].name, sizeof(md[0].name), "mem0");
+		snprintf(md[0].region, sizeof(md[0].region), "region2");
+		snprintf(md[0].nd_region, sizeof(md[0].nd_region), "region2");
+		cr[0] = (struct dt_proto_cxl_region){ .id = 1, .deep_flush_cxl = 3 };
+		snprintf(cr[0].name, sizeof(cr[0].name), "fz");
+		snprintf(cr[0].nd_region, sizeof(cr[0].nd_region), "region2");
+		m.cxl_rep = (struct dt_proto_cxl_rep){ .nmemdevs = 1, .memdevs = md,
+			.nregions = 1, .regions = cr };
 		break;
 	default:
 		break;

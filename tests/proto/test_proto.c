@@ -26,6 +26,8 @@ static struct dt_proto_region_stats rstats[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_namespace nss[DT_PROTO_MAX_NAMESPACES];
 static struct dt_proto_failed fails[DT_PROTO_MAX_REGIONS];
 static char text[DT_PROTO_MAX_DUMP];
+static struct dt_proto_cxl_memdev cxl_memdevs[DT_PROTO_MAX_CXL];
+static struct dt_proto_cxl_region cxl_regions[DT_PROTO_MAX_CXL];
 
 static void rnd_str(char *s, size_t size, bool nonempty)
 {
@@ -210,6 +212,42 @@ static void gen_ns(struct dt_proto_namespace *n)
 	n->badblocks = rnd();
 }
 
+static void gen_cxl_memdev(struct dt_proto_cxl_memdev *x)
+{
+	memset(x, 0, sizeof(*x));
+	rnd_str(x->name, sizeof(x->name), true);
+	rnd_str(x->host, sizeof(x->host), false);
+	rnd_str(x->firmware, sizeof(x->firmware), false);
+	rnd_str(x->host_bridge, sizeof(x->host_bridge), false);
+	rnd_str(x->region, sizeof(x->region), false);
+	rnd_str(x->decoder, sizeof(x->decoder), false);
+	rnd_str(x->nd_region, sizeof(x->nd_region), false);
+	x->serial = rnd();
+	x->pmem_size = rnd();
+	x->ways = x->region[0] ? 1 + (uint32_t)rnd_below(16) : 0;
+	x->granularity = (uint32_t)rnd();
+	x->position = x->ways ? (int32_t)rnd_below(x->ways) : -1;
+	x->health_err = rnd_below(4) ? 0 : -(int32_t)(1 + rnd_below(4095));
+	x->life_used = x->temperature = -1;
+	if (x->health_err)
+		return;
+	x->status = (uint32_t)rnd() & DT_CXL_ST_ALL;
+	x->life_used = (int32_t)rnd_below(257) - 1;
+	x->temperature = (int32_t)rnd();
+	x->dirty_shutdowns = (uint32_t)rnd();
+	x->pmem_errors = (uint32_t)rnd();
+}
+
+static void gen_cxl_region(struct dt_proto_cxl_region *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->id = (uint32_t)rnd_below(DT_PROTO_ALL_REGIONS);
+	x->deep_flush_cxl = rnd();
+	rnd_str(x->name, sizeof(x->name), true);
+	rnd_str(x->cxl_region, sizeof(x->cxl_region), false);
+	rnd_str(x->nd_region, sizeof(x->nd_region), true);
+}
+
 static void gen_reply_var(struct dt_msg *m)
 {
 	uint64_t end = 0;
@@ -267,6 +305,16 @@ static void gen_reply_var(struct dt_msg *m)
 			fails[i].error = -1 - (int32_t)rnd_below(4095);
 		}
 		m->failed_rep.failed = fails;
+		break;
+	case DT_OP_CXL:
+		m->cxl_rep.nmemdevs = (uint16_t)rnd_count(DT_PROTO_MAX_CXL, false);
+		m->cxl_rep.nregions = (uint16_t)rnd_count(DT_PROTO_MAX_CXL, false);
+		for (uint32_t i = 0; i < m->cxl_rep.nmemdevs; i++)
+			gen_cxl_memdev(&cxl_memdevs[i]);
+		for (uint32_t i = 0; i < m->cxl_rep.nregions; i++)
+			gen_cxl_region(&cxl_regions[i]);
+		m->cxl_rep.memdevs = cxl_memdevs;
+		m->cxl_rep.regions = cxl_regions;
 		break;
 	case DT_OP_DUMP:
 		m->dump_rep.length = rnd_count(DT_PROTO_MAX_DUMP, false);
@@ -341,6 +389,8 @@ static unsigned op_min_version(unsigned op)
 		return DT_PROTO_VERSION_LOG;
 	if (op == DT_OP_FAILED)
 		return DT_PROTO_VERSION_GROW;
+	if (op == DT_OP_CXL)
+		return DT_PROTO_VERSION_CXL;
 	return op == DT_OP_TRACK ? DT_PROTO_VERSION_TRACK : DT_PROTO_VERSION_MIN;
 }
 
@@ -371,6 +421,19 @@ static void gen(struct dt_msg *m, unsigned op, bool reply)
 	} else {
 		gen_reply(m);
 	}
+}
+
+static void rebuild_cxl(struct dt_proto_cxl_rep *c)
+{
+	static struct dt_proto_cxl_memdev md2[DT_PROTO_MAX_CXL];
+	static struct dt_proto_cxl_region rg2[DT_PROTO_MAX_CXL];
+
+	for (uint32_t i = 0; i < c->nmemdevs; i++)
+		dt_proto_cxl_memdev_at(c, i, &md2[i]);
+	for (uint32_t i = 0; i < c->nregions; i++)
+		dt_proto_cxl_region_at(c, i, &rg2[i]);
+	c->memdevs = md2;
+	c->regions = rg2;
 }
 
 /* Rebuild the host arrays of a decoded message from its raw records. */
@@ -418,6 +481,8 @@ static void rebuild(struct dt_msg *m)
 		for (uint32_t i = 0; i < m->failed_rep.count; i++)
 			dt_proto_failed_at(&m->failed_rep, i, &f2[i]);
 		m->failed_rep.failed = f2;
+	} else if (m->op == DT_OP_CXL) {
+		rebuild_cxl(&m->cxl_rep);
 	}
 }
 

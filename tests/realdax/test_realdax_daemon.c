@@ -20,6 +20,12 @@
  * fsdax file's through windows, the device's in place).  Then SIGTERM,
  * exit 0.
  *
+ * With DT_REALDAX_CXL=1 it does all that on the CXL side of `run --cxl`
+ * ($DAX_VM_CXL_FSDAX_DIR, $DAX_VM_CXL_DEVDAX, a 16 MiB file: CXL memory is
+ * slow under TCG), calls itself test_cxl_realdax, and also checks the CXL
+ * request, the log's CXL lines and that a deep FSYNC there is counted as
+ * deep_flush_cxl (elsewhere: never).
+ *
  * Without DAX_VM_FSDAX_DIR and DAX_VM_DEVDAX it fails (it never skips): it
  * is not a meson test; outside the VM, run it on a host with an fsdax mount
  * and a devdax device by setting both (and DAX_VM_FSDAX_DEV, its block device).
@@ -41,13 +47,17 @@
 #include "dt_test.h"
 #include "dt_client_test.h"
 #include "harness.h"
+#include "realdax_cxl.h"
 
 DT_TEST_DEFINE("test_realdax_daemon");
 
 #define PG	4096ULL
 #define MiB	(1ULL << 20)
 #define PMD_SZ	(2 * MiB)
-#define FS_SIZE	(64 * MiB)
+#define FS_SIZE	fs_size
+
+static uint64_t fs_size = 64 * MiB;	/* 16 MiB on CXL */
+static bool on_cxl;			/* DT_REALDAX_CXL=1 */
 
 #ifndef MAP_SYNC
 #define MAP_SYNC 0x80000
@@ -105,7 +115,8 @@ static int setup(const char *daxtrackd, const char *fsdir)
 	const struct dth_options o = { .exe = daxtrackd, .tag = "realdax",
 				       .start_timeout_ms = 120000, .stop_timeout_ms = 120000 };
 	const struct dth_region regions[] = {
-		{ .name = "fsdax", .size = "64M", .path = d.fs_path, .extra = "create = yes\n" },
+		{ .name = "fsdax", .size = on_cxl ? "16M" : "64M", .path = d.fs_path,
+		  .extra = "create = yes\n" },
 		{ .name = "devdax", .path = d.devdax },
 	};
 	int ret;
@@ -867,8 +878,10 @@ static bool flushed_all(const char *name, uint64_t npages, unsigned since, const
  */
 static void check_recovery(void)
 {
-	static const uint64_t fpages[] = { 3, 777, 4099, 9001, 16000 };
+	static const uint64_t nv_pages[] = { 3, 777, 4099, 9001, 16000 };
+	static const uint64_t cxl_pages[] = { 3, 777, 1099, 2001, 4000 };	/* 16 MiB */
 	static const uint64_t xpages[] = { 11, 5000, 12345 };
+	const uint64_t *fpages = on_cxl ? cxl_pages : nv_pages;
 	unsigned long long runs = 0, windowed = 0;
 	struct dt_client_region *fr = NULL, *xr = NULL;
 	struct dt_client *c = connect_client();
@@ -878,7 +891,7 @@ static void check_recovery(void)
 	if (!c || !CHECK_EQ(dt_client_attach(c, "fsdax", &fr), 0) ||
 	    !CHECK_EQ(dt_client_attach(c, "devdax", &xr), 0))
 		goto out;
-	for (unsigned i = 0; i < sizeof(fpages) / sizeof(fpages[0]); i++)
+	for (unsigned i = 0; i < 5; i++)
 		CHECK_EQ(dt_client_dirty(fr, fpages[i] * PG, PG), 0);
 	for (unsigned i = 0; i < sizeof(xpages) / sizeof(xpages[0]); i++)
 		CHECK_EQ(dt_client_dirty(xr, xpages[i] * PG, PG), 0);
@@ -888,7 +901,7 @@ static void check_recovery(void)
 	if (!CHECK_EQ(start(), 0))
 		goto out;
 	CHECK(log_has("unclean exit detected"));
-	CHECK(flushed_all("fsdax", 64 * MiB / PG, mark, fpages, 5));
+	CHECK(flushed_all("fsdax", FS_SIZE / PG, mark, fpages, 5));
 	CHECK(flushed_all("devdax", dx.rec.size / PG, mark, xpages, 3));
 	CHECK_EQ(flog_scan("fsdax", "full", mark, NULL, 0), 0);
 	CHECK_EQ(flog_scan("devdax", "full", mark, NULL, 0), 0);
@@ -907,6 +920,28 @@ out:
 		dt_client_close(c); /* its connection died with the daemon */
 }
 
+/*
+ * The two deep FSYNCs of check_deep_fsync() were counted: on CXL as
+ * deep_flush_cxl (a drain, no other mechanism); elsewhere never so.
+ */
+static void check_deep_counts(struct dt_client *c, struct rg *g)
+{
+	uint64_t c0[4], c1[4];
+
+	if (!g->r || !realdax_deep_counts(c, g->rec.id, c0))
+		return;
+	check_deep_fsync(g, 40 * PG);
+	dt_test_ctx("deep FSYNC counters %s", g->name);
+	if (!realdax_deep_counts(c, g->rec.id, c1))
+		return;
+	printf("deep %s: cxl %llu pmem %llu ndctl %llu failed %llu\n", g->name,
+	       (unsigned long long)(c1[0] - c0[0]), (unsigned long long)(c1[1] - c0[1]),
+	       (unsigned long long)(c1[2] - c0[2]), (unsigned long long)(c1[3] - c0[3]));
+	CHECK_EQ(c1[0] - c0[0], on_cxl ? 2 : 0);
+	CHECK_EQ(c1[0] + c1[1] + c1[2] - c0[0] - c0[1] - c0[2], 2);
+	CHECK_EQ(c1[3], c0[3]);
+}
+
 static void run(struct dt_client *c)
 {
 	check_regions(c);
@@ -914,6 +949,8 @@ static void run(struct dt_client *c)
 	attach_map(c, &dx);
 	check_fsdax_file();
 	check_namespaces(c);
+	if (on_cxl && fs.have_rec && dx.have_rec)
+		realdax_check_cxl(c, &fs.rec, &dx.rec, d.h.log);
 	if (!fs.addr || !dx.addr)
 		return;
 	check_pte_fault(&fs, 5 * PG);
@@ -921,24 +958,33 @@ static void run(struct dt_client *c)
 	check_pmd_fault(c);
 	check_exact_flush(&fs);
 	check_exact_flush(&dx);
-	check_deep_fsync(&fs, 40 * PG);
-	check_deep_fsync(&dx, 40 * PG);
+	check_deep_counts(c, &fs);
+	check_deep_counts(c, &dx);
 	check_persist(&fs, 100 * PG + 123, 1);
 	check_persist(&dx, 5 * PMD_SZ + 777, 2);
 	check_badblock(c, fast_fsdax());
+	if (on_cxl)	/* after the rescan the bad block caused: the new scan has it all */
+		realdax_check_cxl(c, &fs.rec, &dx.rec, d.h.log);
 }
 
 int main(int argc, char **argv)
 {
-	const char *fsdir = getenv("DAX_VM_FSDAX_DIR");
+	const char *cxl = getenv("DT_REALDAX_CXL");
+	const char *fsdir;
 	struct dt_client *c = NULL;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* The daemon's flush log is what these checks read: the socket path (but fast_fsdax()). */
 	setenv("DAXTRACK_FAST_PATH", "0", 1);
-	d.devdax = getenv("DAX_VM_DEVDAX");
-	d.fsdax_dev = getenv("DAX_VM_FSDAX_DEV");
+	on_cxl = cxl && !strcmp(cxl, "1");
+	if (on_cxl) {
+		dt_test_counts.prog = "test_cxl_realdax";
+		fs_size = 16 * MiB;
+	}
+	fsdir = getenv(on_cxl ? "DAX_VM_CXL_FSDAX_DIR" : "DAX_VM_FSDAX_DIR");
+	d.devdax = getenv(on_cxl ? "DAX_VM_CXL_DEVDAX" : "DAX_VM_DEVDAX");
+	d.fsdax_dev = getenv(on_cxl ? "DAX_VM_CXL_FSDAX_DEV" : "DAX_VM_FSDAX_DEV");
 	dt_test_ctx("environment");
 	if (!CHECK(argc == 2)) {
 		fprintf(stderr, "usage: %s DAXTRACKD\n", argv[0]);

@@ -3,11 +3,13 @@
  * tools/daxtrackctl/json.c - the JSON values of daxtrackctl, built with
  * json-c.  See json.h and daxtrackctl(8).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "connect.h"
 #include "ctl.h"
+#include "cxl-view.h"
 #include "json.h"
 #include "util.h"
 
@@ -154,6 +156,91 @@ struct json_object *ctl_json_namespaces(const char *source, bool ndctl)
 	return o;
 }
 
+void ctl_json_add_backing(struct json_object *o, const struct ctl_cxl *cx, const char *nd_region)
+{
+	char cxl_region[DT_PROTO_DEVNAME_MAX], memdevs[256], *save = NULL, *m;
+	const char *backing = ctl_cxl_backing(cx, nd_region, cxl_region, memdevs, sizeof(memdevs));
+	struct json_object *a = json_object_new_array();
+
+	json_object_object_add(o, "backing", strcmp(backing, "-") ?
+				json_object_new_string(backing) : NULL);
+	add_str_or_null(o, "cxl_region", cxl_region);
+	for (m = strtok_r(memdevs, ",", &save); a && m; m = strtok_r(NULL, ",", &save))
+		json_object_array_add(a, json_object_new_string(m));
+	json_object_object_add(o, "memdevs", a);
+}
+
+struct json_object *ctl_json_cxl(const char *source, bool known, const char *note)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "source", source);
+	add_bool(o, "cxl", known);
+	add_str_or_null(o, "note", known ? "" : note);
+	json_object_object_add(o, "memdevs", json_object_new_array());
+	return o;
+}
+
+static struct json_object *cxl_health(const struct dt_proto_cxl_memdev *m)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	add_str(o, "health_status", ctl_cxl_health_status(m->status));
+	add_str(o, "media_status", ctl_cxl_media_status(m->status));
+	add_bool(o, "maintenance_needed", m->status & DT_CXL_ST_MAINTENANCE);
+	add_bool(o, "performance_degraded", m->status & DT_CXL_ST_DEGRADED);
+	add_bool(o, "hw_replacement_needed", m->status & DT_CXL_ST_REPLACE);
+	add_bool(o, "media_not_ready", m->status & DT_CXL_ST_NOT_READY);
+	add_bool(o, "media_persistence_lost", m->status & DT_CXL_ST_PERSISTENCE_LOST);
+	add_bool(o, "media_data_lost", m->status & DT_CXL_ST_DATA_LOST);
+	add_bool(o, "media_loss_imminent", m->status & DT_CXL_ST_LOSS_IMMINENT);
+	add_bool(o, "life_used_warning", m->status & DT_CXL_ST_LIFE_WARNING);
+	add_bool(o, "life_used_critical", m->status & DT_CXL_ST_LIFE_CRITICAL);
+	add_bool(o, "temperature_warning", m->status & DT_CXL_ST_TEMP_WARNING);
+	add_bool(o, "temperature_critical", m->status & DT_CXL_ST_TEMP_CRITICAL);
+	json_object_object_add(o, "life_used_percent", m->life_used >= 0 ?
+				json_object_new_int(m->life_used) : NULL);
+	json_object_object_add(o, "temperature", m->temperature != -1 ?
+				json_object_new_int(m->temperature) : NULL);
+	add_u64(o, "dirty_shutdowns", m->dirty_shutdowns);
+	add_u64(o, "pmem_errors", m->pmem_errors);
+	return o;
+}
+
+struct json_object *ctl_json_cxl_memdev(const struct dt_proto_cxl_memdev *m)
+{
+	struct json_object *o = json_object_new_object();
+	char serial[CTL_FMT_LEN];
+
+	if (!o)
+		return NULL;
+	snprintf(serial, sizeof(serial), "0x%" PRIx64, m->serial);
+	add_str(o, "memdev", m->name);
+	add_str(o, "serial", serial);
+	add_str_or_null(o, "firmware_version", m->firmware);
+	add_str_or_null(o, "host", m->host);
+	add_str_or_null(o, "host_bridge", m->host_bridge);
+	add_u64(o, "pmem_size", m->pmem_size);
+	add_str_or_null(o, "region", m->region);
+	add_str_or_null(o, "decoder", m->decoder);
+	add_str_or_null(o, "root_decoder", m->root_decoder);
+	add_str_or_null(o, "nd_region", m->nd_region);
+	json_object_object_add(o, "interleave_ways", m->ways ?
+				json_object_new_int64(m->ways) : NULL);
+	json_object_object_add(o, "interleave_granularity", m->ways ?
+				json_object_new_int64(m->granularity) : NULL);
+	json_object_object_add(o, "position", m->position >= 0 ?
+				json_object_new_int(m->position) : NULL);
+	json_object_object_add(o, "health", m->health_err ? NULL : cxl_health(m));
+	if (m->health_err)
+		add_str(o, "health_error", dt_proto_status_name(m->health_err));
+	return o;
+}
+
 /* The region's file shrunk under the daemon (@s NULL: none known, 0). */
 static void add_truncation(struct json_object *o, const struct dt_proto_region_stats *s)
 {
@@ -296,8 +383,18 @@ static struct json_object *daemon_stats(const struct dt_proto_stats_rep *s)
 	return o;
 }
 
-struct json_object *ctl_json_stats(const struct dt_client_stats *stats)
+/* "deep_flush_cxl": 0 for a region not on CXL, null if the daemon does not say. */
+static void add_deep_flush_cxl(struct json_object *o, const struct ctl_cxl *cx, uint32_t id)
 {
+	const struct dt_proto_cxl_region *c = ctl_cxl_region(cx, id);
+
+	json_object_object_add(o, "deep_flush_cxl", !cx->answered ? NULL :
+				json_object_new_uint64(c ? c->deep_flush_cxl : 0));
+}
+
+struct json_object *ctl_json_stats(const struct dt_client_stats *stats, const struct ctl_cxl *cx)
+{
+	struct json_object *r;
 	struct json_object *o = json_object_new_object();
 	struct json_object *a = json_object_new_array();
 	uint32_t i;
@@ -308,8 +405,12 @@ struct json_object *ctl_json_stats(const struct dt_client_stats *stats)
 		return NULL;
 	}
 	json_object_object_add(o, "daemon", daemon_stats(&stats->total));
-	for (i = 0; i < stats->count; i++)
-		json_object_array_add(a, region_stats(&stats->regions[i]));
+	for (i = 0; i < stats->count; i++) {
+		r = region_stats(&stats->regions[i]);
+		if (r)
+			add_deep_flush_cxl(r, cx, stats->regions[i].id);
+		json_object_array_add(a, r);
+	}
 	json_object_object_add(o, "regions", a);
 	return o;
 }

@@ -19,6 +19,7 @@
 #include <daxtrack/proto.h>
 
 struct dt_client_stats;
+struct ctl_cxl;
 
 /* A region object. */
 struct json_object *ctl_json_region(const struct dt_proto_region *r);
@@ -35,6 +36,18 @@ struct json_object *ctl_json_namespace(const struct dt_proto_namespace *ns);
 /* {"source", "ndctl", "namespaces": []}: the namespaces are added by the caller. */
 struct json_object *ctl_json_namespaces(const char *source, bool ndctl);
 
+/*
+ * Add to @o what the nvdimm region @nd_region lies on: "backing" ("CXL",
+ * "NVDIMM" or null: unknown), "cxl_region" (or null) and "memdevs" (an array).
+ */
+void ctl_json_add_backing(struct json_object *o, const struct ctl_cxl *cx, const char *nd_region);
+
+/* {"source", "cxl", "note", "memdevs": []}: the memdevs are added by the caller. */
+struct json_object *ctl_json_cxl(const char *source, bool known, const char *note);
+
+/* A CXL memdev object, with its "health" object (or null and "health_error"). */
+struct json_object *ctl_json_cxl_memdev(const struct dt_proto_cxl_memdev *m);
+
 /**
  * ctl_json_status() - The status object.
  * @hello: The daemon's HELLO reply.
@@ -47,8 +60,8 @@ struct json_object *ctl_json_status(const struct dt_proto_hello_rep *hello, cons
 				    const struct dt_proto_region *regions, uint32_t nregions,
 				    const struct dt_client_stats *stats);
 
-/* The stats object. */
-struct json_object *ctl_json_stats(const struct dt_client_stats *stats);
+/* The stats object; @cx adds each region's deep_flush_cxl. */
+struct json_object *ctl_json_stats(const struct dt_client_stats *stats, const struct ctl_cxl *cx);
 
 /* The lookup object; @e NULL when no entry covers @offset. */
 struct json_object *ctl_json_lookup(const char *region, uint64_t offset,

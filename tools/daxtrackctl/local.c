@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * tools/daxtrackctl/local.c - `namespaces --local` through the libndctl
- * scanner the daemon uses too (util/ndctl.c).  See local.h.
+ * tools/daxtrackctl/local.c - `namespaces --local` through the libndctl and
+ * libcxl scanner the daemon uses too (util/ndctl.c).  See local.h, cxl.h.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cxl-view.h"
 #include "local.h"
 #include "ndctl.h"	/* util/ndctl.h */
 
@@ -53,6 +54,30 @@ int ctl_local_namespaces(struct ctl_local_ns **out, uint32_t *count, char *note,
 	for (i = 0; i < nd->nns; i++)
 		to_local(&nd->ns[i], &(*out)[i]);
 	*count = nd->nns;
+	dt_ndctl_free(nd);
+	return 0;
+}
+
+int ctl_cxl_local(struct ctl_cxl *out)
+{
+	struct dt_ndctl *nd;
+	unsigned i;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = dt_ndctl_scan(&nd);
+	if (err)
+		return err;
+	out->known = nd->cxl->available;
+	snprintf(out->note, sizeof(out->note), "%s", nd->cxl->note);
+	out->d.memdevs = calloc(nd->cxl->nmemdevs ? nd->cxl->nmemdevs : 1, sizeof(*out->d.memdevs));
+	if (!out->d.memdevs) {
+		dt_ndctl_free(nd);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nd->cxl->nmemdevs; i++)
+		dt_ndctl_cxl_memdev(nd, nd->cxl, i, &out->d.memdevs[i]);
+	out->d.nmemdevs = nd->cxl->nmemdevs;
 	dt_ndctl_free(nd);
 	return 0;
 }

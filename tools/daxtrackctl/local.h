@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * tools/daxtrackctl/local.h - `namespaces --local`: the NVDIMM namespaces
- * found by daxtrackctl itself, through libndctl (util/ndctl.c, the scanner
+ * tools/daxtrackctl/local.h - `namespaces --local`: the persistent memory
+ * namespaces found by daxtrackctl itself, through libndctl (util/ndctl.c, the scanner
  * the daemon uses too, so both report the same).  Kept apart from the
  * protocol header: util/ndctl.h and daxtrack/proto.h both name DT_NS_* modes.
  */
@@ -29,8 +29,8 @@ struct ctl_local_ns {
  * ctl_local_namespaces() - Enumerate with libndctl.
  * @out: Receives a malloc()ed array (free() it), NULL if empty.
  * @count: Receives its length.
- * @note: Receives libndctl's note ("no NVDIMM namespaces found", or why
- *	  libndctl could not be used).
+ * @note: Receives libndctl's note ("no persistent memory namespaces found",
+ *	  or why libndctl could not be used).
  * @notelen: Size of @note.
  *
  * Return: 0, or -ENOMEM.

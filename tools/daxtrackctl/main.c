@@ -30,12 +30,16 @@ static const struct ctl_cmd commands[] = {
 	  "status [--json]\n" },
 	{ "regions", cmd_regions, "the regions the daemon tracks, as configured",
 	  "regions [-v] [--json]\n"
-	  "  -v, --verbose      all columns: EADR, NUMA, bad bytes, namespace match, device\n" },
-	{ "namespaces", cmd_namespaces, "the host's NVDIMM namespaces (libndctl)",
-	  "namespaces [--local] [--json]\n"
+	  "  -v, --verbose      all columns: EADR, NUMA, bad bytes, namespace match, device,\n"
+	  "                     backing (NVDIMM or CXL), CXL region and memdevs\n" },
+	{ "namespaces", cmd_namespaces,
+	  "the host's persistent memory namespaces (NVDIMM or CXL) and CXL memdevs",
+	  "namespaces [--local] [--cxl] [--json]\n"
 	  "From the daemon or, with --local, found by daxtrackctl itself; `regions`\n"
 	  "says which namespace each region lies on.\n"
-	  "      --local        ask libndctl directly (no daemon needed)\n" },
+	  "      --local        ask libndctl and libcxl directly (no daemon needed)\n"
+	  "      --cxl          the CXL memdevs instead: serial, firmware, host bridge,\n"
+	  "                     region, decoder, health (as the devices answer now)\n" },
 	{ "list", cmd_list, "the entries of a region, ascending",
 	  "list [--dirty] [--range A-B] [--limit N] [--json] REGION\n"
 	  "      --dirty        only entries tagged dirty\n"

@@ -2,7 +2,8 @@
 /*
  * tools/daxtrackctl/stats.c - `stats`: the daemon's and the regions'
  * counters, as text, JSON or the Prometheus text exposition format (for
- * node_exporter's textfile collector).
+ * node_exporter's textfile collector), with the DEEP fsyncs of regions on
+ * CXL memory and the health of the CXL memdevs (CXL).
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "connect.h"
 #include "ctl.h"
+#include "cxl-view.h"
 #include "json.h"
 #include "util.h"
 
@@ -56,8 +58,10 @@ static void stats_truncation_text(const struct dt_proto_region_stats *r)
 	       ctl_fmt_bytes(r->truncated_dirty * DT_PROTO_PAGE_SIZE, lb), r->sigbus);
 }
 
-static void stats_region_text(const struct dt_proto_region_stats *r)
+static void stats_region_text(const struct dt_proto_region_stats *r, const struct ctl_cxl *cx)
 {
+	const struct dt_proto_cxl_region *c = ctl_cxl_region(cx, r->id);
+
 	char db[CTL_FMT_LEN], tb[CTL_FMT_LEN], fb[CTL_FMT_LEN], bb[CTL_FMT_LEN];
 
 	printf("region \"%s\":\n", r->name);
@@ -79,7 +83,11 @@ static void stats_region_text(const struct dt_proto_region_stats *r)
 	       ctl_plural(r->badblocks, "range", "ranges"), ctl_fmt_bytes(r->bad_bytes, bb),
 	       r->bad_hits, ctl_plural(r->bad_hits, "request", "requests"));
 	printf("  deep flushes    %" PRIu64 " by libndctl, %" PRIu64 " by libpmem, %" PRIu64
-	       " failed\n", r->deep_flush_ndctl, r->deep_flush_pmem, r->deep_flush_failed);
+	       " on CXL (a drain), %" PRIu64 " failed\n", r->deep_flush_ndctl, r->deep_flush_pmem,
+	       c ? c->deep_flush_cxl : 0, r->deep_flush_failed);
+	if (c)
+		printf("  CXL             %s on %s\n", c->cxl_region[0] ? c->cxl_region : "-",
+		       c->nd_region);
 	stats_truncation_text(r);
 	stats_track_text(r->clients_tracked, r->clients_refused);
 }
@@ -254,6 +262,89 @@ static void prom_regions(const struct dt_proto_region *r, uint32_t n,
 	}
 }
 
+static void prom_memdev_line(const char *metric, const struct dt_proto_cxl_memdev *m,
+			     int64_t v)
+{
+	printf("%s{memdev=\"", metric);
+	prom_label(m->name);
+	printf("\"} %" PRId64 "\n", v);
+}
+
+/* The health figures of a memdev, in the order of memdev_gauges[]. */
+static int64_t memdev_value(const struct dt_proto_cxl_memdev *m, size_t g)
+{
+	switch (g) {
+	case 0: return m->status;
+	case 1: return m->life_used;
+	case 2: return m->temperature;
+	case 3: return m->dirty_shutdowns;
+	default: return m->pmem_errors;
+	}
+}
+
+static const char *const memdev_gauges[][2] = {
+	{ "daxtrack_cxl_memdev_status",
+	  "Health and media status bits (0: healthy; DT_CXL_ST_* of daxtrack/proto.h)." },
+	{ "daxtrack_cxl_memdev_life_used_percent", "Rated life used, percent (-1: not reported)." },
+	{ "daxtrack_cxl_memdev_temperature_celsius", "Device temperature (-1: not reported)." },
+	{ "daxtrack_cxl_memdev_dirty_shutdowns",
+	  "Shutdowns whose persistence flush (GPF) did not complete, over the device's life." },
+	{ "daxtrack_cxl_memdev_pmem_errors", "Corrected persistent memory errors." },
+};
+
+static void prom_memdev_info(const struct dt_proto_cxl_memdev *m)
+{
+	printf("daxtrack_cxl_memdev_info{memdev=\"");
+	prom_label(m->name);
+	printf("\",serial=\"0x%" PRIx64 "\",firmware=\"", m->serial);
+	prom_label(m->firmware);
+	printf("\",host_bridge=\"");
+	prom_label(m->host_bridge);
+	printf("\",region=\"");
+	prom_label(m->region);
+	printf("\",nd_region=\"");
+	prom_label(m->nd_region);
+	printf("\"} 1\n");
+}
+
+/* The memdevs: one info line each, and their health where they answer. */
+static void prom_cxl_health(const struct ctl_cxl *cx)
+{
+	uint32_t i;
+	size_t g;
+
+	prom_meta("daxtrack_cxl_memdev_info", "gauge", "A CXL memdev and where it is.");
+	for (i = 0; i < cx->d.nmemdevs; i++)
+		prom_memdev_info(&cx->d.memdevs[i]);
+	prom_meta("daxtrack_cxl_memdev_health_reported", "gauge",
+		  "1 if the memdev answered Get Health Info.");
+	for (i = 0; i < cx->d.nmemdevs; i++)
+		prom_memdev_line("daxtrack_cxl_memdev_health_reported", &cx->d.memdevs[i],
+				 !cx->d.memdevs[i].health_err);
+	for (g = 0; g < sizeof(memdev_gauges) / sizeof(memdev_gauges[0]); g++) {
+		prom_meta(memdev_gauges[g][0], "gauge", memdev_gauges[g][1]);
+		for (i = 0; i < cx->d.nmemdevs; i++)
+			if (!cx->d.memdevs[i].health_err)
+				prom_memdev_line(memdev_gauges[g][0], &cx->d.memdevs[i],
+						 memdev_value(&cx->d.memdevs[i], g));
+	}
+}
+
+static void prom_cxl(const struct ctl_cxl *cx, const struct dt_client_stats *st)
+{
+	const struct dt_proto_cxl_region *c;
+	uint32_t i;
+
+	prom_meta("daxtrack_region_deep_flush_cxl_total", "counter",
+		  "Deep flushes of a region on CXL memory: a drain (GPF covers the rest).");
+	for (i = 0; i < st->count; i++) {
+		c = ctl_cxl_region(cx, st->regions[i].id);
+		prom_region_line("daxtrack_region_deep_flush_cxl_total", st->regions[i].name, "",
+				 c ? c->deep_flush_cxl : 0);
+	}
+	prom_cxl_health(cx);
+}
+
 static int stats_prometheus_down(struct ctl *ctl, int err)
 {
 	prom_plain("daxtrack_up", "gauge", "Whether daxtrackd answered.", 0);
@@ -273,6 +364,7 @@ static int stats_run(struct ctl *ctl, const struct stats_args *a)
 	struct dt_proto_hello_rep hello;
 	uint32_t id = DT_PROTO_ALL_REGIONS, n = 0, i;
 	struct ctl_region att;
+	struct ctl_cxl cx = { .known = false };
 	struct dt_client *c;
 	int err, ret = 0;
 
@@ -292,6 +384,8 @@ static int stats_run(struct ctl *ctl, const struct stats_args *a)
 		id = att.info.id;
 	}
 	err = dt_client_stats(c, id, &st);
+	if (!err)
+		err = ctl_cxl_daemon(c, &cx);
 	if (!err && a->prometheus)
 		err = dt_client_regions(c, &regions, &n);
 	if (err) {
@@ -303,14 +397,16 @@ static int stats_run(struct ctl *ctl, const struct stats_args *a)
 		dt_client_daemon(c, &hello);
 		prom_daemon(&hello, &st->total);
 		prom_regions(regions, n, st);
+		prom_cxl(&cx, st);
 	} else if (ctl->json) {
-		ret = ctl_json_print(ctl_json_stats(st), true);
+		ret = ctl_json_print(ctl_json_stats(st, &cx), true);
 	} else {
 		stats_daemon_text(&st->total);
 		for (i = 0; i < st->count; i++)
-			stats_region_text(&st->regions[i]);
+			stats_region_text(&st->regions[i], &cx);
 	}
 out:
+	ctl_cxl_free(&cx);
 	free(regions);
 	free(st);
 	dt_client_close(c);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl.h"
 #include "table.h"
 
 void ctl_table_init(struct ctl_table *t, unsigned ncols)
@@ -96,4 +97,14 @@ void ctl_table_free(struct ctl_table *t)
 		free(t->cells[i]);
 	free(t->cells);
 	memset(t, 0, sizeof(*t));
+}
+
+int ctl_table_done(struct ctl_table *t, int err)
+{
+	if (!err)
+		ctl_table_print(t, stdout);
+	ctl_table_free(t);
+	if (err)
+		fprintf(stderr, "daxtrackctl: out of memory\n");
+	return err ? CTL_EXIT_FAIL : CTL_EXIT_OK;
 }

@@ -46,4 +46,10 @@ void ctl_table_print_fit(const struct ctl_table *t, FILE *f, size_t max_width);
 /* Free the table's cells. */
 void ctl_table_free(struct ctl_table *t);
 
+/*
+ * Print the table unless @err (a failed ctl_table_add()), free it, say "out
+ * of memory" if @err.  Return: an exit status, 0 or CTL_EXIT_FAIL.
+ */
+int ctl_table_done(struct ctl_table *t, int err);
+
 #endif /* DAXTRACKCTL_TABLE_H */

@@ -448,6 +448,40 @@ int dt_client_namespaces(struct dt_client *c, struct dt_proto_namespace **out, u
 			 uint32_t *flags);
 
 /**
+ * struct dt_client_cxl - The daemon's answer to CXL.
+ * @flags: DT_CXL_* (DT_CXL_NO_LIBCXL: the daemon cannot describe CXL devices).
+ * @nmemdevs: Entries of @memdevs: the host's CXL memdevs, with their health
+ *	      as the daemon read it for this answer.
+ * @memdevs: Allocated by dt_client_cxl().
+ * @nregions: Entries of @regions: the daemon's regions on CXL memory.
+ * @regions: Allocated by dt_client_cxl().
+ */
+struct dt_client_cxl {
+	uint32_t flags;
+	uint32_t nmemdevs;
+	struct dt_proto_cxl_memdev *memdevs;
+	uint32_t nregions;
+	struct dt_proto_cxl_region *regions;
+};
+
+/**
+ * dt_client_cxl() - The daemon's CXL memdevs and its regions on CXL (CXL).
+ * @c: The handle.
+ * @out: Filled in; free it with dt_client_cxl_free() after a success.
+ *
+ * Context: Any thread.  Takes the handle's lock; allocates; blocks.
+ * Return: 0; -EPROTO from a daemon that predates CXL (protocol version 5);
+ * -ENOMEM; a connection error when the daemon stays away.
+ */
+int dt_client_cxl(struct dt_client *c, struct dt_client_cxl *out);
+
+/**
+ * dt_client_cxl_free() - Free what dt_client_cxl() allocated.
+ * @cx: The answer; zeroed.
+ */
+void dt_client_cxl_free(struct dt_client_cxl *cx);
+
+/**
  * dt_client_stats() - Counters of the daemon and of its regions (STATS).
  * @c: The handle.
  * @region: A region id (dt_client_region_info(), dt_client_regions()), or

@@ -79,8 +79,8 @@ extern "C" {
  * opcode, the shared dirty log of the fast path, the TRACK opcode and the
  * tracking counts of STATS; version 4 adds the truncation counters of the
  * STATS region record; version 5 adds the GROWS region flag and the span of
- * the REGIONS record and of the ATTACH reply, and the FAILED opcode
- * (docs/protocol.md).
+ * the REGIONS record and of the ATTACH reply, the FAILED opcode and the
+ * CXL opcode (docs/protocol.md).
  */
 #define DT_PROTO_VERSION_MIN	1
 #define DT_PROTO_VERSION	5
@@ -92,6 +92,8 @@ extern "C" {
 #define DT_PROTO_VERSION_TRUNC	4
 /* The first version with regions that follow their files (GROWS, spans) and FAILED. */
 #define DT_PROTO_VERSION_GROW	5
+/* The first version with the CXL opcode. */
+#define DT_PROTO_VERSION_CXL	5
 #define DT_PROTO_HELLO_VERSION	1
 
 #define DT_PROTO_HDR_SIZE	24
@@ -107,6 +109,7 @@ extern "C" {
 #define DT_PROTO_MAX_LIST	8192U	/* entries of one LIST reply */
 #define DT_PROTO_MAX_REGIONS	256U	/* records of REGIONS and STATS */
 #define DT_PROTO_MAX_NAMESPACES	256U	/* records of NAMESPACES */
+#define DT_PROTO_MAX_CXL	256U	/* memdev and region records of CXL, each */
 #define DT_PROTO_MAX_DUMP	(64U << 10)	/* text bytes of one DUMP reply */
 #define DT_PROTO_MAX_BAD	256U	/* bad ranges of one FSYNC reply (version 2) */
 
@@ -143,6 +146,7 @@ enum dt_proto_op {
 	DT_OP_LOG = 13,		/* version 3 */
 	DT_OP_TRACK = 14,	/* version 3 */
 	DT_OP_FAILED = 15,	/* version 5 */
+	DT_OP_CXL = 16,		/* version 5 */
 };
 /* The states of TRACK: how a client tracks its stores to a region. */
 #define DT_TRACK_NONE		0	/* explicit marks only */
@@ -151,7 +155,7 @@ enum dt_proto_op {
 #define DT_TRACK_LAST		DT_TRACK_REFUSED
 
 #define DT_OP_FIRST		DT_OP_HELLO
-#define DT_OP_LAST		DT_OP_FAILED
+#define DT_OP_LAST		DT_OP_CXL
 /*
  * Slots of dt_proto_stats_rep.requests_by_op: indexed by opcode.  Versions
  * 1 to 4 carry the first DT_PROTO_STATS_OPS_V4 of them.
@@ -205,6 +209,9 @@ enum dt_proto_op {
 #define DT_PROTO_FAILED_REP_SIZE	8	/* version 5: + count * DT_PROTO_FAILED_REC_SIZE */
 #define DT_PROTO_FAILED_REC_SIZE	488
 #define DT_PROTO_REASON_MAX		160	/* a FAILED record's reason, its NUL included */
+#define DT_PROTO_CXL_REQ_SIZE		0	/* version 5 */
+#define DT_PROTO_CXL_REP_SIZE		8	/* + (memdevs + regions) * DT_PROTO_CXL_REC_SIZE */
+#define DT_PROTO_CXL_REC_SIZE		320
 /* LOG reply: npages is below this (the dirty log's own bound). */
 #define DT_PROTO_LOG_MAX_PAGES		(1ULL << 52)
 
@@ -286,6 +293,26 @@ enum dt_proto_attach_mode {
 
 /* NAMESPACES reply flags. */
 #define DT_NS_NO_NDCTL		(1U << 0)	/* the daemon cannot enumerate (no libndctl) */
+
+/* CXL reply flags. */
+#define DT_CXL_NO_LIBCXL	(1U << 0)	/* the daemon was built without libcxl */
+
+/*
+ * CXL memdev status bits: the device's Get Health Info, health status in
+ * bits 0-2, media and additional status in bits 8-15.  0 is healthy.
+ */
+#define DT_CXL_ST_MAINTENANCE		(1U << 0)	/* maintenance needed */
+#define DT_CXL_ST_DEGRADED		(1U << 1)	/* performance degraded */
+#define DT_CXL_ST_REPLACE		(1U << 2)	/* hardware replacement needed */
+#define DT_CXL_ST_NOT_READY		(1U << 8)	/* media not ready */
+#define DT_CXL_ST_PERSISTENCE_LOST	(1U << 9)
+#define DT_CXL_ST_DATA_LOST		(1U << 10)
+#define DT_CXL_ST_LOSS_IMMINENT		(1U << 11)	/* persistence or data loss imminent */
+#define DT_CXL_ST_LIFE_WARNING		(1U << 12)
+#define DT_CXL_ST_LIFE_CRITICAL		(1U << 13)
+#define DT_CXL_ST_TEMP_WARNING		(1U << 14)
+#define DT_CXL_ST_TEMP_CRITICAL		(1U << 15)
+#define DT_CXL_ST_ALL			0xff07U
 
 /* Namespace modes. */
 enum dt_proto_ns_mode {
@@ -552,6 +579,49 @@ struct dt_proto_failed_rep {
 	const void *raw;		/* decode: use dt_proto_failed_at() */
 };
 
+/*
+ * CXL: the CXL memdevs of the host and the daemon's regions on CXL memory.
+ * Strings are "" when unknown or not applicable.
+ */
+struct dt_proto_cxl_memdev {
+	char name[DT_PROTO_DEVNAME_MAX];	/* "mem0" */
+	char host[DT_PROTO_DEVNAME_MAX];	/* PCI device "0000:0d:00.0" */
+	char firmware[DT_PROTO_DEVNAME_MAX];	/* firmware revision */
+	char host_bridge[DT_PROTO_DEVNAME_MAX];	/* "pci0000:0c" */
+	char region[DT_PROTO_DEVNAME_MAX];	/* CXL region it backs, "region2" */
+	char decoder[DT_PROTO_DEVNAME_MAX];	/* its endpoint decoder of @region */
+	char root_decoder[DT_PROTO_DEVNAME_MAX];	/* @region's CXL window */
+	char nd_region[DT_PROTO_DEVNAME_MAX];	/* the nvdimm region on @region */
+	uint64_t serial;
+	uint64_t pmem_size;			/* bytes */
+	int32_t health_err;			/* 0: health valid; else -errno why not */
+	uint32_t status;			/* DT_CXL_ST_* */
+	int32_t life_used;			/* percent, -1 not reported */
+	int32_t temperature;			/* Celsius, -1 not reported */
+	uint32_t dirty_shutdowns;
+	uint32_t pmem_errors;			/* corrected persistent memory errors */
+	int32_t position;			/* in @region's interleave, -1 if none */
+	uint32_t ways;				/* @region's interleave ways, 0 if none */
+	uint32_t granularity;			/* bytes, 0 if none */
+};
+
+struct dt_proto_cxl_region {
+	uint32_t id;				/* region id */
+	uint64_t deep_flush_cxl;		/* DEEP fsyncs answered by the CXL path */
+	char name[DT_PROTO_NAME_MAX];
+	char cxl_region[DT_PROTO_DEVNAME_MAX];	/* "" when libcxl does not show it */
+	char nd_region[DT_PROTO_DEVNAME_MAX];	/* the matched namespace's region */
+};
+
+struct dt_proto_cxl_rep {
+	uint32_t flags;				/* DT_CXL_* */
+	uint16_t nmemdevs;			/* <= DT_PROTO_MAX_CXL */
+	uint16_t nregions;			/* <= DT_PROTO_MAX_CXL */
+	const struct dt_proto_cxl_memdev *memdevs;	/* encode */
+	const struct dt_proto_cxl_region *regions;	/* encode */
+	const void *raw;			/* decode: use dt_proto_cxl_*_at() */
+};
+
 struct dt_proto_dump_req {
 	uint32_t region;
 	uint64_t offset;		/* byte of the text to start at */
@@ -604,7 +674,7 @@ struct dt_proto_track_req {
  * @status: Replies: 0 or a negative errno (then the body is empty); requests: 0.
  *
  * The body is the member named after @op with _req or _rep; requests with an
- * empty payload (REGIONS, NAMESPACES) and PUNCH and TRACK replies have none.
+ * empty payload (REGIONS, NAMESPACES, CXL) and PUNCH and TRACK replies have none.
  */
 struct dt_msg {
 	uint16_t op;
@@ -638,6 +708,7 @@ struct dt_msg {
 		struct dt_proto_log_rep log_rep;
 		struct dt_proto_track_req track_req;
 		struct dt_proto_failed_rep failed_rep;
+		struct dt_proto_cxl_rep cxl_rep;
 	};
 };
 
@@ -815,6 +886,28 @@ void dt_proto_namespace_at(const struct dt_proto_namespaces_rep *n, uint32_t i,
  */
 void dt_proto_failed_at(const struct dt_proto_failed_rep *f, uint32_t i,
 			struct dt_proto_failed *out);
+
+/**
+ * dt_proto_cxl_memdev_at() - Memdev record @i of a CXL reply.
+ * @c: The reply.
+ * @i: Below @c->nmemdevs.
+ * @out: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_cxl_memdev_at(const struct dt_proto_cxl_rep *c, uint32_t i,
+			    struct dt_proto_cxl_memdev *out);
+
+/**
+ * dt_proto_cxl_region_at() - Region record @i of a CXL reply.
+ * @c: The reply.
+ * @i: Below @c->nregions.
+ * @out: Filled in; zeroed if @i is out of range.
+ *
+ * Context: Any thread.
+ */
+void dt_proto_cxl_region_at(const struct dt_proto_cxl_rep *c, uint32_t i,
+			    struct dt_proto_cxl_region *out);
 
 /**
  * dt_proto_op_name() - The name of an opcode.
