@@ -27,10 +27,17 @@
 #include <unistd.h>
 
 #include "client-private.h"
+#include "track-faults.h"
 #include "track-kernel.h"
 
 /* Runs one PAGEMAP_SCAN may return: 24 bytes each. */
 #define TRACK_VEC_LEN 1024
+
+/* The unit of the fault summary: a 2MiB extent, aligned as a PMD maps it. */
+#define TRACK_EXTENT (2UL << 20)
+
+/* Set to 1: no fault recording, every collection scans its whole range. */
+#define TRACK_SCAN_ALL_ENV "DAXTRACK_SCAN_ALL"
 
 /* The probe's patience: TCG (DAX_VM set, the dax-vm guest) is ~9x slower. */
 #define TRACK_PROBE_MS 2000
@@ -43,6 +50,8 @@ struct track_map {
 	bool sync; /* MAP_SYNC or device DAX: may be flushed from */
 	bool own; /* the library's own mapping (dt_client_map()) */
 	bool adopted; /* serves as the region's mapping (r->addr) */
+	uint64_t *hot; /* a bit an extent: a fault there since it was last scanned */
+	size_t extents;
 };
 
 struct dt_client_tracks {
@@ -51,6 +60,7 @@ struct dt_client_tracks {
 	unsigned n, cap;
 	struct track_map *m;
 	void *vec; /* PAGEMAP_SCAN's answer, TRACK_VEC_LEN runs */
+	struct dt_tk_faults *faults; /* NULL: every collection scans its whole range */
 };
 
 static uint64_t page_up(uint64_t x)
@@ -81,13 +91,126 @@ static void mark_run(void *arg, uintptr_t start, uintptr_t end)
 		k->err = err;
 }
 
-/* Collect the written pages of @m in region bytes [lo, hi): pages, or -errno. */
-static long collect_map(struct dt_client_region *r, const struct track_map *m, uint64_t lo,
-			uint64_t hi)
+/* ---- the fault summary: which extents to scan ---- */
+
+static uintptr_t extent_base(const struct track_map *m)
+{
+	return m->addr & ~(TRACK_EXTENT - 1);
+}
+
+static size_t extent_of(const struct track_map *m, uintptr_t a)
+{
+	return (a - extent_base(m)) / TRACK_EXTENT;
+}
+
+static void hot_all(struct track_map *m)
+{
+	memset(m->hot, 0xff, (m->extents + 63) / 64 * sizeof(*m->hot));
+}
+
+/* The first hot extent in [e, end), else @end. */
+static size_t next_hot(const struct track_map *m, size_t e, size_t end)
+{
+	while (e < end) {
+		uint64_t w = m->hot[e / 64] >> (e % 64);
+
+		if (w) {
+			e += (size_t)__builtin_ctzll(w);
+			return e < end ? e : end;
+		}
+		e = (e / 64 + 1) * 64;
+	}
+	return end;
+}
+
+/* The first extent at or after @e that is not hot, else @end. */
+static size_t next_cold(const struct track_map *m, size_t e, size_t end)
+{
+	while (e < end && (m->hot[e / 64] >> (e % 64) & 1))
+		e++;
+	return e;
+}
+
+/* Extents [e, end) were scanned inside addresses [a, b): those scanned whole go cold. */
+static void cool(struct track_map *m, size_t e, size_t end, uintptr_t a, uintptr_t b)
+{
+	uintptr_t base = extent_base(m), stop = m->addr + m->len;
+
+	for (; e < end; e++) {
+		uintptr_t lo = base + e * TRACK_EXTENT, hi = lo + TRACK_EXTENT;
+
+		if (lo < m->addr)
+			lo = m->addr;
+		if (hi > stop)
+			hi = stop;
+		if (a <= lo && hi <= b)
+			m->hot[e / 64] &= ~(1ULL << (e % 64));
+	}
+}
+
+static void note_fault(void *arg, uintptr_t a)
+{
+	struct dt_client_tracks *t = arg;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		struct track_map *m = &t->m[i];
+		size_t e;
+
+		if (a - m->addr >= m->len)
+			continue;
+		e = extent_of(m, a);
+		m->hot[e / 64] |= 1ULL << (e % 64);
+		return;
+	}
+}
+
+/*
+ * Make hot the extents faulted since the last call; every extent when a
+ * fault may have gone unrecorded, or nothing records them.
+ */
+static void faults_read(struct dt_client_tracks *t)
+{
+	if (!t || (t->faults && !dt_tk_faults_read(t->faults, note_fault, t)))
+		return;
+	for (unsigned i = 0; i < t->n; i++)
+		hot_all(&t->m[i]);
+}
+
+/* Collect addresses [a, b) of @m: pages, or -errno. */
+static long scan(struct dt_client_region *r, const struct track_map *m, uintptr_t a, uintptr_t b)
 {
 	struct collect k = { .r = r, .m = m };
-	uint64_t end = m->offset + m->len;
 	long n;
+
+	n = dt_tk_collect(r->tracks->pagemap, a, b, r->tracks->vec, TRACK_VEC_LEN, mark_run, &k);
+	return n < 0 ? n : k.err ? k.err : n;
+}
+
+/* Collect the hot extents of @m meeting addresses [a, b), a run of them a scan. */
+static long scan_hot(struct dt_client_region *r, struct track_map *m, uintptr_t a, uintptr_t b)
+{
+	uintptr_t base = extent_base(m);
+	size_t e = extent_of(m, a), end = extent_of(m, b - 1) + 1, run;
+	long total = 0, n;
+
+	for (e = next_hot(m, e, end); e < end; e = next_hot(m, run, end)) {
+		uintptr_t lo = base + e * TRACK_EXTENT, hi;
+
+		run = next_cold(m, e, end);
+		hi = base + run * TRACK_EXTENT;
+		n = scan(r, m, lo > a ? lo : a, hi < b ? hi : b);
+		if (n < 0)
+			return n;
+		cool(m, e, run, a, b);
+		total += n;
+	}
+	return total;
+}
+
+/* Collect the written pages of @m in region bytes [lo, hi): pages, or -errno. */
+static long collect_map(struct dt_client_region *r, struct track_map *m, uint64_t lo, uint64_t hi)
+{
+	uint64_t end = m->offset + m->len;
 
 	if (lo < m->offset)
 		lo = m->offset;
@@ -97,9 +220,7 @@ static long collect_map(struct dt_client_region *r, const struct track_map *m, u
 		return 0;
 	lo &= ~(DT_CLIENT_PAGE - 1);
 	hi = page_up(hi);
-	n = dt_tk_collect(r->tracks->pagemap, m->addr + (lo - m->offset),
-			  m->addr + (hi - m->offset), r->tracks->vec, TRACK_VEC_LEN, mark_run, &k);
-	return n < 0 ? n : k.err ? k.err : n;
+	return scan_hot(r, m, m->addr + (lo - m->offset), m->addr + (hi - m->offset));
 }
 
 /* Every tracked mapping meeting region bytes [offset, offset + length). */
@@ -110,6 +231,7 @@ static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t
 	long total = 0, n;
 	int err = 0;
 
+	faults_read(t);
 	for (unsigned i = 0; t && i < t->n; i++) {
 		n = collect_map(r, &t->m[i], offset, end);
 		if (n < 0 && !err)
@@ -174,6 +296,20 @@ static bool overlaps(const struct dt_client_region *r, uintptr_t a, size_t len)
 	return false;
 }
 
+/*
+ * Record the process's faults from now on, unless $DAXTRACK_SCAN_ALL is 1;
+ * without them (refused) every collection scans its whole range.
+ */
+static void faults_open(struct dt_client_tracks *t)
+{
+	const char *env = getenv(TRACK_SCAN_ALL_ENV), *why;
+
+	if (env && !strcmp(env, "1"))
+		return;
+	if (dt_tk_faults_open(&t->faults, &why))
+		t->faults = NULL;
+}
+
 static int tracks_get(struct dt_client_region *r, const char **why)
 {
 	struct dt_client_tracks *t;
@@ -198,6 +334,7 @@ static int tracks_get(struct dt_client_region *r, const char **why)
 		close(t->uffd);
 		goto fail;
 	}
+	faults_open(t);
 	r->tracks = t;
 	return 0;
 fail:
@@ -206,15 +343,23 @@ fail:
 	return err;
 }
 
-static int tracks_add(struct dt_client_region *r, const struct track_map *m)
+/* Add @m, every extent hot (its pages were written before it was write-protected). */
+static int tracks_add(struct dt_client_region *r, struct track_map *m)
 {
 	struct dt_client_tracks *t = r->tracks;
 	struct track_map *a;
 
+	m->extents = extent_of(m, m->addr + m->len - 1) + 1;
+	m->hot = calloc((m->extents + 63) / 64, sizeof(*m->hot));
+	if (!m->hot)
+		return -ENOMEM;
+	hot_all(m);
 	if (t->n == t->cap) {
 		a = realloc(t->m, (t->cap ? 2 * t->cap : 4) * sizeof(*a));
-		if (!a)
+		if (!a) {
+			free(m->hot);
 			return -ENOMEM;
+		}
 		t->m = a;
 		t->cap = t->cap ? 2 * t->cap : 4;
 	}
@@ -236,6 +381,7 @@ static void tracks_del(struct dt_client_region *r, struct track_map *m)
 		r->map_writable = false;
 		dt_client_log_set_mapping(r, NULL, 0, false);
 	}
+	free(m->hot);
 	*m = t->m[--t->n];
 	__atomic_store_n(&r->track_n, t->n, __ATOMIC_RELEASE);
 }
@@ -251,6 +397,7 @@ void dt_client_track_detach(struct dt_client_region *r)
 		tracks_del(r, &t->m[t->n - 1]);
 	close(t->uffd);
 	close(t->pagemap);
+	dt_tk_faults_close(t->faults);
 	free(t->vec);
 	free(t->m);
 	free(t);
@@ -428,6 +575,7 @@ int dt_client_untrack(struct dt_client_region *r, void *addr, uint64_t offset)
 	pthread_mutex_lock(&c->lock);
 	m = find_start(r, addr, offset);
 	if (m) {
+		faults_read(r->tracks);
 		n = collect_map(r, m, 0, UINT64_MAX);
 		tracks_del(r, m);
 		if (!r->tracks->n)

@@ -193,6 +193,8 @@ size_t dt_tk_vec_size(void)
 	return sizeof(struct page_region);
 }
 
+uint64_t dt_tk_walked;
+
 long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
 		   dt_tk_run_fn fn, void *arg)
 {
@@ -200,6 +202,7 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 	struct pm_scan_arg a;
 	long pages = 0, n;
 
+	__atomic_fetch_add(&dt_tk_walked, end - start, __ATOMIC_RELAXED);
 	while (start < end) {
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);

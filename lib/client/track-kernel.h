@@ -42,6 +42,8 @@ int dt_tk_unregister(int uffd, uintptr_t start, size_t len);
  */
 long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
 		   dt_tk_run_fn fn, void *arg);
+/* Tests only: the bytes dt_tk_collect() was asked to walk, all calls together. */
+extern uint64_t dt_tk_walked;
 /* dt_tk_huge_pages(): the pages of [start, end) mapped by 2MiB entries, or -errno. */
 long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end);
 /* The size of one element of dt_tk_collect()'s @vec. */
