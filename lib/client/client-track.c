@@ -9,11 +9,12 @@
  * writable mapping of a file (of the region's file when the library holds
  * its fd); probe in a child that a store to its first page is seen; map
  * every page of it with a 4KiB entry; register and write-protect it
- * (track-kernel.c).  A persist or fsync of a range collects first: the
- * written pages of the tracked mappings meeting the range (only the
- * intersection is scanned) are marked dirty as dt_client_dirty() marks them
- * (the shared dirty log where there is one, else the batch) and
- * write-protected again.  A tracked mapping of the whole region made with
+ * (track-kernel.c); record the process's faults (track-faults.c).  A
+ * persist or fsync of a range collects first: the written pages of the
+ * tracked mappings meeting the range are marked dirty as dt_client_dirty()
+ * marks them (the shared dirty log where there is one, else the batch) and
+ * write-protected again, extent by extent, only the extents faulted in
+ * scanned, dense extents marked whole (client-track-extent.c).  A tracked mapping of the whole region made with
  * DT_CLIENT_TRACK_SYNC is adopted as the region's mapping for the
  * in-process persists when the library has none of its own; it is never
  * unmapped by the library, and untracking it takes it back (under the
@@ -27,201 +28,20 @@
 #include <unistd.h>
 
 #include "client-private.h"
+#include "client-track.h"
 #include "track-faults.h"
 #include "track-kernel.h"
 
-/* Runs one PAGEMAP_SCAN may return: 24 bytes each. */
-#define TRACK_VEC_LEN 1024
-
-/* The unit of the fault summary: a 2MiB extent, aligned as a PMD maps it. */
-#define TRACK_EXTENT (2UL << 20)
-
 /* Set to 1: no fault recording, every collection scans its whole range. */
 #define TRACK_SCAN_ALL_ENV "DAXTRACK_SCAN_ALL"
+/* Set to 0: every extent stays tracked by 4KiB pages, none turns dense. */
+#define TRACK_DENSE_ENV "DAXTRACK_DENSE"
 
 /* The probe's patience: TCG (DAX_VM set, the dax-vm guest) is ~9x slower. */
 #define TRACK_PROBE_MS 2000
 #define TRACK_PROBE_VM_MS 20000
 
-struct track_map {
-	uintptr_t addr;
-	size_t len;
-	uint64_t offset;
-	bool sync; /* MAP_SYNC or device DAX: may be flushed from */
-	bool own; /* the library's own mapping (dt_client_map()) */
-	bool adopted; /* serves as the region's mapping (r->addr) */
-	uint64_t *hot; /* a bit an extent: a fault there since it was last scanned */
-	size_t extents;
-};
-
-struct dt_client_tracks {
-	int uffd;
-	int pagemap;
-	unsigned n, cap;
-	struct track_map *m;
-	void *vec; /* PAGEMAP_SCAN's answer, TRACK_VEC_LEN runs */
-	struct dt_tk_faults *faults; /* NULL: every collection scans its whole range */
-};
-
-static uint64_t page_up(uint64_t x)
-{
-	return (x + DT_CLIENT_PAGE - 1) & ~(DT_CLIENT_PAGE - 1);
-}
-
 /* ---- collecting ---- */
-
-struct collect {
-	struct dt_client_region *r;
-	const struct track_map *m;
-	int err;
-};
-
-static void mark_run(void *arg, uintptr_t start, uintptr_t end)
-{
-	struct collect *k = arg;
-	uint64_t offset = k->m->offset + (start - k->m->addr);
-	int err = dt_client_dirty_locked(k->r, offset, end - start);
-
-	if (!err)
-		return;
-	/* Write-protected again but not marked: the next fsync must not vouch for them. */
-	if (err == -ENOMEM)
-		__atomic_store_n(&k->r->dirty_err, err, __ATOMIC_RELAXED);
-	if (!k->err)
-		k->err = err;
-}
-
-/* ---- the fault summary: which extents to scan ---- */
-
-static uintptr_t extent_base(const struct track_map *m)
-{
-	return m->addr & ~(TRACK_EXTENT - 1);
-}
-
-static size_t extent_of(const struct track_map *m, uintptr_t a)
-{
-	return (a - extent_base(m)) / TRACK_EXTENT;
-}
-
-static void hot_all(struct track_map *m)
-{
-	memset(m->hot, 0xff, (m->extents + 63) / 64 * sizeof(*m->hot));
-}
-
-/* The first hot extent in [e, end), else @end. */
-static size_t next_hot(const struct track_map *m, size_t e, size_t end)
-{
-	while (e < end) {
-		uint64_t w = m->hot[e / 64] >> (e % 64);
-
-		if (w) {
-			e += (size_t)__builtin_ctzll(w);
-			return e < end ? e : end;
-		}
-		e = (e / 64 + 1) * 64;
-	}
-	return end;
-}
-
-/* The first extent at or after @e that is not hot, else @end. */
-static size_t next_cold(const struct track_map *m, size_t e, size_t end)
-{
-	while (e < end && (m->hot[e / 64] >> (e % 64) & 1))
-		e++;
-	return e;
-}
-
-/* Extents [e, end) were scanned inside addresses [a, b): those scanned whole go cold. */
-static void cool(struct track_map *m, size_t e, size_t end, uintptr_t a, uintptr_t b)
-{
-	uintptr_t base = extent_base(m), stop = m->addr + m->len;
-
-	for (; e < end; e++) {
-		uintptr_t lo = base + e * TRACK_EXTENT, hi = lo + TRACK_EXTENT;
-
-		if (lo < m->addr)
-			lo = m->addr;
-		if (hi > stop)
-			hi = stop;
-		if (a <= lo && hi <= b)
-			m->hot[e / 64] &= ~(1ULL << (e % 64));
-	}
-}
-
-static void note_fault(void *arg, uintptr_t a)
-{
-	struct dt_client_tracks *t = arg;
-
-	for (unsigned i = 0; i < t->n; i++) {
-		struct track_map *m = &t->m[i];
-		size_t e;
-
-		if (a - m->addr >= m->len)
-			continue;
-		e = extent_of(m, a);
-		m->hot[e / 64] |= 1ULL << (e % 64);
-		return;
-	}
-}
-
-/*
- * Make hot the extents faulted since the last call; every extent when a
- * fault may have gone unrecorded, or nothing records them.
- */
-static void faults_read(struct dt_client_tracks *t)
-{
-	if (!t || (t->faults && !dt_tk_faults_read(t->faults, note_fault, t)))
-		return;
-	for (unsigned i = 0; i < t->n; i++)
-		hot_all(&t->m[i]);
-}
-
-/* Collect addresses [a, b) of @m: pages, or -errno. */
-static long scan(struct dt_client_region *r, const struct track_map *m, uintptr_t a, uintptr_t b)
-{
-	struct collect k = { .r = r, .m = m };
-	long n;
-
-	n = dt_tk_collect(r->tracks->pagemap, a, b, r->tracks->vec, TRACK_VEC_LEN, mark_run, &k);
-	return n < 0 ? n : k.err ? k.err : n;
-}
-
-/* Collect the hot extents of @m meeting addresses [a, b), a run of them a scan. */
-static long scan_hot(struct dt_client_region *r, struct track_map *m, uintptr_t a, uintptr_t b)
-{
-	uintptr_t base = extent_base(m);
-	size_t e = extent_of(m, a), end = extent_of(m, b - 1) + 1, run;
-	long total = 0, n;
-
-	for (e = next_hot(m, e, end); e < end; e = next_hot(m, run, end)) {
-		uintptr_t lo = base + e * TRACK_EXTENT, hi;
-
-		run = next_cold(m, e, end);
-		hi = base + run * TRACK_EXTENT;
-		n = scan(r, m, lo > a ? lo : a, hi < b ? hi : b);
-		if (n < 0)
-			return n;
-		cool(m, e, run, a, b);
-		total += n;
-	}
-	return total;
-}
-
-/* Collect the written pages of @m in region bytes [lo, hi): pages, or -errno. */
-static long collect_map(struct dt_client_region *r, struct track_map *m, uint64_t lo, uint64_t hi)
-{
-	uint64_t end = m->offset + m->len;
-
-	if (lo < m->offset)
-		lo = m->offset;
-	if (hi > end)
-		hi = end;
-	if (lo >= hi)
-		return 0;
-	lo &= ~(DT_CLIENT_PAGE - 1);
-	hi = page_up(hi);
-	return scan_hot(r, m, m->addr + (lo - m->offset), m->addr + (hi - m->offset));
-}
 
 /* Every tracked mapping meeting region bytes [offset, offset + length). */
 static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t length)
@@ -231,9 +51,9 @@ static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t
 	long total = 0, n;
 	int err = 0;
 
-	faults_read(t);
+	dt_track_faults_read(t);
 	for (unsigned i = 0; t && i < t->n; i++) {
-		n = collect_map(r, &t->m[i], offset, end);
+		n = dt_track_collect_map(r, &t->m[i], offset, end);
 		if (n < 0 && !err)
 			err = (int)n;
 		if (n > 0)
@@ -296,17 +116,24 @@ static bool overlaps(const struct dt_client_region *r, uintptr_t a, size_t len)
 	return false;
 }
 
+static bool env_is(const char *name, const char *value)
+{
+	const char *env = getenv(name);
+
+	return env && !strcmp(env, value);
+}
+
 /*
  * Record the process's faults from now on, unless $DAXTRACK_SCAN_ALL is 1;
- * without them (refused) every collection scans its whole range.
+ * without them (refused) every collection scans its whole range.  Extents
+ * may turn dense unless $DAXTRACK_DENSE is 0.
  */
 static void faults_open(struct dt_client_tracks *t)
 {
-	const char *env = getenv(TRACK_SCAN_ALL_ENV), *why;
+	const char *why;
 
-	if (env && !strcmp(env, "1"))
-		return;
-	if (dt_tk_faults_open(&t->faults, &why))
+	t->fine_only = env_is(TRACK_DENSE_ENV, "0");
+	if (env_is(TRACK_SCAN_ALL_ENV, "1") || dt_tk_faults_open(&t->faults, &why))
 		t->faults = NULL;
 }
 
@@ -343,21 +170,18 @@ fail:
 	return err;
 }
 
-/* Add @m, every extent hot (its pages were written before it was write-protected). */
+/* Add @m, its extents to look at. */
 static int tracks_add(struct dt_client_region *r, struct track_map *m)
 {
 	struct dt_client_tracks *t = r->tracks;
 	struct track_map *a;
 
-	m->extents = extent_of(m, m->addr + m->len - 1) + 1;
-	m->hot = calloc((m->extents + 63) / 64, sizeof(*m->hot));
-	if (!m->hot)
+	if (dt_track_extents_init(m))
 		return -ENOMEM;
-	hot_all(m);
 	if (t->n == t->cap) {
 		a = realloc(t->m, (t->cap ? 2 * t->cap : 4) * sizeof(*a));
 		if (!a) {
-			free(m->hot);
+			dt_track_extents_free(m);
 			return -ENOMEM;
 		}
 		t->m = a;
@@ -381,7 +205,7 @@ static void tracks_del(struct dt_client_region *r, struct track_map *m)
 		r->map_writable = false;
 		dt_client_log_set_mapping(r, NULL, 0, false);
 	}
-	free(m->hot);
+	dt_track_extents_free(m);
 	*m = t->m[--t->n];
 	__atomic_store_n(&r->track_n, t->n, __ATOMIC_RELEASE);
 }
@@ -575,8 +399,8 @@ int dt_client_untrack(struct dt_client_region *r, void *addr, uint64_t offset)
 	pthread_mutex_lock(&c->lock);
 	m = find_start(r, addr, offset);
 	if (m) {
-		faults_read(r->tracks);
-		n = collect_map(r, m, 0, UINT64_MAX);
+		dt_track_faults_read(r->tracks);
+		n = dt_track_collect_map(r, m, 0, UINT64_MAX);
 		tracks_del(r, m);
 		if (!r->tracks->n)
 			dt_client_track_report(r, DT_TRACK_NONE, 0);

@@ -153,12 +153,21 @@ int dt_tk_register(int uffd, uintptr_t start, size_t len)
 	return ioctl(uffd, UFFDIO_REGISTER, &reg) ? -errno : 0;
 }
 
-int dt_tk_protect(int uffd, uintptr_t start, size_t len)
+static int write_protect(int uffd, uintptr_t start, size_t len, uint64_t mode)
 {
-	struct uffdio_writeprotect wp = { .range = { .start = start, .len = len },
-					  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	struct uffdio_writeprotect wp = { .range = { .start = start, .len = len }, .mode = mode };
 
 	return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) ? -errno : 0;
+}
+
+int dt_tk_protect(int uffd, uintptr_t start, size_t len)
+{
+	return write_protect(uffd, start, len, UFFDIO_WRITEPROTECT_MODE_WP);
+}
+
+int dt_tk_unprotect(int uffd, uintptr_t start, size_t len)
+{
+	return write_protect(uffd, start, len, 0);
 }
 
 int dt_tk_unregister(int uffd, uintptr_t start, size_t len)

@@ -30,9 +30,14 @@ int dt_tk_uffd_open(const char **why);
 /* dt_tk_pagemap_open(): /proc/self/pagemap, checked for PAGEMAP_SCAN: the fd or -errno. */
 int dt_tk_pagemap_open(const char **why);
 
-/* Register [start, start + len) for write-protect, write-protect it, unregister it. */
+/*
+ * Register [start, start + len) for write-protect, write-protect it (its
+ * present pages), make it writable again (no fault, counted as written by
+ * the next scan), unregister it.
+ */
 int dt_tk_register(int uffd, uintptr_t start, size_t len);
 int dt_tk_protect(int uffd, uintptr_t start, size_t len);
+int dt_tk_unprotect(int uffd, uintptr_t start, size_t len);
 int dt_tk_unregister(int uffd, uintptr_t start, size_t len);
 
 /*

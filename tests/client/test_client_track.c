@@ -17,7 +17,8 @@
  *   - the fault summary: a collection scans only the 2MiB extents where the
  *     process faulted since, and the whole range when a fault may have gone
  *     unrecorded (a thread started before the tracking, get_user_pages()
- *     through MADV_POPULATE_WRITE), a read(2) into the mapping seen.
+ *     through MADV_POPULATE_WRITE), a read(2) into the mapping seen;
+ *   - dense extents (dt_dense_scenario(), dt_track_test.h).
  * Each scenario runs in a child process under a watchdog: a store that
  * hangs in the page fault (a kernel trap on some mappings) fails the test
  * instead of hanging it.  On a kernel that cannot track, the test is
@@ -385,6 +386,22 @@ static int fault_summary(void)
 	return 0;
 }
 
+static int dense_extents(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c) : NULL;
+	char *p = r ? app_map(0, DTD_DB_SIZE, MAP_SHARED) : NULL;
+
+	if (!p)
+		return 1;
+	CHECK_EQ(dt_client_track(r, p, DTD_DB_SIZE, 0, DT_CLIENT_TRACK_SYNC, NULL), 0);
+	dt_client_flush_hook = dt_rec_flush;
+	dt_dense_scenario(r, p, DTD_DB_SIZE);
+	CHECK_EQ(dt_client_close(c), 0);
+	munmap(p, DTD_DB_SIZE);
+	return 0;
+}
+
 static void refused(struct dt_client_region *r, void *addr, size_t len, uint64_t off,
 		    unsigned flags, int want)
 {
@@ -516,6 +533,7 @@ int main(void)
 	dt_test_watched("refusals", refusals, WATCHDOG_S);
 	dt_test_watched("socket path", socket_path, WATCHDOG_S);
 	dt_test_watched("fault summary", fault_summary, WATCHDOG_S);
+	dt_test_watched("dense extents", dense_extents, WATCHDOG_S);
 	CHECK_EQ(dtd_stop(&dtd), 0);
 	dtd_cleanup(&dtd, dt_test_counts.failed);
 	return dt_test_done();

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * client-track-extent.c - a collection of a tracked mapping, 2MiB extent by
+ * extent (aligned as a PMD maps them).
+ *
+ * An extent is fine or dense.  Fine: its pages are write-protected
+ * (userfaultfd WP async); a collection scans it (PAGEMAP_SCAN) only if the
+ * process faulted in it since the last scan (its hot bit, set from the fault
+ * recording of track-faults.c), marks the pages written and write-protects
+ * them again.  Dense: its pages stay writable (no fault at all) and every
+ * collection meeting it marks the part it covers whole, to be flushed with
+ * the written pages.  The kernel's choice for a PMD entry (cheap stores,
+ * flushes of 2MiB) against its choice for a PTE (a fault a page, precise
+ * flushes), made per extent from what was written:
+ *
+ *   - a fine extent scanned whole turns dense when the pages found written
+ *     in it since it was last judged are DENSE_PAGES or more, or include a
+ *     run of DENSE_RUN pages (written in order);
+ *   - a dense extent is write-protected again when DENSE_SYNCS collections
+ *     covered it whole: the interval after judges it again, so one that
+ *     went quiet or sparse returns to 4KiB tracking.
+ *
+ * The kernel trap (uffd WP async on a DAX page not mapped, or mapped by a
+ * PMD, hangs the fault on 6.12) rules out any 2MiB entry: only present 4KiB
+ * entries are ever write-protected.  Nothing here maps, unmaps or remaps a
+ * page: a dense extent keeps the 4KiB entries dt_client_track() populated,
+ * only their write-protect bit changes (UFFDIO_WRITEPROTECT, both ways).
+ * Going back to fine, the extent is write-protected before it is marked
+ * whole, so a store either lands before (and is flushed now) or faults.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client-private.h"
+#include "client-track.h"
+#include "track-faults.h"
+#include "track-kernel.h"
+
+#define EXTENT (2UL << 20)
+#define EXTENT_PAGES (EXTENT / DT_CLIENT_PAGE)
+
+/* The rules of the dense mode (docs/performance.md, "Transparent tracking"). */
+#define DENSE_PAGES 64
+#define DENSE_RUN 32
+#define DENSE_SYNCS 8
+
+struct track_extent {
+	uint16_t written; /* pages found written since it was last judged */
+	uint16_t run; /* the longest run of them */
+	uint8_t age; /* collections that covered it whole while dense */
+};
+
+/* ---- bits ---- */
+
+static bool bit(const uint64_t *w, size_t i)
+{
+	return w[i / 64] >> (i % 64) & 1;
+}
+
+static void bit_set(uint64_t *w, size_t i)
+{
+	w[i / 64] |= 1ULL << (i % 64);
+}
+
+static void bit_clear(uint64_t *w, size_t i)
+{
+	w[i / 64] &= ~(1ULL << (i % 64));
+}
+
+static size_t words(const struct track_map *m)
+{
+	return (m->extents + 63) / 64;
+}
+
+/* ---- extents ---- */
+
+static uintptr_t extent_base(const struct track_map *m)
+{
+	return m->addr & ~(EXTENT - 1);
+}
+
+static size_t extent_of(const struct track_map *m, uintptr_t a)
+{
+	return (a - extent_base(m)) / EXTENT;
+}
+
+/* Extent @e's part of the mapping: [*lo, *hi). */
+static void extent_bounds(const struct track_map *m, size_t e, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = extent_base(m) + e * EXTENT;
+	*hi = *lo + EXTENT;
+	if (*lo < m->addr)
+		*lo = m->addr;
+	if (*hi > m->addr + m->len)
+		*hi = m->addr + m->len;
+}
+
+int dt_track_extents_init(struct track_map *m)
+{
+	m->extents = extent_of(m, m->addr + m->len - 1) + 1;
+	m->hot = malloc(words(m) * sizeof(*m->hot));
+	m->dense = calloc(words(m), sizeof(*m->dense));
+	m->st = calloc(m->extents, sizeof(*m->st));
+	if (!m->hot || !m->dense || !m->st) {
+		dt_track_extents_free(m);
+		return -ENOMEM;
+	}
+	/* Its pages were written before it was write-protected. */
+	memset(m->hot, 0xff, words(m) * sizeof(*m->hot));
+	return 0;
+}
+
+void dt_track_extents_free(struct track_map *m)
+{
+	free(m->hot);
+	free(m->dense);
+	free(m->st);
+	m->hot = m->dense = NULL;
+	m->st = NULL;
+}
+
+/* ---- the faults ---- */
+
+static void note_fault(void *arg, uintptr_t a)
+{
+	struct dt_client_tracks *t = arg;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		struct track_map *m = &t->m[i];
+
+		if (a - m->addr < m->len) {
+			bit_set(m->hot, extent_of(m, a));
+			return;
+		}
+	}
+}
+
+void dt_track_faults_read(struct dt_client_tracks *t)
+{
+	if (!t || (t->faults && !dt_tk_faults_read(t->faults, note_fault, t)))
+		return;
+	for (unsigned i = 0; i < t->n; i++)
+		memset(t->m[i].hot, 0xff, words(&t->m[i]) * sizeof(*t->m[i].hot));
+}
+
+/* ---- marking ---- */
+
+struct collect {
+	struct dt_client_region *r;
+	struct track_map *m;
+	long pages;
+	int err;
+};
+
+/* Mark addresses [start, end) of the mapping dirty, as dt_client_dirty() does. */
+static void mark(struct collect *k, uintptr_t start, uintptr_t end)
+{
+	uint64_t offset = k->m->offset + (start - k->m->addr);
+	int err = dt_client_dirty_locked(k->r, offset, end - start);
+
+	if (!err) {
+		k->pages += (long)((end - start) / DT_CLIENT_PAGE);
+		return;
+	}
+	/* Write-protected again but not marked: the next fsync must not vouch for them. */
+	if (err == -ENOMEM)
+		__atomic_store_n(&k->r->dirty_err, err, __ATOMIC_RELAXED);
+	if (!k->err)
+		k->err = err;
+}
+
+/* Count a run found written into the extents it lies in. */
+static void account(struct track_map *m, uintptr_t start, uintptr_t end)
+{
+	while (start < end) {
+		size_t e = extent_of(m, start);
+		uintptr_t stop = extent_base(m) + (e + 1) * EXTENT;
+		uint64_t n, w;
+
+		if (stop > end)
+			stop = end;
+		n = (stop - start) / DT_CLIENT_PAGE;
+		w = m->st[e].written + n;
+		m->st[e].written = (uint16_t)(w < EXTENT_PAGES ? w : EXTENT_PAGES);
+		if (n > m->st[e].run)
+			m->st[e].run = (uint16_t)n;
+		start = stop;
+	}
+}
+
+static void mark_run(void *arg, uintptr_t start, uintptr_t end)
+{
+	struct collect *k = arg;
+
+	mark(k, start, end);
+	account(k->m, start, end);
+}
+
+/* ---- the two modes ---- */
+
+/* Fine extent @e was scanned whole: dense from now on, or cold until it faults. */
+static void judge(struct dt_client_region *r, struct track_map *m, size_t e)
+{
+	struct track_extent *s = &m->st[e];
+	bool dense = s->written >= DENSE_PAGES || s->run >= DENSE_RUN;
+	uintptr_t lo, hi;
+
+	memset(s, 0, sizeof(*s));
+	extent_bounds(m, e, &lo, &hi);
+	if (dense && !r->tracks->fine_only && !dt_tk_unprotect(r->tracks->uffd, lo, hi - lo)) {
+		bit_set(m->dense, e); /* and hot: looked at by every collection */
+		return;
+	}
+	bit_clear(m->hot, e);
+}
+
+/*
+ * Dense extent @e meets [a, b): mark its part whole; covered whole for the
+ * DENSE_SYNCS-th time, it is write-protected first and scanned next time.
+ */
+static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
+{
+	struct track_map *m = k->m;
+	struct track_extent *s = &m->st[e];
+	uintptr_t lo, hi;
+
+	extent_bounds(m, e, &lo, &hi);
+	if (a <= lo && hi <= b && ++s->age >= DENSE_SYNCS &&
+	    !dt_tk_protect(k->r->tracks->uffd, lo, hi - lo)) {
+		bit_clear(m->dense, e);
+		s->age = 0;
+	}
+	mark(k, lo > a ? lo : a, hi < b ? hi : b);
+}
+
+/* The first extent in [e, end) to look at, else @end. */
+static size_t next_hot(const struct track_map *m, size_t e, size_t end)
+{
+	while (e < end) {
+		uint64_t w = m->hot[e / 64] >> (e % 64);
+
+		if (w) {
+			e += (size_t)__builtin_ctzll(w);
+			return e < end ? e : end;
+		}
+		e = (e / 64 + 1) * 64;
+	}
+	return end;
+}
+
+/* The end of the run of fine extents to scan from @e. */
+static size_t fine_run_end(const struct track_map *m, size_t e, size_t end)
+{
+	while (e < end && bit(m->hot, e) && !bit(m->dense, e))
+		e++;
+	return e;
+}
+
+/* Scan fine extents [e, end) inside [a, b); judge those scanned whole.  0 or -errno. */
+static int scan_fine(struct collect *k, size_t e, size_t end, uintptr_t a, uintptr_t b)
+{
+	struct dt_client_tracks *t = k->r->tracks;
+	uintptr_t lo, hi, x;
+	long n;
+
+	extent_bounds(k->m, e, &lo, &x);
+	extent_bounds(k->m, end - 1, &x, &hi);
+	n = dt_tk_collect(t->pagemap, lo > a ? lo : a, hi < b ? hi : b, t->vec, TRACK_VEC_LEN,
+			  mark_run, k);
+	if (n < 0)
+		return (int)n;
+	for (; e < end; e++) {
+		extent_bounds(k->m, e, &lo, &hi);
+		if (a <= lo && hi <= b)
+			judge(k->r, k->m, e);
+	}
+	return 0;
+}
+
+long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint64_t lo,
+			  uint64_t hi)
+{
+	struct collect k = { .r = r, .m = m };
+	uint64_t stop = m->offset + m->len;
+	uintptr_t a, b;
+	size_t e, end, run;
+	int err;
+
+	if (lo < m->offset)
+		lo = m->offset;
+	if (hi > stop)
+		hi = stop;
+	if (lo >= hi)
+		return 0;
+	a = m->addr + ((lo & ~(DT_CLIENT_PAGE - 1)) - m->offset);
+	b = m->addr + (((hi + DT_CLIENT_PAGE - 1) & ~(DT_CLIENT_PAGE - 1)) - m->offset);
+	end = extent_of(m, b - 1) + 1;
+	for (e = next_hot(m, extent_of(m, a), end); e < end; e = next_hot(m, e, end)) {
+		if (bit(m->dense, e)) {
+			mark_dense(&k, e, a, b);
+			e++;
+			continue;
+		}
+		run = fine_run_end(m, e, end);
+		err = scan_fine(&k, e, run, a, b);
+		if (err)
+			return err;
+		e = run;
+	}
+	return k.err ? k.err : k.pages;
+}
