@@ -100,7 +100,8 @@ static inline bool dt_rec_fsync(struct dt_client_region *r, const char *p, uint6
  * a store there then flushes the extent whole, beside a fine extent's one
  * page and an explicit mark; the 8th fsync covering it write-protects it
  * again, and a store to it then faults (no hang: its 4 KiB entries stayed)
- * and is flushed alone.
+ * and is flushed alone; an fsync of 40 pages of another extent turns that
+ * one dense too.
  */
 static inline void dt_dense_scenario(struct dt_client_region *r, char *p, uint64_t len)
 {
@@ -131,6 +132,16 @@ static inline void dt_dense_scenario(struct dt_client_region *r, char *p, uint64
 	p[(e + 3) * DT_REC_PAGE + 17]++;
 	dt_rec_fsync(r, p, len, (const uint64_t[]){ e + 3, e + 3 }, 1);
 	dt_rec_fsync(r, p, len, NULL, 0);
+
+	dt_test_ctx("dense: judged by an fsync of part of the extent");
+	for (uint64_t i = 0; i < 40; i++)
+		p[(e + ext + 200 + i) * DT_REC_PAGE + 17]++;
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, (e + ext + 200) * DT_REC_PAGE, 40 * DT_REC_PAGE, 0, NULL), 0);
+	dt_rec_merge();
+	dt_rec_exactly((const uint64_t[]){ e + ext + 200, e + ext + 239 }, 1);
+	p[(e + ext + 7) * DT_REC_PAGE + 17]++;
+	dt_rec_fsync(r, p, len, (const uint64_t[]){ e + ext, e + 2 * ext - 1 }, 1);
 }
 
 /*

@@ -13,12 +13,12 @@
  * flushes of 2MiB) against its choice for a PTE (a fault a page, precise
  * flushes), made per extent from what was written:
  *
- *   - a fine extent scanned whole turns dense when the pages found written
- *     in it since it was last judged are DENSE_PAGES or more, or include a
- *     run of DENSE_RUN pages (written in order);
- *   - a dense extent is write-protected again when DENSE_SYNCS collections
- *     covered it whole: the interval after judges it again, so one that
- *     went quiet or sparse returns to 4KiB tracking.
+ *   - a fine extent turns dense when a collection finds DENSE_PAGES or
+ *     more pages written in it, or a run of DENSE_RUN pages (written in
+ *     order);
+ *   - a dense extent is write-protected again at the DENSE_SYNCS-th
+ *     collection meeting it: the interval after judges it again, so one
+ *     that went quiet or sparse returns to 4KiB tracking.
  *
  * The kernel trap (uffd WP async on a DAX page not mapped, or mapped by a
  * PMD, hangs the fault on 6.12) rules out any 2MiB entry: only present 4KiB
@@ -46,9 +46,9 @@
 #define DENSE_SYNCS 8
 
 struct track_extent {
-	uint16_t written; /* pages found written since it was last judged */
+	uint16_t written; /* pages the scan under way found written */
 	uint16_t run; /* the longest run of them */
-	uint8_t age; /* collections that covered it whole while dense */
+	uint8_t age; /* collections that met it while dense */
 };
 
 /* ---- bits ---- */
@@ -199,8 +199,13 @@ static void mark_run(void *arg, uintptr_t start, uintptr_t end)
 
 /* ---- the two modes ---- */
 
-/* Fine extent @e was scanned whole: dense from now on, or cold until it faults. */
-static void judge(struct dt_client_region *r, struct track_map *m, size_t e)
+/*
+ * Fine extent @e was scanned in [a, b): dense from now on if that found it
+ * dense, else cold if the scan covered it whole (a part not scanned may hold
+ * pages written: it stays hot).
+ */
+static void judge(struct dt_client_region *r, struct track_map *m, size_t e, uintptr_t a,
+		  uintptr_t b)
 {
 	struct track_extent *s = &m->st[e];
 	bool dense = s->written >= DENSE_PAGES || s->run >= DENSE_RUN;
@@ -208,16 +213,19 @@ static void judge(struct dt_client_region *r, struct track_map *m, size_t e)
 
 	memset(s, 0, sizeof(*s));
 	extent_bounds(m, e, &lo, &hi);
+	/* Pages written outside [a, b) are marked by the next collection meeting them. */
 	if (dense && !r->tracks->fine_only && !dt_tk_unprotect(r->tracks->uffd, lo, hi - lo)) {
 		bit_set(m->dense, e); /* and hot: looked at by every collection */
 		return;
 	}
-	bit_clear(m->hot, e);
+	if (a <= lo && hi <= b)
+		bit_clear(m->hot, e);
 }
 
 /*
- * Dense extent @e meets [a, b): mark its part whole; covered whole for the
- * DENSE_SYNCS-th time, it is write-protected first and scanned next time.
+ * Dense extent @e meets [a, b): mark its part.  The DENSE_SYNCS-th time,
+ * write-protect it first, then mark it whole (a store lands before and is
+ * flushed, or faults after); it stays hot, to be judged at the next scan.
  */
 static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 {
@@ -226,10 +234,11 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 	uintptr_t lo, hi;
 
 	extent_bounds(m, e, &lo, &hi);
-	if (a <= lo && hi <= b && ++s->age >= DENSE_SYNCS &&
-	    !dt_tk_protect(k->r->tracks->uffd, lo, hi - lo)) {
+	if (++s->age >= DENSE_SYNCS && !dt_tk_protect(k->r->tracks->uffd, lo, hi - lo)) {
 		bit_clear(m->dense, e);
 		s->age = 0;
+		mark(k, lo, hi);
+		return;
 	}
 	mark(k, lo > a ? lo : a, hi < b ? hi : b);
 }
@@ -257,7 +266,7 @@ static size_t fine_run_end(const struct track_map *m, size_t e, size_t end)
 	return e;
 }
 
-/* Scan fine extents [e, end) inside [a, b); judge those scanned whole.  0 or -errno. */
+/* Scan fine extents [e, end) inside [a, b), and judge them.  0 or -errno. */
 static int scan_fine(struct collect *k, size_t e, size_t end, uintptr_t a, uintptr_t b)
 {
 	struct dt_client_tracks *t = k->r->tracks;
@@ -270,11 +279,8 @@ static int scan_fine(struct collect *k, size_t e, size_t end, uintptr_t a, uintp
 			  mark_run, k);
 	if (n < 0)
 		return (int)n;
-	for (; e < end; e++) {
-		extent_bounds(k->m, e, &lo, &hi);
-		if (a <= lo && hi <= b)
-			judge(k->r, k->m, e);
-	}
+	for (; e < end; e++)
+		judge(k->r, k->m, e, a, b);
 	return 0;
 }
 
