@@ -98,10 +98,11 @@ static inline bool dt_rec_fsync(struct dt_client_region *r, const char *p, uint6
  * of the region's first @len bytes (8 MiB or more), its flushes recorded
  * (dt_rec_flush): 40 pages written in order turn their 2 MiB extent dense;
  * a store there then flushes the extent whole, beside a fine extent's one
- * page and an explicit mark; the 8th fsync covering it write-protects it
- * again, and a store to it then faults (no hang: its 4 KiB entries stayed)
- * and is flushed alone; an fsync of 40 pages of another extent turns that
- * one dense too.
+ * page and an explicit mark; the 8th fsync probes it (a few pages
+ * write-protected): a probe page written keeps it dense, a quiet probe
+ * write-protects it whole, and a store to it then faults (no hang: its
+ * 4 KiB entries stayed) and is flushed alone; an fsync of 40 pages of
+ * another extent turns that one dense too.
  */
 static inline void dt_dense_scenario(struct dt_client_region *r, char *p, uint64_t len)
 {
@@ -124,11 +125,17 @@ static inline void dt_dense_scenario(struct dt_client_region *r, char *p, uint64
 					 e + 2 * ext + 6 },
 		     3);
 
-	dt_test_ctx("dense: flushed whole at each fsync, 8 in all");
+	dt_test_ctx("dense: flushed whole at each fsync, the 8th probes it");
 	for (unsigned i = 2; i <= 8; i++)
 		dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + ext - 1 }, 1);
 
-	dt_test_ctx("dense: write-protected again, a store faults and is flushed alone");
+	dt_test_ctx("dense: a probe page written, dense still");
+	p[e * DT_REC_PAGE + 17]++;
+	for (unsigned i = 1; i <= 8; i++)
+		dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + ext - 1 }, 1);
+
+	dt_test_ctx("dense: a quiet probe, fine again: a store faults and is flushed alone");
+	dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + ext - 1 }, 1);
 	p[(e + 3) * DT_REC_PAGE + 17]++;
 	dt_rec_fsync(r, p, len, (const uint64_t[]){ e + 3, e + 3 }, 1);
 	dt_rec_fsync(r, p, len, NULL, 0);

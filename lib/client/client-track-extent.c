@@ -13,12 +13,18 @@
  * flushes of 2MiB) against its choice for a PTE (a fault a page, precise
  * flushes), made per extent from what was written:
  *
- *   - a fine extent turns dense when a collection finds DENSE_PAGES or
- *     more pages written in it, or a run of DENSE_RUN pages (written in
- *     order);
- *   - a dense extent is write-protected again at the DENSE_SYNCS-th
- *     collection meeting it: the interval after judges it again, so one
- *     that went quiet or sparse returns to 4KiB tracking.
+ *   - a fine extent turns dense when a collection finds dense_pages or
+ *     more pages written in it, or a run of half as many (written in
+ *     order); dense_pages is where the faults of fine pages cost what a
+ *     flush of the extent costs, measured once a process;
+ *   - every DENSE_SYNCS-th collection meeting a dense extent probes it:
+ *     PROBE_PAGES of its pages, spread, are write-protected; if none of
+ *     them faulted by the next collection meeting it, the extent went quiet
+ *     or sparse and returns to 4KiB tracking (write-protected whole, judged
+ *     at the next scan), else it stays dense.
+ *
+ * The hot bit of a fine extent says a fault there since its last scan; of
+ * a dense extent, a fault of a probe page; every dense extent is looked at.
  *
  * The kernel trap (uffd WP async on a DAX page not mapped, or mapped by a
  * PMD, hangs the fault on 6.12) rules out any 2MiB entry: only present 4KiB
@@ -29,8 +35,10 @@
  * whole, so a store either lands before (and is flushed now) or faults.
  */
 #include <errno.h>
+#include <libpmem.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client-private.h"
 #include "client-track.h"
@@ -40,15 +48,27 @@
 #define EXTENT (2UL << 20)
 #define EXTENT_PAGES (EXTENT / DT_CLIENT_PAGE)
 
-/* The rules of the dense mode (docs/performance.md, "Transparent tracking"). */
+/*
+ * The rules of the dense mode (docs/design.md, "Granularity"): the pages
+ * that make an extent dense, measured once a process (dt_track_calibrate()),
+ * else DENSE_PAGES; a run of half as many.
+ */
 #define DENSE_PAGES 64
-#define DENSE_RUN 32
+#define DENSE_PAGES_MIN 2
+#define DENSE_PAGES_MAX 256
 #define DENSE_SYNCS 8
+#define PROBE_PAGES 8
+/* Set (2..512): the pages that make an extent dense, not measured. */
+#define DENSE_PAGES_ENV "DAXTRACK_DENSE_PAGES"
+
+static unsigned dense_pages = DENSE_PAGES;
+static bool calibrated;
 
 struct track_extent {
 	uint16_t written; /* pages the scan under way found written */
 	uint16_t run; /* the longest run of them */
 	uint8_t age; /* collections that met it while dense */
+	uint8_t probing; /* dense, PROBE_PAGES of its pages write-protected */
 };
 
 /* ---- bits ---- */
@@ -208,24 +228,63 @@ static void judge(struct dt_client_region *r, struct track_map *m, size_t e, uin
 		  uintptr_t b)
 {
 	struct track_extent *s = &m->st[e];
-	bool dense = s->written >= DENSE_PAGES || s->run >= DENSE_RUN;
+	unsigned pages = __atomic_load_n(&dense_pages, __ATOMIC_RELAXED);
+	bool dense = s->written >= pages || s->run >= (pages + 1) / 2;
 	uintptr_t lo, hi;
 
 	memset(s, 0, sizeof(*s));
 	extent_bounds(m, e, &lo, &hi);
 	/* Pages written outside [a, b) are marked by the next collection meeting them. */
 	if (dense && !r->tracks->fine_only && !dt_tk_unprotect(r->tracks->uffd, lo, hi - lo)) {
-		bit_set(m->dense, e); /* and hot: looked at by every collection */
+		bit_set(m->dense, e); /* looked at by every collection */
 		return;
 	}
 	if (a <= lo && hi <= b)
 		bit_clear(m->hot, e);
 }
 
+/* Write-protect PROBE_PAGES pages spread over [lo, hi): 0, or -errno (none left protected). */
+static int probe(int uffd, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t step = (hi - lo) / PROBE_PAGES & ~(DT_CLIENT_PAGE - 1);
+	int err = 0;
+
+	if (!step)
+		step = DT_CLIENT_PAGE;
+	for (uintptr_t a = lo; a < hi && !err; a += step)
+		err = dt_tk_protect(uffd, a, DT_CLIENT_PAGE);
+	if (err)
+		dt_tk_unprotect(uffd, lo, hi - lo);
+	return err;
+}
+
 /*
- * Dense extent @e meets [a, b): mark its part.  The DENSE_SYNCS-th time,
- * write-protect it first, then mark it whole (a store lands before and is
- * flushed, or faults after); it stays hot, to be judged at the next scan.
+ * Dense extent @e, probing since the last collection: a probe page faulted
+ * (its hot bit): dense still, the probes undone; none did: fine again,
+ * write-protected first, then marked whole (a store lands before and is
+ * flushed, or faults after), hot to be judged at the next scan.  Return:
+ * true if it is fine again and marked.
+ */
+static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
+{
+	struct track_map *m = k->m;
+	int uffd = k->r->tracks->uffd;
+
+	m->st[e].probing = 0;
+	if (bit(m->hot, e) || dt_tk_protect(uffd, lo, hi - lo)) {
+		dt_tk_unprotect(uffd, lo, hi - lo);
+		return false;
+	}
+	bit_clear(m->dense, e);
+	bit_set(m->hot, e);
+	mark(k, lo, hi);
+	return true;
+}
+
+/*
+ * Dense extent @e meets [a, b): mark its part.  Every DENSE_SYNCS-th time it
+ * starts a probe: a few pages write-protected, whose faults tell at the next
+ * collection whether it is still written.
  */
 static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 {
@@ -234,20 +293,21 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 	uintptr_t lo, hi;
 
 	extent_bounds(m, e, &lo, &hi);
-	if (++s->age >= DENSE_SYNCS && !dt_tk_protect(k->r->tracks->uffd, lo, hi - lo)) {
-		bit_clear(m->dense, e);
-		s->age = 0;
-		mark(k, lo, hi);
+	if (s->probing && probe_end(k, e, lo, hi))
 		return;
+	bit_clear(m->hot, e); /* from now on, a probe page's fault */
+	if (!s->probing && ++s->age >= DENSE_SYNCS && !probe(k->r->tracks->uffd, lo, hi)) {
+		s->probing = 1;
+		s->age = 0;
 	}
 	mark(k, lo > a ? lo : a, hi < b ? hi : b);
 }
 
-/* The first extent in [e, end) to look at, else @end. */
-static size_t next_hot(const struct track_map *m, size_t e, size_t end)
+/* The first extent in [e, end) to look at (hot or dense), else @end. */
+static size_t next_look(const struct track_map *m, size_t e, size_t end)
 {
 	while (e < end) {
-		uint64_t w = m->hot[e / 64] >> (e % 64);
+		uint64_t w = (m->hot[e / 64] | m->dense[e / 64]) >> (e % 64);
 
 		if (w) {
 			e += (size_t)__builtin_ctzll(w);
@@ -302,7 +362,7 @@ long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint6
 	a = m->addr + ((lo & ~(DT_CLIENT_PAGE - 1)) - m->offset);
 	b = m->addr + (((hi + DT_CLIENT_PAGE - 1) & ~(DT_CLIENT_PAGE - 1)) - m->offset);
 	end = extent_of(m, b - 1) + 1;
-	for (e = next_hot(m, extent_of(m, a), end); e < end; e = next_hot(m, e, end)) {
+	for (e = next_look(m, extent_of(m, a), end); e < end; e = next_look(m, e, end)) {
 		if (bit(m->dense, e)) {
 			mark_dense(&k, e, a, b);
 			e++;
@@ -315,4 +375,51 @@ long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint6
 		e = run;
 	}
 	return k.err ? k.err : k.pages;
+}
+
+/* ---- the threshold, measured ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+bool dt_track_calibrated(void)
+{
+	return __atomic_load_n(&calibrated, __ATOMIC_RELAXED);
+}
+
+void dt_track_calibrate(const struct track_map *m, uint64_t fault)
+{
+	size_t len = m->len < EXTENT ? m->len : EXTENT;
+	const char *env = getenv(DENSE_PAGES_ENV);
+	uint64_t t0, flush, n;
+
+	if (__atomic_exchange_n(&calibrated, true, __ATOMIC_RELAXED))
+		return;
+	n = env ? strtoul(env, NULL, 10) : 0;
+	if (n >= DENSE_PAGES_MIN && n <= EXTENT_PAGES) {
+		__atomic_store_n(&dense_pages, (unsigned)n, __ATOMIC_RELAXED);
+		return;
+	}
+	/* Flushing lines changes no data. */
+	t0 = now_ns();
+	pmem_flush((const void *)m->addr, len);
+	pmem_drain();
+	flush = (now_ns() - t0) * EXTENT / len;
+	/* k faults cost what flushing the other 512 - k pages costs. */
+	n = fault + flush / EXTENT_PAGES ? flush / (fault + flush / EXTENT_PAGES) : DENSE_PAGES;
+	if (n < DENSE_PAGES_MIN)
+		n = DENSE_PAGES_MIN;
+	if (n > DENSE_PAGES_MAX)
+		n = DENSE_PAGES_MAX;
+	__atomic_store_n(&dense_pages, (unsigned)n, __ATOMIC_RELAXED);
+}
+
+unsigned dt_track_dense_pages(void)
+{
+	return __atomic_load_n(&dense_pages, __ATOMIC_RELAXED);
 }

@@ -40,6 +40,8 @@
 /* The probe's patience: TCG (DAX_VM set, the dax-vm guest) is ~9x slower. */
 #define TRACK_PROBE_MS 2000
 #define TRACK_PROBE_VM_MS 20000
+/* The pages the first probe of a process stores to, timing the write faults. */
+#define TRACK_PROBE_PAGES 16
 
 /* ---- collecting ---- */
 
@@ -322,9 +324,18 @@ static void adopt(struct dt_client_region *r, struct track_map *m)
 	m->adopted = true;
 }
 
+/* The probe's pages: enough to time a write fault, once a process. */
+static size_t probe_pages(const struct track_map *m)
+{
+	size_t n = dt_track_calibrated() ? 1 : TRACK_PROBE_PAGES;
+
+	return n < m->len / DT_CLIENT_PAGE ? n : m->len / DT_CLIENT_PAGE;
+}
+
 static int track_locked(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
 			unsigned flags, const char **why)
 {
+	uint64_t fault_ns = 0;
 	struct track_map m;
 	int err;
 
@@ -336,11 +347,13 @@ static int track_locked(struct dt_client_region *r, void *addr, size_t length, u
 		err = tracks_get(r, why);
 	/* The probe first: a refusal leaves the application's mapping untouched. */
 	if (!err)
-		err = dt_tk_probe((void *)m.addr, probe_ms(), why);
+		err = dt_tk_probe((void *)m.addr, probe_pages(&m), probe_ms(), &fault_ns, why);
 	if (!err)
 		err = arm(r, &m, why);
 	if (err)
 		return err;
+	if (!r->tracks->fine_only)
+		dt_track_calibrate(&m, fault_ns);
 	adopt(r, &m);
 	err = tracks_add(r, &m);
 	if (err) {

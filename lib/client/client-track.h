@@ -25,7 +25,7 @@ struct track_map {
 	bool adopted; /* serves as the region's mapping (r->addr) */
 	/* Its 2MiB extents (client-track-extent.c): */
 	size_t extents;
-	uint64_t *hot; /* a bit an extent: look at it at the next collection */
+	uint64_t *hot; /* a bit an extent: a fault there since it was looked at */
 	uint64_t *dense; /* a bit an extent: out of write-protect, marked whole */
 	struct track_extent *st; /* an extent's pages written, its age dense */
 };
@@ -65,5 +65,17 @@ void dt_track_faults_read(struct dt_client_tracks *t);
  */
 long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint64_t lo,
 			  uint64_t hi);
+
+/*
+ * dt_track_calibrate(): once a process, with @fault_ns (what a write fault
+ * took in dt_client_track()'s probe) and the time a flush of @m's first
+ * extent takes: the pages that make an extent dense ($DAXTRACK_DENSE_PAGES
+ * if set, 2..512, instead).
+ * dt_track_calibrated(): whether that was done.
+ * dt_track_dense_pages(): the pages that make an extent dense (64 before).
+ */
+void dt_track_calibrate(const struct track_map *m, uint64_t fault_ns);
+bool dt_track_calibrated(void);
+unsigned dt_track_dense_pages(void);
 
 #endif /* DT_CLIENT_TRACK_H */

@@ -62,12 +62,15 @@ size_t dt_tk_vec_size(void);
 int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why);
 
 /*
- * dt_tk_probe(): in a child process, pin @page (4KiB), write-protect it
- * with a userfaultfd of its own, store to it (an atomic OR of zero: the data
- * stays) and check PAGEMAP_SCAN says written.  The child is killed after
- * @timeout_ms.  Return: 0, or -EOPNOTSUPP with @why (also for a hung store).
+ * dt_tk_probe(): in a child process, pin the @pages pages (4KiB) from @page,
+ * write-protect them with a userfaultfd of its own, store to each (an
+ * atomic OR of zero: the data stays) and check PAGEMAP_SCAN says written;
+ * *@fault_ns (if not NULL) receives what a store's write fault took, on
+ * average.  The child is killed after @timeout_ms.  Return: 0, or
+ * -EOPNOTSUPP with @why (also for a hung store).
  */
-int dt_tk_probe(void *page, unsigned timeout_ms, const char **why);
+int dt_tk_probe(void *page, size_t pages, unsigned timeout_ms, uint64_t *fault_ns,
+		const char **why);
 /* Tests only: the probe's child sleeps this long before its store (a hung store). */
 extern unsigned dt_tk_probe_stall_ms;
 

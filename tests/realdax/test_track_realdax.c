@@ -419,6 +419,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	setenv("DAXTRACK_DENSE_PAGES", "64", 1); /* dt_dense_scenario()'s, not measured */
 	d.devdax = getenv("DAX_VM_DEVDAX");
 	dt_test_ctx("environment");
 	if (!CHECK(argc == 2)) {
