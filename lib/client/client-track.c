@@ -14,8 +14,9 @@
  * tracked mappings meeting the range are marked dirty as dt_client_dirty()
  * marks them (the shared dirty log where there is one, else the batch) and
  * write-protected again, extent by extent, only the extents faulted in
- * scanned, dense extents marked whole (client-track-extent.c).  A tracked mapping of the whole region made with
- * DT_CLIENT_TRACK_SYNC is adopted as the region's mapping for the
+ * scanned, dense extents marked whole (client-track-extent.c).  A tracked
+ * mapping of the whole region made with DT_CLIENT_TRACK_SYNC is adopted as
+ * the region's mapping for the
  * in-process persists when the library has none of its own; it is never
  * unmapped by the library, and untracking it takes it back (under the
  * persist lock, so that no persist still flushes from it).

@@ -7,9 +7,10 @@
  * event (period 1) with the faulting address, inherited by the threads the
  * calling thread creates (not by forked processes), one pair a CPU (the
  * kernel maps no ring of an inherited event that follows a task on every
- * CPU), each pair writing into one ring of its CPU, all read here.  The kernel emits them where it counts the fault in the
- * task's min_flt or maj_flt (mm_account_fault()), after counting it, for
- * every fault but those get_user_pages() takes for the kernel.  So, reading
+ * CPU), each pair writing into one ring of its CPU, all read here.  The
+ * kernel emits them where it counts the fault in the task's min_flt or
+ * maj_flt (mm_account_fault()), after counting it, for every fault but those
+ * get_user_pages() takes for the kernel.  So, reading
  * the ring first and the process's counters (getrusage(RUSAGE_SELF)) second,
  * every fault counted has its record read exactly when the counters grew by
  * the records read: any fault that left no record (a thread this recording
