@@ -19,12 +19,14 @@
  *     flush of the extent costs, measured once a process;
  *   - every DENSE_SYNCS-th collection meeting a dense extent probes it:
  *     PROBE_PAGES of its pages, spread, are write-protected; if none of
- *     them faulted by the next collection meeting it, the extent went quiet
- *     or sparse and returns to 4KiB tracking (write-protected whole, judged
- *     at the next scan), else it stays dense.
+ *     them was written by the next collection meeting it, the extent went
+ *     quiet or sparse and returns to 4KiB tracking (write-protected whole,
+ *     judged at the next scan), else it stays dense.
  *
- * The hot bit of a fine extent says a fault there since its last scan; of
- * a dense extent, a fault of a probe page; every dense extent is looked at.
+ * The hot bit of a fine extent says a fault there since its last scan;
+ * every dense extent is looked at, and a probe's verdict is PAGEMAP_SCAN's
+ * (whether its probe pages are still write-protected), which needs no fault
+ * recording.
  *
  * The kernel trap (uffd WP async on a DAX page not mapped, or mapped by a
  * PMD, hangs the fault on 6.12) rules out any 2MiB entry: only present 4KiB
@@ -243,14 +245,20 @@ static void judge(struct dt_client_region *r, struct track_map *m, size_t e, uin
 		bit_clear(m->hot, e);
 }
 
-/* Write-protect PROBE_PAGES pages spread over [lo, hi): 0, or -errno (none left protected). */
-static int probe(int uffd, uintptr_t lo, uintptr_t hi)
+/* The probe pages of [lo, hi): PROBE_PAGES spread, one every @step bytes. */
+static uintptr_t probe_step(uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t step = (hi - lo) / PROBE_PAGES & ~(DT_CLIENT_PAGE - 1);
+
+	return step ? step : DT_CLIENT_PAGE;
+}
+
+/* Write-protect the probe pages of [lo, hi): 0, or -errno (none left protected). */
+static int probe(int uffd, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t step = probe_step(lo, hi);
 	int err = 0;
 
-	if (!step)
-		step = DT_CLIENT_PAGE;
 	for (uintptr_t a = lo; a < hi && !err; a += step)
 		err = dt_tk_protect(uffd, a, DT_CLIENT_PAGE);
 	if (err)
@@ -258,9 +266,17 @@ static int probe(int uffd, uintptr_t lo, uintptr_t hi)
 	return err;
 }
 
+/* Whether every probe page of [lo, hi) is still write-protected (none written). */
+static bool probe_quiet(int pagemap, uintptr_t lo, uintptr_t hi)
+{
+	long probes = (long)((hi - lo + probe_step(lo, hi) - 1) / probe_step(lo, hi));
+
+	return dt_tk_protected_pages(pagemap, lo, hi) == probes;
+}
+
 /*
- * Dense extent @e, probing since the last collection: a probe page faulted
- * (its hot bit): dense still, the probes undone; none did: fine again,
+ * Dense extent @e, probing since the last collection: a probe page written
+ * (PAGEMAP_SCAN says): dense still, the probes undone; none: fine again,
  * write-protected first, then marked whole (a store lands before and is
  * flushed, or faults after), hot to be judged at the next scan.  Return:
  * true if it is fine again and marked.
@@ -271,7 +287,7 @@ static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
 	int uffd = k->r->tracks->uffd;
 
 	m->st[e].probing = 0;
-	if (bit(m->hot, e) || dt_tk_protect(uffd, lo, hi - lo)) {
+	if (!probe_quiet(k->r->tracks->pagemap, lo, hi) || dt_tk_protect(uffd, lo, hi - lo)) {
 		dt_tk_unprotect(uffd, lo, hi - lo);
 		return false;
 	}
@@ -295,7 +311,6 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 	extent_bounds(m, e, &lo, &hi);
 	if (s->probing && probe_end(k, e, lo, hi))
 		return;
-	bit_clear(m->hot, e); /* from now on, a probe page's fault */
 	if (!s->probing && ++s->age >= DENSE_SYNCS && !probe(k->r->tracks->uffd, lo, hi)) {
 		s->probing = 1;
 		s->age = 0;

@@ -238,7 +238,9 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 	return pages;
 }
 
-long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
+/* The pages of [start, end) in @category (or not in it, @inverted), or -errno. */
+static long count_pages(int pagemap, uintptr_t start, uintptr_t end, uint64_t category,
+			bool inverted)
 {
 	struct page_region v[16] = { { 0 } };
 	struct pm_scan_arg a;
@@ -251,8 +253,9 @@ long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
 		a.end = end;
 		a.vec = (uintptr_t)v;
 		a.vec_len = sizeof(v) / sizeof(v[0]);
-		a.category_mask = PAGE_IS_HUGE;
-		a.return_mask = PAGE_IS_HUGE;
+		a.category_inverted = inverted ? category : 0;
+		a.category_mask = category;
+		a.return_mask = category;
 		n = ioctl(pagemap, PAGEMAP_SCAN, &a);
 		if (n < 0)
 			return -errno;
@@ -263,6 +266,16 @@ long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
 		start = a.walk_end;
 	}
 	return pages;
+}
+
+long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
+{
+	return count_pages(pagemap, start, end, PAGE_IS_HUGE, false);
+}
+
+long dt_tk_protected_pages(int pagemap, uintptr_t start, uintptr_t end)
+{
+	return count_pages(pagemap, start, end, PAGE_IS_WRITTEN, true);
 }
 
 /* Is a page of [start, end) in the categories asked?  1, 0 or -errno. */

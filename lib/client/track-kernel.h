@@ -51,6 +51,8 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 extern uint64_t dt_tk_walked;
 /* dt_tk_huge_pages(): the pages of [start, end) mapped by 2MiB entries, or -errno. */
 long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end);
+/* dt_tk_protected_pages(): the pages of [start, end) write-protected, not written, or -errno. */
+long dt_tk_protected_pages(int pagemap, uintptr_t start, uintptr_t end);
 /* The size of one element of dt_tk_collect()'s @vec. */
 size_t dt_tk_vec_size(void);
 
