@@ -194,8 +194,14 @@ exit $all
 '
 
 # The backports boot: sh -c GUEST_BP realdax-guest REPO BUILD OUT.
+# The steps that start many tracking processes run with DAXTRACK_SCAN_ALL=1
+# (no fault recording): each process's first and last per-task perf event
+# flips a static key in the guest kernel's scheduler, and TCG has been seen
+# to take that text patching for a stray int3 and panic the guest (kernel
+# 6.12, QEMU TCG, 2 vCPUs); dt-bench track, one process, keeps it.
 # shellcheck disable=SC2016
 GUEST_BP=$STEP'
+export DAXTRACK_SCAN_ALL=1
 step test_lmdb_guest bash tests/lmdb/test_lmdb_guest.sh "$b"
 grep -E "^lmdb(-trace-check)?: " "$out/test_lmdb_guest.log"
 step test_db_gdbm env DT_DB_TRACE_ACROSS_KILL=1 bash tests/dbs/test_db.sh gdbm "$b"
@@ -207,6 +213,7 @@ step test_track_realdax "$b/tests/realdax/test_track_realdax" "$b/daemon/daxtrac
 step test_preload env DT_PRELOAD_SO="$b/lib/preload/libdaxtrack-preload.so" \
 	DT_PRELOAD_VICTIM="$b/tests/preload/preload_victim" DT_PRELOAD_DIR="$DAX_VM_FSDAX_DIR" \
 	DT_PRELOAD_DEVDAX="$DAX_VM_DEVDAX" "$b/tests/preload/test_preload"
+unset DAXTRACK_SCAN_ALL
 cxl_steps
 step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
 sed -n "s/^ *\(track\.[a-z]\)/bench-track: \1/p" "$out/test_bench_track.log"
@@ -322,6 +329,8 @@ count stock test_cxl_realdax 0
 count stock check_cxl_ctl 0
 finished stock "$TIMEOUT"
 
+# dt-bench track's collect figures make a 1 GiB region: two 2 GiB NVDIMMs.
+VM_ARGS+=(--pmem-gib 2)
 boot backports backports "$BP_TIMEOUT" "$GUEST_BP"
 wall_bp=$wall
 grep -E '^((lmdb|gdbm|tdb)(-trace-check)?|bench-track): ' "$tmp/backports.out" |

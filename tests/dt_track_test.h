@@ -7,7 +7,8 @@
  *     dt_client_flush_hook (the pages of the region each flush covered);
  *   - a watchdog: a scenario runs in a child process, killed when it takes
  *     too long, since a store hung in a page fault (a kernel trap on some
- *     mappings) must fail a test, never hang it.
+ *     mappings) must fail a test, never hang it;
+ *   - the scenario of dense extents, run on both.
  * Include after dt_test.h.
  */
 #ifndef DT_TRACK_TEST_H
@@ -62,6 +63,92 @@ static inline bool dt_rec_exactly(const uint64_t *runs, unsigned n)
 				(unsigned long long)dt_rec.first[i],
 				(unsigned long long)dt_rec.last[i]);
 	return ok;
+}
+
+/* Merge the recorded flushes that touch: one run a range of pages flushed. */
+static inline void dt_rec_merge(void)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < dt_rec.n && i < DT_REC_MAX; i++) {
+		if (n && dt_rec.first[i] == dt_rec.last[n - 1] + 1) {
+			dt_rec.last[n - 1] = dt_rec.last[i];
+			continue;
+		}
+		dt_rec.first[n] = dt_rec.first[i];
+		dt_rec.last[n++] = dt_rec.last[i];
+	}
+	if (dt_rec.n <= DT_REC_MAX)
+		dt_rec.n = n;
+}
+
+/* A fsync of the region's first @len bytes that flushes exactly these runs. */
+static inline bool dt_rec_fsync(struct dt_client_region *r, const char *p, uint64_t len,
+				const uint64_t *runs, unsigned n)
+{
+	dt_rec_reset(p);
+	if (!CHECK_EQ(dt_client_fsync(r, 0, len, 0, NULL), 0))
+		return false;
+	dt_rec_merge();
+	return dt_rec_exactly(runs, n);
+}
+
+/*
+ * Dense extents (lib/client/client-track-extent.c) on @p, a tracked mapping
+ * of the region's first @len bytes (8 MiB or more), its flushes recorded
+ * (dt_rec_flush): 40 pages written in order turn their 2 MiB extent dense;
+ * a store there then flushes the extent whole, beside a fine extent's one
+ * page and an explicit mark; the 8th fsync probes it (a few pages
+ * write-protected): a probe page written keeps it dense, a quiet probe
+ * write-protects it whole, and a store to it then faults (no hang: its
+ * 4 KiB entries stayed) and is flushed alone; an fsync of 40 pages of
+ * another extent turns that one dense too.
+ */
+static inline void dt_dense_scenario(struct dt_client_region *r, char *p, uint64_t len)
+{
+	const uint64_t ext = 512, x = (((uintptr_t)p + 2 * 1048576 - 1) & ~(2 * 1048576UL - 1));
+	const uint64_t e = (x - (uintptr_t)p) / DT_REC_PAGE; /* an extent's first page */
+
+	dt_test_ctx("dense: 40 pages in order, flushed exactly");
+	if (!CHECK(len >= (e + 3 * ext) * DT_REC_PAGE) || !dt_rec_fsync(r, p, len, NULL, 0))
+		return;
+	for (uint64_t i = 0; i < 40; i++)
+		p[(e + i) * DT_REC_PAGE + 17]++;
+	dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + 39 }, 1);
+
+	dt_test_ctx("dense: one store flushes the extent whole; a fine page, a mark beside");
+	p[(e + 100) * DT_REC_PAGE + 17]++;
+	p[(e + ext + 7) * DT_REC_PAGE + 17]++;
+	CHECK_EQ(dt_client_dirty(r, (e + 2 * ext + 6) * DT_REC_PAGE, 1), 0);
+	dt_rec_fsync(r, p, len,
+		     (const uint64_t[]){ e, e + ext - 1, e + ext + 7, e + ext + 7, e + 2 * ext + 6,
+					 e + 2 * ext + 6 },
+		     3);
+
+	dt_test_ctx("dense: flushed whole at each fsync, the 8th probes it");
+	for (unsigned i = 2; i <= 8; i++)
+		dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + ext - 1 }, 1);
+
+	dt_test_ctx("dense: a probe page written, dense still");
+	p[e * DT_REC_PAGE + 17]++;
+	for (unsigned i = 1; i <= 8; i++)
+		dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + ext - 1 }, 1);
+
+	dt_test_ctx("dense: a quiet probe, fine again: a store faults and is flushed alone");
+	dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + ext - 1 }, 1);
+	p[(e + 3) * DT_REC_PAGE + 17]++;
+	dt_rec_fsync(r, p, len, (const uint64_t[]){ e + 3, e + 3 }, 1);
+	dt_rec_fsync(r, p, len, NULL, 0);
+
+	dt_test_ctx("dense: judged by an fsync of part of the extent");
+	for (uint64_t i = 0; i < 40; i++)
+		p[(e + ext + 200 + i) * DT_REC_PAGE + 17]++;
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_fsync(r, (e + ext + 200) * DT_REC_PAGE, 40 * DT_REC_PAGE, 0, NULL), 0);
+	dt_rec_merge();
+	dt_rec_exactly((const uint64_t[]){ e + ext + 200, e + ext + 239 }, 1);
+	p[(e + ext + 7) * DT_REC_PAGE + 17]++;
+	dt_rec_fsync(r, p, len, (const uint64_t[]){ e + ext, e + 2 * ext - 1 }, 1);
 }
 
 /*

@@ -9,12 +9,14 @@
  * writable mapping of a file (of the region's file when the library holds
  * its fd); probe in a child that a store to its first page is seen; map
  * every page of it with a 4KiB entry; register and write-protect it
- * (track-kernel.c).  A persist or fsync of a range collects first: the
- * written pages of the tracked mappings meeting the range (only the
- * intersection is scanned) are marked dirty as dt_client_dirty() marks them
- * (the shared dirty log where there is one, else the batch) and
- * write-protected again.  A tracked mapping of the whole region made with
- * DT_CLIENT_TRACK_SYNC is adopted as the region's mapping for the
+ * (track-kernel.c); record the process's faults (track-faults.c).  A
+ * persist or fsync of a range collects first: the written pages of the
+ * tracked mappings meeting the range are marked dirty as dt_client_dirty()
+ * marks them (the shared dirty log where there is one, else the batch) and
+ * write-protected again, extent by extent, only the extents faulted in
+ * scanned, dense extents marked whole (client-track-extent.c).  A tracked
+ * mapping of the whole region made with DT_CLIENT_TRACK_SYNC is adopted as
+ * the region's mapping for the
  * in-process persists when the library has none of its own; it is never
  * unmapped by the library, and untracking it takes it back (under the
  * persist lock, so that no persist still flushes from it).
@@ -27,80 +29,22 @@
 #include <unistd.h>
 
 #include "client-private.h"
+#include "client-track.h"
+#include "track-faults.h"
 #include "track-kernel.h"
 
-/* Runs one PAGEMAP_SCAN may return: 24 bytes each. */
-#define TRACK_VEC_LEN 1024
+/* Set to 1: no fault recording, every collection scans its whole range. */
+#define TRACK_SCAN_ALL_ENV "DAXTRACK_SCAN_ALL"
+/* Set to 0: every extent stays tracked by 4KiB pages, none turns dense. */
+#define TRACK_DENSE_ENV "DAXTRACK_DENSE"
 
 /* The probe's patience: TCG (DAX_VM set, the dax-vm guest) is ~9x slower. */
 #define TRACK_PROBE_MS 2000
 #define TRACK_PROBE_VM_MS 20000
-
-struct track_map {
-	uintptr_t addr;
-	size_t len;
-	uint64_t offset;
-	bool sync; /* MAP_SYNC or device DAX: may be flushed from */
-	bool own; /* the library's own mapping (dt_client_map()) */
-	bool adopted; /* serves as the region's mapping (r->addr) */
-};
-
-struct dt_client_tracks {
-	int uffd;
-	int pagemap;
-	unsigned n, cap;
-	struct track_map *m;
-	void *vec; /* PAGEMAP_SCAN's answer, TRACK_VEC_LEN runs */
-};
-
-static uint64_t page_up(uint64_t x)
-{
-	return (x + DT_CLIENT_PAGE - 1) & ~(DT_CLIENT_PAGE - 1);
-}
+/* The pages the first probe of a process stores to, timing the write faults. */
+#define TRACK_PROBE_PAGES 16
 
 /* ---- collecting ---- */
-
-struct collect {
-	struct dt_client_region *r;
-	const struct track_map *m;
-	int err;
-};
-
-static void mark_run(void *arg, uintptr_t start, uintptr_t end)
-{
-	struct collect *k = arg;
-	uint64_t offset = k->m->offset + (start - k->m->addr);
-	int err = dt_client_dirty_locked(k->r, offset, end - start);
-
-	if (!err)
-		return;
-	/* Write-protected again but not marked: the next fsync must not vouch for them. */
-	if (err == -ENOMEM)
-		__atomic_store_n(&k->r->dirty_err, err, __ATOMIC_RELAXED);
-	if (!k->err)
-		k->err = err;
-}
-
-/* Collect the written pages of @m in region bytes [lo, hi): pages, or -errno. */
-static long collect_map(struct dt_client_region *r, const struct track_map *m, uint64_t lo,
-			uint64_t hi)
-{
-	struct collect k = { .r = r, .m = m };
-	uint64_t end = m->offset + m->len;
-	long n;
-
-	if (lo < m->offset)
-		lo = m->offset;
-	if (hi > end)
-		hi = end;
-	if (lo >= hi)
-		return 0;
-	lo &= ~(DT_CLIENT_PAGE - 1);
-	hi = page_up(hi);
-	n = dt_tk_collect(r->tracks->pagemap, m->addr + (lo - m->offset),
-			  m->addr + (hi - m->offset), r->tracks->vec, TRACK_VEC_LEN, mark_run, &k);
-	return n < 0 ? n : k.err ? k.err : n;
-}
 
 /* Every tracked mapping meeting region bytes [offset, offset + length). */
 static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t length)
@@ -110,8 +54,9 @@ static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t
 	long total = 0, n;
 	int err = 0;
 
+	dt_track_faults_read(t);
 	for (unsigned i = 0; t && i < t->n; i++) {
-		n = collect_map(r, &t->m[i], offset, end);
+		n = dt_track_collect_map(r, &t->m[i], offset, end);
 		if (n < 0 && !err)
 			err = (int)n;
 		if (n > 0)
@@ -174,6 +119,27 @@ static bool overlaps(const struct dt_client_region *r, uintptr_t a, size_t len)
 	return false;
 }
 
+static bool env_is(const char *name, const char *value)
+{
+	const char *env = getenv(name);
+
+	return env && !strcmp(env, value);
+}
+
+/*
+ * Record the process's faults from now on, unless $DAXTRACK_SCAN_ALL is 1;
+ * without them (refused) every collection scans its whole range.  Extents
+ * may turn dense unless $DAXTRACK_DENSE is 0.
+ */
+static void faults_open(struct dt_client_tracks *t)
+{
+	const char *why;
+
+	t->fine_only = env_is(TRACK_DENSE_ENV, "0");
+	if (env_is(TRACK_SCAN_ALL_ENV, "1") || dt_tk_faults_open(&t->faults, &why))
+		t->faults = NULL;
+}
+
 static int tracks_get(struct dt_client_region *r, const char **why)
 {
 	struct dt_client_tracks *t;
@@ -198,6 +164,7 @@ static int tracks_get(struct dt_client_region *r, const char **why)
 		close(t->uffd);
 		goto fail;
 	}
+	faults_open(t);
 	r->tracks = t;
 	return 0;
 fail:
@@ -206,15 +173,20 @@ fail:
 	return err;
 }
 
-static int tracks_add(struct dt_client_region *r, const struct track_map *m)
+/* Add @m, its extents to look at. */
+static int tracks_add(struct dt_client_region *r, struct track_map *m)
 {
 	struct dt_client_tracks *t = r->tracks;
 	struct track_map *a;
 
+	if (dt_track_extents_init(m))
+		return -ENOMEM;
 	if (t->n == t->cap) {
 		a = realloc(t->m, (t->cap ? 2 * t->cap : 4) * sizeof(*a));
-		if (!a)
+		if (!a) {
+			dt_track_extents_free(m);
 			return -ENOMEM;
+		}
 		t->m = a;
 		t->cap = t->cap ? 2 * t->cap : 4;
 	}
@@ -236,6 +208,7 @@ static void tracks_del(struct dt_client_region *r, struct track_map *m)
 		r->map_writable = false;
 		dt_client_log_set_mapping(r, NULL, 0, false);
 	}
+	dt_track_extents_free(m);
 	*m = t->m[--t->n];
 	__atomic_store_n(&r->track_n, t->n, __ATOMIC_RELEASE);
 }
@@ -251,6 +224,7 @@ void dt_client_track_detach(struct dt_client_region *r)
 		tracks_del(r, &t->m[t->n - 1]);
 	close(t->uffd);
 	close(t->pagemap);
+	dt_tk_faults_close(t->faults);
 	free(t->vec);
 	free(t->m);
 	free(t);
@@ -351,9 +325,18 @@ static void adopt(struct dt_client_region *r, struct track_map *m)
 	m->adopted = true;
 }
 
+/* The probe's pages: enough to time a write fault, once a process. */
+static size_t probe_pages(const struct track_map *m)
+{
+	size_t n = dt_track_calibrated() ? 1 : TRACK_PROBE_PAGES;
+
+	return n < m->len / DT_CLIENT_PAGE ? n : m->len / DT_CLIENT_PAGE;
+}
+
 static int track_locked(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
 			unsigned flags, const char **why)
 {
+	uint64_t fault_ns = 0;
 	struct track_map m;
 	int err;
 
@@ -365,11 +348,13 @@ static int track_locked(struct dt_client_region *r, void *addr, size_t length, u
 		err = tracks_get(r, why);
 	/* The probe first: a refusal leaves the application's mapping untouched. */
 	if (!err)
-		err = dt_tk_probe((void *)m.addr, probe_ms(), why);
+		err = dt_tk_probe((void *)m.addr, probe_pages(&m), probe_ms(), &fault_ns, why);
 	if (!err)
 		err = arm(r, &m, why);
 	if (err)
 		return err;
+	if (!r->tracks->fine_only)
+		dt_track_calibrate(&m, fault_ns);
 	adopt(r, &m);
 	err = tracks_add(r, &m);
 	if (err) {
@@ -428,7 +413,8 @@ int dt_client_untrack(struct dt_client_region *r, void *addr, uint64_t offset)
 	pthread_mutex_lock(&c->lock);
 	m = find_start(r, addr, offset);
 	if (m) {
-		n = collect_map(r, m, 0, UINT64_MAX);
+		dt_track_faults_read(r->tracks);
+		n = dt_track_collect_map(r, m, 0, UINT64_MAX);
 		tracks_del(r, m);
 		if (!r->tracks->n)
 			dt_client_track_report(r, DT_TRACK_NONE, 0);

@@ -153,12 +153,21 @@ int dt_tk_register(int uffd, uintptr_t start, size_t len)
 	return ioctl(uffd, UFFDIO_REGISTER, &reg) ? -errno : 0;
 }
 
-int dt_tk_protect(int uffd, uintptr_t start, size_t len)
+static int write_protect(int uffd, uintptr_t start, size_t len, uint64_t mode)
 {
-	struct uffdio_writeprotect wp = { .range = { .start = start, .len = len },
-					  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	struct uffdio_writeprotect wp = { .range = { .start = start, .len = len }, .mode = mode };
 
 	return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) ? -errno : 0;
+}
+
+int dt_tk_protect(int uffd, uintptr_t start, size_t len)
+{
+	return write_protect(uffd, start, len, UFFDIO_WRITEPROTECT_MODE_WP);
+}
+
+int dt_tk_unprotect(int uffd, uintptr_t start, size_t len)
+{
+	return write_protect(uffd, start, len, 0);
 }
 
 int dt_tk_unregister(int uffd, uintptr_t start, size_t len)
@@ -193,6 +202,8 @@ size_t dt_tk_vec_size(void)
 	return sizeof(struct page_region);
 }
 
+uint64_t dt_tk_walked;
+
 long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
 		   dt_tk_run_fn fn, void *arg)
 {
@@ -200,6 +211,7 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 	struct pm_scan_arg a;
 	long pages = 0, n;
 
+	__atomic_fetch_add(&dt_tk_walked, end - start, __ATOMIC_RELAXED);
 	while (start < end) {
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
@@ -226,7 +238,9 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 	return pages;
 }
 
-long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
+/* The pages of [start, end) in @category (or not in it, @inverted), or -errno. */
+static long count_pages(int pagemap, uintptr_t start, uintptr_t end, uint64_t category,
+			bool inverted)
 {
 	struct page_region v[16] = { { 0 } };
 	struct pm_scan_arg a;
@@ -239,8 +253,9 @@ long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
 		a.end = end;
 		a.vec = (uintptr_t)v;
 		a.vec_len = sizeof(v) / sizeof(v[0]);
-		a.category_mask = PAGE_IS_HUGE;
-		a.return_mask = PAGE_IS_HUGE;
+		a.category_inverted = inverted ? category : 0;
+		a.category_mask = category;
+		a.return_mask = category;
 		n = ioctl(pagemap, PAGEMAP_SCAN, &a);
 		if (n < 0)
 			return -errno;
@@ -251,6 +266,16 @@ long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
 		start = a.walk_end;
 	}
 	return pages;
+}
+
+long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
+{
+	return count_pages(pagemap, start, end, PAGE_IS_HUGE, false);
+}
+
+long dt_tk_protected_pages(int pagemap, uintptr_t start, uintptr_t end)
+{
+	return count_pages(pagemap, start, end, PAGE_IS_WRITTEN, true);
 }
 
 /* Is a page of [start, end) in the categories asked?  1, 0 or -errno. */
@@ -332,25 +357,40 @@ static const char *const probe_why[] = {
 
 unsigned dt_tk_probe_stall_ms;
 
+/* The child's answer through the pipe. */
+struct probe_answer {
+	uint64_t fault_ns; /* a store's write fault, on average */
+	unsigned char stage;
+};
+
+static uint64_t probe_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* The child: async-signal-safe calls only. */
-static int probe_child(void *page)
+static int probe_child(void *page, size_t pages, uint64_t *fault_ns)
 {
 	const char *why;
-	uintptr_t p = (uintptr_t)page;
+	uintptr_t p = (uintptr_t)page, len = pages * TK_PAGE;
 	struct page_region v[2] = { { 0 } };
+	uint64_t t0;
 	int pm, uffd;
 
 	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (pm < 0)
 		return PROBE_PAGEMAP;
-	if (dt_tk_pin(pm, page, TK_PAGE, &why))
+	if (dt_tk_pin(pm, page, len, &why))
 		return PROBE_PIN;
 	uffd = dt_tk_uffd_open(&why);
 	if (uffd < 0)
 		return PROBE_UFFD;
-	if (dt_tk_register(uffd, p, TK_PAGE) || dt_tk_protect(uffd, p, TK_PAGE))
+	if (dt_tk_register(uffd, p, len) || dt_tk_protect(uffd, p, len))
 		return PROBE_REGISTER;
-	if (dt_tk_collect(pm, p, p + TK_PAGE, v, 2, NULL, NULL) != 0)
+	if (dt_tk_collect(pm, p, p + len, v, 2, NULL, NULL) != 0)
 		return PROBE_CLEAN;
 	if (dt_tk_probe_stall_ms) {
 		struct timespec ts = { dt_tk_probe_stall_ms / 1000,
@@ -358,9 +398,12 @@ static int probe_child(void *page)
 
 		nanosleep(&ts, NULL);
 	}
-	/* A store that changes nothing, atomic against the application's own. */
-	__atomic_fetch_or((unsigned long *)page, 0UL, __ATOMIC_SEQ_CST);
-	if (dt_tk_collect(pm, p, p + TK_PAGE, v, 2, NULL, NULL) != 1)
+	/* Stores that change nothing, atomic against the application's own. */
+	t0 = probe_now();
+	for (size_t i = 0; i < pages; i++)
+		__atomic_fetch_or((unsigned long *)(p + i * TK_PAGE), 0UL, __ATOMIC_SEQ_CST);
+	*fault_ns = (probe_now() - t0) / pages;
+	if (dt_tk_collect(pm, p, p + len, v, 2, NULL, NULL) != (long)pages)
 		return PROBE_SEEN;
 	return PROBE_OK;
 }
@@ -374,7 +417,7 @@ static long ms_since(const struct timespec *t0)
 }
 
 /* Wait up to @timeout_ms for the child's answer: 1 read, 0 none (it died), -1 timed out. */
-static int probe_wait(int fd, unsigned timeout_ms, unsigned char *stage)
+static int probe_wait(int fd, unsigned timeout_ms, struct probe_answer *ans)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct timespec t0;
@@ -391,10 +434,10 @@ static int probe_wait(int fd, unsigned timeout_ms, unsigned char *stage)
 			continue;
 		if (n <= 0)
 			return n < 0 ? 0 : -1;
-		n = (int)read(fd, stage, 1);
+		n = (int)read(fd, ans, sizeof(*ans));
 		if (n < 0 && errno == EINTR)
 			continue;
-		return n == 1;
+		return n == (int)sizeof(*ans);
 	}
 }
 
@@ -416,9 +459,10 @@ static int probe_reap(pid_t pid)
 	return -1;
 }
 
-int dt_tk_probe(void *page, unsigned timeout_ms, const char **why)
+int dt_tk_probe(void *page, size_t pages, unsigned timeout_ms, uint64_t *fault_ns,
+		const char **why)
 {
-	unsigned char stage = PROBE_OK;
+	struct probe_answer ans = { .stage = PROBE_OK };
 	int p[2], got;
 	pid_t pid;
 
@@ -429,8 +473,8 @@ int dt_tk_probe(void *page, unsigned timeout_ms, const char **why)
 	pid = fork();
 	if (pid == 0) {
 		tk_close(p[0]);
-		stage = (unsigned char)probe_child(page);
-		if (write(p[1], &stage, 1) != 1)
+		ans.stage = (unsigned char)probe_child(page, pages ? pages : 1, &ans.fault_ns);
+		if (write(p[1], &ans, sizeof(ans)) != sizeof(ans))
 			_exit(2);
 		_exit(0);
 	}
@@ -440,7 +484,7 @@ int dt_tk_probe(void *page, unsigned timeout_ms, const char **why)
 		*why = "probe: fork failed";
 		return -EOPNOTSUPP;
 	}
-	got = probe_wait(p[0], timeout_ms, &stage);
+	got = probe_wait(p[0], timeout_ms, &ans);
 	tk_close(p[0]);
 	if (got < 0)
 		kill(pid, SIGKILL);
@@ -449,11 +493,15 @@ int dt_tk_probe(void *page, unsigned timeout_ms, const char **why)
 		*why = "probe store hung (the child was killed)";
 	else if (!got)
 		*why = "probe: the child died (a signal on the store?)";
-	else if (stage != PROBE_OK)
-		*why = stage < sizeof(probe_why) / sizeof(probe_why[0]) && probe_why[stage] ?
-			       probe_why[stage] :
+	else if (ans.stage != PROBE_OK)
+		*why = ans.stage < sizeof(probe_why) / sizeof(probe_why[0]) && probe_why[ans.stage] ?
+			       probe_why[ans.stage] :
 			       "probe failed";
-	return got == 1 && stage == PROBE_OK ? 0 : -EOPNOTSUPP;
+	if (got != 1 || ans.stage != PROBE_OK)
+		return -EOPNOTSUPP;
+	if (fault_ns)
+		*fault_ns = ans.fault_ns;
+	return 0;
 }
 
 /* ---- the mapping ---- */

@@ -30,9 +30,14 @@ int dt_tk_uffd_open(const char **why);
 /* dt_tk_pagemap_open(): /proc/self/pagemap, checked for PAGEMAP_SCAN: the fd or -errno. */
 int dt_tk_pagemap_open(const char **why);
 
-/* Register [start, start + len) for write-protect, write-protect it, unregister it. */
+/*
+ * Register [start, start + len) for write-protect, write-protect it (its
+ * present pages), make it writable again (no fault, counted as written by
+ * the next scan), unregister it.
+ */
 int dt_tk_register(int uffd, uintptr_t start, size_t len);
 int dt_tk_protect(int uffd, uintptr_t start, size_t len);
+int dt_tk_unprotect(int uffd, uintptr_t start, size_t len);
 int dt_tk_unregister(int uffd, uintptr_t start, size_t len);
 
 /*
@@ -42,8 +47,12 @@ int dt_tk_unregister(int uffd, uintptr_t start, size_t len);
  */
 long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
 		   dt_tk_run_fn fn, void *arg);
+/* Tests only: the bytes dt_tk_collect() was asked to walk, all calls together. */
+extern uint64_t dt_tk_walked;
 /* dt_tk_huge_pages(): the pages of [start, end) mapped by 2MiB entries, or -errno. */
 long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end);
+/* dt_tk_protected_pages(): the pages of [start, end) write-protected, not written, or -errno. */
+long dt_tk_protected_pages(int pagemap, uintptr_t start, uintptr_t end);
 /* The size of one element of dt_tk_collect()'s @vec. */
 size_t dt_tk_vec_size(void);
 
@@ -55,12 +64,15 @@ size_t dt_tk_vec_size(void);
 int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why);
 
 /*
- * dt_tk_probe(): in a child process, pin @page (4KiB), write-protect it
- * with a userfaultfd of its own, store to it (an atomic OR of zero: the data
- * stays) and check PAGEMAP_SCAN says written.  The child is killed after
- * @timeout_ms.  Return: 0, or -EOPNOTSUPP with @why (also for a hung store).
+ * dt_tk_probe(): in a child process, pin the @pages pages (4KiB) from @page,
+ * write-protect them with a userfaultfd of its own, store to each (an
+ * atomic OR of zero: the data stays) and check PAGEMAP_SCAN says written;
+ * *@fault_ns (if not NULL) receives what a store's write fault took, on
+ * average.  The child is killed after @timeout_ms.  Return: 0, or
+ * -EOPNOTSUPP with @why (also for a hung store).
  */
-int dt_tk_probe(void *page, unsigned timeout_ms, const char **why);
+int dt_tk_probe(void *page, size_t pages, unsigned timeout_ms, uint64_t *fault_ns,
+		const char **why);
 /* Tests only: the probe's child sleeps this long before its store (a hung store). */
 extern unsigned dt_tk_probe_stall_ms;
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "client-private.h"
+#include "client-track.h"
 #include "preload.h"
 #include "sigbus.h"
 
@@ -84,9 +85,10 @@ static void track(struct dtp_map *m)
 			  m->reg->name, (unsigned long)m->addr, len, (unsigned long long)m->off,
 			  strerror(-err), *reason ? ": " : "", reason);
 	else
-		dtp_debug("region \"%s\": %#lx+%zu at %llu: tracked%s", m->reg->name,
-			  (unsigned long)m->addr, len, (unsigned long long)m->off,
-			  m->sync ? " (sync)" : "");
+		dtp_debug("region \"%s\": %#lx+%zu at %llu: tracked%s, an extent dense at %u "
+			  "pages", m->reg->name, (unsigned long)m->addr, len,
+			  (unsigned long long)m->off, m->sync ? " (sync)" : "",
+			  dt_track_dense_pages());
 }
 
 /* The application's mapping of region @reg, under the lock. */

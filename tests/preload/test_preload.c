@@ -203,6 +203,8 @@ static int run_victim(const char *mode, const char *file, bool preload, const ch
 		setenv("DAXTRACK_SOCKET", h.sock, 1);
 		setenv("DAXTRACK_PRELOAD_DEBUG", "1", 1);
 		setenv("DAXTRACK_PRELOAD_TRACE", trace_path, 1);
+		/* The checks count pages flushed: a few pages never make an extent dense. */
+		setenv("DAXTRACK_DENSE_PAGES", "64", 1);
 		if (preload)
 			setenv("LD_PRELOAD", shim, 1);
 		if (env)

@@ -19,6 +19,9 @@
  *     read back through the file;
  *   - fsdax: a plain MAP_SHARED mapping of a sub-range beside the library's
  *     own MAP_SYNC mapping: tracked exactly too;
+ *   - fsdax: dense extents (dt_dense_scenario(), dt_track_test.h) on the
+ *     application's MAP_SYNC mapping: an extent leaves write-protect
+ *     tracking and comes back, its stores never hang;
  *   - devdax: refused with -EOPNOTSUPP and a reason (a 4 KiB entry cannot
  *     map it), the application's and the library's mappings, and the stores
  *     to them afterwards work: no SIGBUS, no hang.
@@ -241,20 +244,28 @@ static void figures(struct dt_client_region *r, char *p)
 	}
 }
 
+/* The application's own MAP_SYNC mapping of the whole fsdax file, attached: NULL on failure. */
+static char *map_sync(struct dt_client *c, struct dt_client_region **r, int *fd)
+{
+	void *p;
+
+	*r = c ? attach(c, d.fs_path, fd) : NULL;
+	if (!*r)
+		return NULL;
+	p = mmap(NULL, FS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, *fd, 0);
+	return CHECK(p != MAP_FAILED) ? p : NULL;
+}
+
 static int fsdax_sync(void)
 {
 	static const unsigned pages[] = { 1, 2, 3, 77, 513, 1500, 2047 };
 	struct dt_client *c = connect_client();
 	struct dt_client_region_info info;
-	struct dt_client_region *r;
+	struct dt_client_region *r = NULL;
 	int fd = -1;
-	char *p;
+	char *p = map_sync(c, &r, &fd);
 
-	r = c ? attach(c, d.fs_path, &fd) : NULL;
-	if (!r)
-		return 1;
-	p = mmap(NULL, FS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
-	if (!CHECK(p != MAP_FAILED))
+	if (!p)
 		return 1;
 	memset(p, 0, FS_SIZE); /* pre-faulted, with 2 MiB entries where the kernel could */
 	/* The trap the library must undo: 2 MiB entries (none counted without PAGEMAP_SCAN). */
@@ -309,6 +320,31 @@ static int fsdax_sync(void)
 	CHECK(!info.addr);
 	CHECK(stamped(fd, 1, 1) && stamped(fd, 77, 2) && stamped(fd, 2047, 1));
 	CHECK(stamped(fd, 900, 3) && stamped(fd, 901, 3) && stamped(fd, 1000, 4));
+	dt_client_flush_hook = pmem_flush;
+	CHECK_EQ(dt_client_close(c), 0);
+	munmap(p, FS_SIZE);
+	close(fd);
+	return 0;
+}
+
+/* Dense extents on the application's MAP_SYNC mapping of the whole file. */
+static int fsdax_dense(void)
+{
+	struct dt_client *c = connect_client();
+	struct dt_client_region *r = NULL;
+	int fd = -1;
+	char *p = map_sync(c, &r, &fd);
+
+	if (!p)
+		return 1;
+	if (!d.can_track) {
+		refused(r, p, FS_SIZE, DT_CLIENT_TRACK_SYNC);
+		return 0;
+	}
+	if (!CHECK_EQ(dt_client_track(r, p, FS_SIZE, 0, DT_CLIENT_TRACK_SYNC, NULL), 0))
+		return 1;
+	dt_client_flush_hook = record_flush;
+	dt_dense_scenario(r, p, FS_SIZE);
 	dt_client_flush_hook = pmem_flush;
 	CHECK_EQ(dt_client_close(c), 0);
 	munmap(p, FS_SIZE);
@@ -383,6 +419,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	setenv("DAXTRACK_DENSE_PAGES", "64", 1); /* dt_dense_scenario()'s, not measured */
 	d.devdax = getenv("DAX_VM_DEVDAX");
 	dt_test_ctx("environment");
 	if (!CHECK(argc == 2)) {
@@ -401,6 +438,7 @@ int main(int argc, char **argv)
 		goto out;
 	dt_test_watched("fsdax: MAP_SYNC, whole file, pre-faulted", fsdax_sync, WATCHDOG_S);
 	dt_test_watched("fsdax: plain MAP_SHARED sub-range", fsdax_sub_range, WATCHDOG_S);
+	dt_test_watched("fsdax: dense extents", fsdax_dense, WATCHDOG_S);
 	dt_test_watched("devdax: refused, no SIGBUS", devdax, WATCHDOG_S);
 	dt_test_ctx("SIGTERM");
 	CHECK_EQ(dth_stop(&d.h, SIGTERM), 0);

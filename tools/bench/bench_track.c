@@ -31,7 +31,19 @@
  * (distinct random pages of the area), every cache line of each page
  * written.  Each figure: p50 and p99 of the samples of each repetition,
  * divided by the pages, the median over the repetitions; one line each.
- * Every fsync is checked to have flushed exactly the pages written.
+ * Every fsync is checked to have flushed exactly the pages written (at least
+ * them for the tracked way, whose dense extents are flushed whole).
+ *
+ * Then the cost of one collection against the size of the range tracked
+ * (track.WAY.SIZE): 8 distinct random pages written (untimed: the write
+ * faults are the kernel's too), then dt_client_fsync() of the whole tracked
+ * range timed, which collects and persists them; the library's mapping of a
+ * 1 GiB region "s" tracked 4 MiB, 64 MiB and 1 GiB long.  collect.near: the
+ * pages in the first 4 MiB, the fault summary scanning only the extents
+ * faulted; collect.spread: the pages anywhere in the range (up to 8 extents
+ * scanned); collect_all.near: DAXTRACK_SCAN_ALL=1, the whole range scanned.
+ * Every extent stays fine there (DAXTRACK_DENSE=0): 8 pages in 4 MiB would
+ * make dense extents where a flush costs a few faults (the guest).
  *
  * The region's directory is $DT_BENCH_TMPDIR (dt-bench --dir), else
  * /dev/shm: on an fsdax mount the library maps it MAP_SYNC and persists
@@ -157,10 +169,13 @@ static void span(const struct trk *t, unsigned w, uint64_t *off, uint64_t *len)
 	*len = (last - first + 1) * PAGE;
 }
 
-/* The fsync of the span flushed the sample's pages and nothing else. */
+/*
+ * The fsync of the span flushed the sample's pages and nothing else; tracked,
+ * at least them (a dense extent is flushed whole).
+ */
 static int check_rep(const struct trk *t, unsigned w, const struct dt_proto_fsync_rep *rep)
 {
-	if (rep->entries == t->k)
+	if (rep->entries == t->k || (w == W_TRACKED && rep->entries > t->k))
 		return 0;
 	bench_fail("%s, %u pages in %" PRIu64 " runs: the fsync flushed %" PRIu64 " entries",
 		   way_name[w], t->k, t->nruns, rep->entries);
@@ -297,6 +312,37 @@ static void fig_report(const struct bench_opts *o, const struct trk *t, struct t
 	}
 }
 
+/*
+ * Connect to @d's daemon, attach its first region, map it (the client, like
+ * the daemon, takes the file for pmem: bench_daemon.h): the file's fd, which
+ * the caller closes, or -errno.
+ */
+static int attach_first(const struct bench_dmn *d, struct dt_client **c,
+			struct dt_client_region **r, char **mem, size_t *len)
+{
+	struct dt_client_options opt;
+	int fd, ret;
+
+	setenv("PMEM_IS_PMEM_FORCE", "1", 0);
+	dt_client_options_init(&opt);
+	opt.socket = d->h.sock;
+	opt.flags = DT_CLIENT_NO_RECONNECT;
+	ret = dt_client_connect_opts(&opt, c);
+	if (ret)
+		return ret;
+	fd = open(d->path[0], O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = dt_client_attach_fd(*c, fd, r);
+	if (!ret)
+		ret = dt_client_map(*r, (void **)mem, len);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
 static int trk_open(const struct bench_opts *o, struct trk *t)
 {
 	static const char *const names[] = { "t" };
@@ -307,22 +353,13 @@ static int trk_open(const struct bench_opts *o, struct trk *t)
 		.size = "256M",
 		.daemon_conf = "workers = 2\nlog_level = warning\n",
 	};
-	struct dt_client_options opt;
 	struct dt_client_region_info info;
 	int fd, ret;
 
 	if (bench_dmn_setup(&t->d, &spec) || bench_dmn_start(&t->d))
 		return -1;
-	setenv("PMEM_IS_PMEM_FORCE", "1", 0); /* as the daemon (bench_daemon.h) */
-	dt_client_options_init(&opt);
-	opt.socket = t->d.h.sock;
-	opt.flags = DT_CLIENT_NO_RECONNECT;
-	ret = dt_client_connect_opts(&opt, &t->c);
-	fd = ret ? -1 : open(t->d.path[0], O_RDWR | O_CLOEXEC);
-	if (!ret)
-		ret = fd < 0 ? -errno : dt_client_attach_fd(t->c, fd, &t->r);
-	if (!ret)
-		ret = dt_client_map(t->r, (void **)&t->mem, &t->mem_len);
+	fd = attach_first(&t->d, &t->c, &t->r, &t->mem, &t->mem_len);
+	ret = fd < 0 ? fd : 0;
 	if (!ret) {
 		t->plain = mmap(NULL, t->mem_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		ret = t->plain == MAP_FAILED ? -errno : 0;
@@ -439,6 +476,200 @@ out:
 	return ret;
 }
 
+/* ---- one collection against the size of the range tracked ---- */
+
+#define COL_PAGES 8U
+#define COL_NEAR_PAGES 1024U /* the first 4 MiB */
+#define COL_SIZES 3
+#define SEED_COLLECT 0x636f6c6cULL
+
+static const uint64_t col_size[COL_SIZES] = { 4ULL << 20, 64ULL << 20, 1ULL << 30 };
+static const char *const col_size_name[COL_SIZES] = { "4M", "64M", "1G" };
+
+/* The pages written: in the first 4 MiB, or anywhere; scanned by extent or whole. */
+enum { CW_NEAR, CW_SPREAD, CW_ALL, NR_CW };
+static const char *const col_way_name[NR_CW] = { "collect.near", "collect.spread",
+						 "collect_all.near" };
+
+struct col {
+	struct bench_dmn d;
+	struct dt_client *c;
+	struct dt_client_region *r;
+	char *mem;
+	struct bench_rng rng;
+	uint64_t pages[COL_PAGES];
+	uint64_t stamp;
+};
+
+/* COL_PAGES distinct random pages of the first @pages. */
+static void col_pick(struct col *k, uint64_t pages)
+{
+	unsigned n = 0;
+
+	while (n < COL_PAGES) {
+		uint64_t p = bench_rand_below(&k->rng, pages);
+		bool dup = false;
+
+		for (unsigned i = 0; i < n; i++)
+			dup |= k->pages[i] == p;
+		if (!dup)
+			k->pages[n++] = p;
+	}
+}
+
+static int col_connect(struct col *k)
+{
+	size_t len;
+	int fd = attach_first(&k->d, &k->c, &k->r, &k->mem, &len);
+
+	if (fd < 0) {
+		bench_fail("region \"s\" (%s): %s", k->d.path[0], strerror(-fd));
+		return fd;
+	}
+	close(fd);
+	return 0;
+}
+
+/* One sample: the stores to pages of the first @pages (untimed), the fsync of the range. */
+static int col_sample(struct col *k, uint64_t size, uint64_t pages, double *ns)
+{
+	struct dt_proto_fsync_rep rep = { 0 };
+	uint64_t v = ++k->stamp, t0;
+	int ret;
+
+	col_pick(k, pages);
+	for (unsigned i = 0; i < COL_PAGES; i++)
+		__atomic_store_n((uint64_t *)(k->mem + k->pages[i] * PAGE), v, __ATOMIC_RELAXED);
+	t0 = bench_now_ns();
+	ret = dt_client_fsync(k->r, 0, size, 0, &rep);
+	*ns = (double)(bench_now_ns() - t0);
+	if (ret) {
+		bench_fail("collect: fsync of %" PRIu64 " bytes: %s", size, strerror(-ret));
+		return -1;
+	}
+	if (rep.entries != COL_PAGES) {
+		bench_fail("collect: %u pages: the fsync flushed %" PRIu64 " entries", COL_PAGES,
+			   rep.entries);
+		return -1;
+	}
+	return 0;
+}
+
+/* Track the first @size bytes, collect once, then the samples: p50 and p99 in @q. */
+static int col_size_fig(struct col *k, uint64_t size, bool spread, double *v, uint64_t samples,
+			double q[2])
+{
+	char reason[DT_CLIENT_TRACK_REASON_MAX];
+	uint64_t pages = spread ? size / PAGE : COL_NEAR_PAGES;
+	int ret;
+
+	ret = dt_client_track(k->r, NULL, size, 0, 0, reason);
+	if (ret) {
+		bench_fail("collect: dt_client_track of %" PRIu64 " bytes: %s%s%s", size,
+			   strerror(-ret), ret == -EOPNOTSUPP ? ": " : "",
+			   ret == -EOPNOTSUPP ? reason : "");
+		return -1;
+	}
+	ret = dt_client_fsync(k->r, 0, size, 0, NULL) ? -1 : 0;
+	for (uint64_t i = 0; i < samples && !ret; i++)
+		ret = col_sample(k, size, pages, &v[i]);
+	if (dt_client_untrack(k->r, NULL, 0))
+		ret = -1;
+	if (ret)
+		return -1;
+	dmn_sort(v, samples);
+	q[0] = dmn_pct(v, samples, 500);
+	q[1] = dmn_pct(v, samples, 990);
+	return 0;
+}
+
+/* Every size, way @w, one repetition: [size][p50, p99]. */
+static int col_way(struct col *k, unsigned w, double *v, uint64_t samples,
+		   double q[COL_SIZES][2])
+{
+	int ret;
+
+	/* Read when the region first tracks: every extent fine, the scans measured. */
+	if (w == CW_ALL)
+		setenv("DAXTRACK_SCAN_ALL", "1", 1);
+	setenv("DAXTRACK_DENSE", "0", 1);
+	ret = col_connect(k);
+	for (unsigned s = 0; s < COL_SIZES && !ret; s++)
+		ret = col_size_fig(k, col_size[s], w == CW_SPREAD, v, samples, q[s]);
+	unsetenv("DAXTRACK_SCAN_ALL");
+	unsetenv("DAXTRACK_DENSE");
+	if (k->c)
+		dt_client_close(k->c);
+	k->c = NULL;
+	return ret;
+}
+
+static void col_report(const struct bench_opts *o, double m[NR_CW][COL_SIZES][2])
+{
+	static const char *const q_name[2] = { "p50", "p99" };
+	char name[64];
+
+	for (unsigned w = 0; w < NR_CW; w++)
+		for (unsigned s = 0; s < COL_SIZES; s++)
+			for (unsigned q = 0; q < 2; q++) {
+				snprintf(name, sizeof(name), "track.%s.%s.%s", col_way_name[w],
+					 col_size_name[s], q_name[q]);
+				bench_value(o, name, m[w][s][q], "ns", "%.1f us, %u pages written",
+					    m[w][s][q] / 1000, COL_PAGES);
+			}
+	if (m[CW_NEAR][0][0] > 0)
+		bench_target(o, "track.collect.near.1G/4M.p50", m[CW_NEAR][2][0] / m[CW_NEAR][0][0],
+			     true, 2.0);
+	if (m[CW_SPREAD][0][0] > 0)
+		bench_value(o, "track.collect.spread.1G/4M.p50",
+			    m[CW_SPREAD][2][0] / m[CW_SPREAD][0][0], "x",
+			    "8 extents scanned at 1 GiB, 2 or 3 at 4 MiB");
+	if (m[CW_ALL][0][0] > 0)
+		bench_value(o, "track.collect_all.near.1G/4M.p50",
+			    m[CW_ALL][2][0] / m[CW_ALL][0][0], "x", "the whole range scanned");
+}
+
+/* The collect figures, on their own daxtrackd and 1 GiB region "s". */
+static int collect_figures(const struct bench_opts *o)
+{
+	static const char *const names[] = { "s" };
+	const struct bench_dmn_spec spec = {
+		.tag = "collect",
+		.nr_regions = 1,
+		.names = names,
+		.size = "1G",
+		.daemon_conf = "workers = 2\nlog_level = warning\n",
+	};
+	const unsigned per_rep = NR_CW * COL_SIZES * 2;
+	struct col k = { .rng = { SEED_COLLECT } };
+	uint64_t samples = bench_count(o, 200, 20);
+	double q[NR_CW][COL_SIZES][2], m[NR_CW][COL_SIZES][2] = { { { 0 } } };
+	double *v = bench_alloc(samples, sizeof(double), "samples");
+	double *st = bench_alloc((size_t)o->reps * per_rep, sizeof(double), "reps");
+	int ret = -1;
+
+	if (!v || !st || bench_dmn_setup(&k.d, &spec) || bench_dmn_start(&k.d))
+		goto out;
+	ret = 0;
+	for (unsigned rep = 0; rep < o->reps && !ret; rep++) {
+		for (unsigned w = 0; w < NR_CW && !ret; w++)
+			ret = col_way(&k, w, v, samples, q[w]);
+		for (unsigned i = 0; i < per_rep && !ret; i++)
+			st[i * o->reps + rep] = (&q[0][0][0])[i];
+	}
+	for (unsigned i = 0; i < per_rep && !ret; i++)
+		(&m[0][0][0])[i] = bench_median(st + i * o->reps, o->reps);
+	if (!ret)
+		col_report(o, m);
+	if (!bench_dmn_alive(&k.d))
+		ret = -1;
+out:
+	bench_dmn_cleanup(&k.d);
+	free(st);
+	free(v);
+	return ret;
+}
+
 int bench_track(const struct bench_opts *o)
 {
 	struct trk t = { .rng = { SEED_TRACK }, .ways = { true, true, true, true } };
@@ -473,5 +704,7 @@ int bench_track(const struct bench_opts *o)
 		ret = -1;
 out:
 	trk_close(&t);
+	if (!ret && t.ways[W_TRACKED])
+		ret = collect_figures(o);
 	return ret ? 1 : 0;
 }

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * client-track-extent.c - a collection of a tracked mapping, 2MiB extent by
+ * extent (aligned as a PMD maps them).
+ *
+ * An extent is fine or dense.  Fine: its pages are write-protected
+ * (userfaultfd WP async); a collection scans it (PAGEMAP_SCAN) only if the
+ * process faulted in it since the last scan (its hot bit, set from the fault
+ * recording of track-faults.c), marks the pages written and write-protects
+ * them again.  Dense: its pages stay writable (no fault at all) and every
+ * collection meeting it marks the part it covers whole, to be flushed with
+ * the written pages.  The kernel's choice for a PMD entry (cheap stores,
+ * flushes of 2MiB) against its choice for a PTE (a fault a page, precise
+ * flushes), made per extent from what was written:
+ *
+ *   - a fine extent turns dense when a collection finds dense_pages or
+ *     more pages written in it, or a run of half as many (written in
+ *     order); dense_pages is where the faults of fine pages cost what a
+ *     flush of the extent costs, measured once a process;
+ *   - every DENSE_SYNCS-th collection meeting a dense extent probes it:
+ *     PROBE_PAGES of its pages, spread, are write-protected; if none of
+ *     them was written by the next collection meeting it, the extent went
+ *     quiet or sparse and returns to 4KiB tracking (write-protected whole,
+ *     judged at the next scan), else it stays dense.
+ *
+ * The hot bit of a fine extent says a fault there since its last scan;
+ * every dense extent is looked at, and a probe's verdict is PAGEMAP_SCAN's
+ * (whether its probe pages are still write-protected), which needs no fault
+ * recording.
+ *
+ * The kernel trap (uffd WP async on a DAX page not mapped, or mapped by a
+ * PMD, hangs the fault on 6.12) rules out any 2MiB entry: only present 4KiB
+ * entries are ever write-protected.  Nothing here maps, unmaps or remaps a
+ * page: a dense extent keeps the 4KiB entries dt_client_track() populated,
+ * only their write-protect bit changes (UFFDIO_WRITEPROTECT, both ways).
+ * Going back to fine, the extent is write-protected before it is marked
+ * whole, so a store either lands before (and is flushed now) or faults.
+ */
+#include <errno.h>
+#include <libpmem.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client-private.h"
+#include "client-track.h"
+#include "track-faults.h"
+#include "track-kernel.h"
+
+#define EXTENT (2UL << 20)
+#define EXTENT_PAGES (EXTENT / DT_CLIENT_PAGE)
+
+/*
+ * The rules of the dense mode (docs/design.md, "Granularity"): the pages
+ * that make an extent dense, measured once a process (dt_track_calibrate()),
+ * else DENSE_PAGES; a run of half as many.
+ */
+#define DENSE_PAGES 64
+#define DENSE_PAGES_MIN 2
+#define DENSE_PAGES_MAX 256
+#define DENSE_SYNCS 8
+#define PROBE_PAGES 8
+/* Set (2..512): the pages that make an extent dense, not measured. */
+#define DENSE_PAGES_ENV "DAXTRACK_DENSE_PAGES"
+
+static unsigned dense_pages = DENSE_PAGES;
+static bool calibrated;
+
+struct track_extent {
+	uint16_t written; /* pages the scan under way found written */
+	uint16_t run; /* the longest run of them */
+	uint8_t age; /* collections that met it while dense */
+	uint8_t probing; /* dense, PROBE_PAGES of its pages write-protected */
+};
+
+/* ---- bits ---- */
+
+static bool bit(const uint64_t *w, size_t i)
+{
+	return w[i / 64] >> (i % 64) & 1;
+}
+
+static void bit_set(uint64_t *w, size_t i)
+{
+	w[i / 64] |= 1ULL << (i % 64);
+}
+
+static void bit_clear(uint64_t *w, size_t i)
+{
+	w[i / 64] &= ~(1ULL << (i % 64));
+}
+
+static size_t words(const struct track_map *m)
+{
+	return (m->extents + 63) / 64;
+}
+
+/* ---- extents ---- */
+
+static uintptr_t extent_base(const struct track_map *m)
+{
+	return m->addr & ~(EXTENT - 1);
+}
+
+static size_t extent_of(const struct track_map *m, uintptr_t a)
+{
+	return (a - extent_base(m)) / EXTENT;
+}
+
+/* Extent @e's part of the mapping: [*lo, *hi). */
+static void extent_bounds(const struct track_map *m, size_t e, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = extent_base(m) + e * EXTENT;
+	*hi = *lo + EXTENT;
+	if (*lo < m->addr)
+		*lo = m->addr;
+	if (*hi > m->addr + m->len)
+		*hi = m->addr + m->len;
+}
+
+int dt_track_extents_init(struct track_map *m)
+{
+	m->extents = extent_of(m, m->addr + m->len - 1) + 1;
+	m->hot = malloc(words(m) * sizeof(*m->hot));
+	m->dense = calloc(words(m), sizeof(*m->dense));
+	m->st = calloc(m->extents, sizeof(*m->st));
+	if (!m->hot || !m->dense || !m->st) {
+		dt_track_extents_free(m);
+		return -ENOMEM;
+	}
+	/* Its pages were written before it was write-protected. */
+	memset(m->hot, 0xff, words(m) * sizeof(*m->hot));
+	return 0;
+}
+
+void dt_track_extents_free(struct track_map *m)
+{
+	free(m->hot);
+	free(m->dense);
+	free(m->st);
+	m->hot = m->dense = NULL;
+	m->st = NULL;
+}
+
+/* ---- the faults ---- */
+
+static void note_fault(void *arg, uintptr_t a)
+{
+	struct dt_client_tracks *t = arg;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		struct track_map *m = &t->m[i];
+
+		if (a - m->addr < m->len) {
+			bit_set(m->hot, extent_of(m, a));
+			return;
+		}
+	}
+}
+
+void dt_track_faults_read(struct dt_client_tracks *t)
+{
+	if (!t || (t->faults && !dt_tk_faults_read(t->faults, note_fault, t)))
+		return;
+	for (unsigned i = 0; i < t->n; i++)
+		memset(t->m[i].hot, 0xff, words(&t->m[i]) * sizeof(*t->m[i].hot));
+}
+
+/* ---- marking ---- */
+
+struct collect {
+	struct dt_client_region *r;
+	struct track_map *m;
+	long pages;
+	int err;
+};
+
+/* Mark addresses [start, end) of the mapping dirty, as dt_client_dirty() does. */
+static void mark(struct collect *k, uintptr_t start, uintptr_t end)
+{
+	uint64_t offset = k->m->offset + (start - k->m->addr);
+	int err = dt_client_dirty_locked(k->r, offset, end - start);
+
+	if (!err) {
+		k->pages += (long)((end - start) / DT_CLIENT_PAGE);
+		return;
+	}
+	/* Write-protected again but not marked: the next fsync must not vouch for them. */
+	if (err == -ENOMEM)
+		__atomic_store_n(&k->r->dirty_err, err, __ATOMIC_RELAXED);
+	if (!k->err)
+		k->err = err;
+}
+
+/* Count a run found written into the extents it lies in. */
+static void account(struct track_map *m, uintptr_t start, uintptr_t end)
+{
+	while (start < end) {
+		size_t e = extent_of(m, start);
+		uintptr_t stop = extent_base(m) + (e + 1) * EXTENT;
+		uint64_t n, w;
+
+		if (stop > end)
+			stop = end;
+		n = (stop - start) / DT_CLIENT_PAGE;
+		w = m->st[e].written + n;
+		m->st[e].written = (uint16_t)(w < EXTENT_PAGES ? w : EXTENT_PAGES);
+		if (n > m->st[e].run)
+			m->st[e].run = (uint16_t)n;
+		start = stop;
+	}
+}
+
+static void mark_run(void *arg, uintptr_t start, uintptr_t end)
+{
+	struct collect *k = arg;
+
+	mark(k, start, end);
+	account(k->m, start, end);
+}
+
+/* ---- the two modes ---- */
+
+/*
+ * Fine extent @e was scanned in [a, b): dense from now on if that found it
+ * dense, else cold if the scan covered it whole (a part not scanned may hold
+ * pages written: it stays hot).
+ */
+static void judge(struct dt_client_region *r, struct track_map *m, size_t e, uintptr_t a,
+		  uintptr_t b)
+{
+	struct track_extent *s = &m->st[e];
+	unsigned pages = __atomic_load_n(&dense_pages, __ATOMIC_RELAXED);
+	bool dense = s->written >= pages || s->run >= (pages + 1) / 2;
+	uintptr_t lo, hi;
+
+	memset(s, 0, sizeof(*s));
+	extent_bounds(m, e, &lo, &hi);
+	/* Pages written outside [a, b) are marked by the next collection meeting them. */
+	if (dense && !r->tracks->fine_only && !dt_tk_unprotect(r->tracks->uffd, lo, hi - lo)) {
+		bit_set(m->dense, e); /* looked at by every collection */
+		return;
+	}
+	if (a <= lo && hi <= b)
+		bit_clear(m->hot, e);
+}
+
+/* The probe pages of [lo, hi): PROBE_PAGES spread, one every @step bytes. */
+static uintptr_t probe_step(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t step = (hi - lo) / PROBE_PAGES & ~(DT_CLIENT_PAGE - 1);
+
+	return step ? step : DT_CLIENT_PAGE;
+}
+
+/* Write-protect the probe pages of [lo, hi): 0, or -errno (none left protected). */
+static int probe(int uffd, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t step = probe_step(lo, hi);
+	int err = 0;
+
+	for (uintptr_t a = lo; a < hi && !err; a += step)
+		err = dt_tk_protect(uffd, a, DT_CLIENT_PAGE);
+	if (err)
+		dt_tk_unprotect(uffd, lo, hi - lo);
+	return err;
+}
+
+/* Whether every probe page of [lo, hi) is still write-protected (none written). */
+static bool probe_quiet(int pagemap, uintptr_t lo, uintptr_t hi)
+{
+	long probes = (long)((hi - lo + probe_step(lo, hi) - 1) / probe_step(lo, hi));
+
+	return dt_tk_protected_pages(pagemap, lo, hi) == probes;
+}
+
+/*
+ * Dense extent @e, probing since the last collection: a probe page written
+ * (PAGEMAP_SCAN says): dense still, the probes undone; none: fine again,
+ * write-protected first, then marked whole (a store lands before and is
+ * flushed, or faults after), hot to be judged at the next scan.  Return:
+ * true if it is fine again and marked.
+ */
+static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
+{
+	struct track_map *m = k->m;
+	int uffd = k->r->tracks->uffd;
+
+	m->st[e].probing = 0;
+	if (!probe_quiet(k->r->tracks->pagemap, lo, hi) || dt_tk_protect(uffd, lo, hi - lo)) {
+		dt_tk_unprotect(uffd, lo, hi - lo);
+		return false;
+	}
+	bit_clear(m->dense, e);
+	bit_set(m->hot, e);
+	mark(k, lo, hi);
+	return true;
+}
+
+/*
+ * Dense extent @e meets [a, b): mark its part.  Every DENSE_SYNCS-th time it
+ * starts a probe: a few pages write-protected, whose faults tell at the next
+ * collection whether it is still written.
+ */
+static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
+{
+	struct track_map *m = k->m;
+	struct track_extent *s = &m->st[e];
+	uintptr_t lo, hi;
+
+	extent_bounds(m, e, &lo, &hi);
+	if (s->probing && probe_end(k, e, lo, hi))
+		return;
+	if (!s->probing && ++s->age >= DENSE_SYNCS && !probe(k->r->tracks->uffd, lo, hi)) {
+		s->probing = 1;
+		s->age = 0;
+	}
+	mark(k, lo > a ? lo : a, hi < b ? hi : b);
+}
+
+/* The first extent in [e, end) to look at (hot or dense), else @end. */
+static size_t next_look(const struct track_map *m, size_t e, size_t end)
+{
+	while (e < end) {
+		uint64_t w = (m->hot[e / 64] | m->dense[e / 64]) >> (e % 64);
+
+		if (w) {
+			e += (size_t)__builtin_ctzll(w);
+			return e < end ? e : end;
+		}
+		e = (e / 64 + 1) * 64;
+	}
+	return end;
+}
+
+/* The end of the run of fine extents to scan from @e. */
+static size_t fine_run_end(const struct track_map *m, size_t e, size_t end)
+{
+	while (e < end && bit(m->hot, e) && !bit(m->dense, e))
+		e++;
+	return e;
+}
+
+/* Scan fine extents [e, end) inside [a, b), and judge them.  0 or -errno. */
+static int scan_fine(struct collect *k, size_t e, size_t end, uintptr_t a, uintptr_t b)
+{
+	struct dt_client_tracks *t = k->r->tracks;
+	uintptr_t lo, hi, x;
+	long n;
+
+	extent_bounds(k->m, e, &lo, &x);
+	extent_bounds(k->m, end - 1, &x, &hi);
+	n = dt_tk_collect(t->pagemap, lo > a ? lo : a, hi < b ? hi : b, t->vec, TRACK_VEC_LEN,
+			  mark_run, k);
+	if (n < 0)
+		return (int)n;
+	for (; e < end; e++)
+		judge(k->r, k->m, e, a, b);
+	return 0;
+}
+
+long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint64_t lo,
+			  uint64_t hi)
+{
+	struct collect k = { .r = r, .m = m };
+	uint64_t stop = m->offset + m->len;
+	uintptr_t a, b;
+	size_t e, end, run;
+	int err;
+
+	if (lo < m->offset)
+		lo = m->offset;
+	if (hi > stop)
+		hi = stop;
+	if (lo >= hi)
+		return 0;
+	a = m->addr + ((lo & ~(DT_CLIENT_PAGE - 1)) - m->offset);
+	b = m->addr + (((hi + DT_CLIENT_PAGE - 1) & ~(DT_CLIENT_PAGE - 1)) - m->offset);
+	end = extent_of(m, b - 1) + 1;
+	for (e = next_look(m, extent_of(m, a), end); e < end; e = next_look(m, e, end)) {
+		if (bit(m->dense, e)) {
+			mark_dense(&k, e, a, b);
+			e++;
+			continue;
+		}
+		run = fine_run_end(m, e, end);
+		err = scan_fine(&k, e, run, a, b);
+		if (err)
+			return err;
+		e = run;
+	}
+	return k.err ? k.err : k.pages;
+}
+
+/* ---- the threshold, measured ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+bool dt_track_calibrated(void)
+{
+	return __atomic_load_n(&calibrated, __ATOMIC_RELAXED);
+}
+
+void dt_track_calibrate(const struct track_map *m, uint64_t fault)
+{
+	size_t len = m->len < EXTENT ? m->len : EXTENT;
+	const char *env = getenv(DENSE_PAGES_ENV);
+	uint64_t t0, flush, n;
+
+	if (__atomic_exchange_n(&calibrated, true, __ATOMIC_RELAXED))
+		return;
+	n = env ? strtoul(env, NULL, 10) : 0;
+	if (n >= DENSE_PAGES_MIN && n <= EXTENT_PAGES) {
+		__atomic_store_n(&dense_pages, (unsigned)n, __ATOMIC_RELAXED);
+		return;
+	}
+	/* Flushing lines changes no data. */
+	t0 = now_ns();
+	pmem_flush((const void *)m->addr, len);
+	pmem_drain();
+	flush = (now_ns() - t0) * EXTENT / len;
+	/* k faults cost what flushing the other 512 - k pages costs. */
+	n = fault + flush / EXTENT_PAGES ? flush / (fault + flush / EXTENT_PAGES) : DENSE_PAGES;
+	if (n < DENSE_PAGES_MIN)
+		n = DENSE_PAGES_MIN;
+	if (n > DENSE_PAGES_MAX)
+		n = DENSE_PAGES_MAX;
+	__atomic_store_n(&dense_pages, (unsigned)n, __ATOMIC_RELAXED);
+}
+
+unsigned dt_track_dense_pages(void)
+{
+	return __atomic_load_n(&dense_pages, __ATOMIC_RELAXED);
+}
