@@ -141,6 +141,7 @@ static void teardown(void)
 	free(worker.regions);
 	free(worker.rstats);
 	free(worker.ns);
+	free(worker.failed);
 	free(worker.cxl_memdevs);
 	free(worker.cxl_regions);
 	free(worker.pages);
@@ -226,11 +227,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	worker.regions = calloc(DT_PROTO_MAX_REGIONS, sizeof(*worker.regions));
 	worker.rstats = calloc(DT_PROTO_MAX_REGIONS, sizeof(*worker.rstats));
 	worker.ns = calloc(DT_PROTO_MAX_NAMESPACES, sizeof(*worker.ns));
+	worker.failed = calloc(DT_PROTO_MAX_REGIONS, sizeof(*worker.failed));
 	worker.cxl_memdevs = calloc(DT_PROTO_MAX_CXL, sizeof(*worker.cxl_memdevs));
 	worker.cxl_regions = calloc(DT_PROTO_MAX_CXL, sizeof(*worker.cxl_regions));
 	worker.pages = calloc(DT_PROTO_MAX_RANGES, sizeof(*worker.pages));
 	roundtrip = malloc(DT_PROTO_MAX_MSG);
-	if (!worker.out || !worker.entries || !worker.regions || !worker.rstats || !worker.ns ||
+	if (!worker.out || !worker.entries || !worker.regions || !worker.rstats || !worker.ns || !worker.failed ||
 	    !worker.cxl_memdevs || !worker.cxl_regions || !worker.pages || !roundtrip)
 		die("malloc");
 	atexit(teardown);
@@ -246,6 +248,7 @@ static struct dt_proto_region rec_regions[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_entry rec_entries[DT_PROTO_MAX_LIST];
 static struct dt_proto_region_stats rec_rstats[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_namespace rec_ns[DT_PROTO_MAX_NAMESPACES];
+static struct dt_proto_failed rec_failed[DT_PROTO_MAX_REGIONS];
 static struct dt_proto_cxl_memdev rec_cxl_md[DT_PROTO_MAX_CXL];
 static struct dt_proto_cxl_region rec_cxl_rg[DT_PROTO_MAX_CXL];
 
@@ -318,6 +321,15 @@ static void read_records(struct dt_msg *m)
 		if (n.size || n.mode || n.name[0])
 			die("dt_proto_namespace_at() past the end is not zeroed");
 		m->namespaces_rep.namespaces = rec_ns;
+	} else if (m->op == DT_OP_FAILED && reply) {
+		struct dt_proto_failed f;
+
+		for (i = 0; i < m->failed_rep.count; i++)
+			dt_proto_failed_at(&m->failed_rep, i, &rec_failed[i]);
+		dt_proto_failed_at(&m->failed_rep, i, &f);
+		if (f.error || f.name[0])
+			die("dt_proto_failed_at() past the end is not zeroed");
+		m->failed_rep.failed = rec_failed;
 	} else if (m->op == DT_OP_CXL && reply) {
 		struct dt_proto_cxl_memdev md;
 		struct dt_proto_cxl_region rg;
@@ -429,6 +441,10 @@ static bool known(const struct dt_msg *m)
 	if (m->op == DT_OP_LOG && m->version < DT_PROTO_VERSION_LOG)
 		return false;
 	if (m->op == DT_OP_TRACK && m->version < DT_PROTO_VERSION_TRACK)
+		return false;
+	if (m->op == DT_OP_FAILED && m->version < DT_PROTO_VERSION_GROW)
+		return false;
+	if (m->op == DT_OP_CXL && m->version < DT_PROTO_VERSION_CXL)
 		return false;
 	return m->version >= DT_PROTO_VERSION_MIN && m->version <= DT_PROTO_VERSION;
 }

@@ -195,7 +195,7 @@ static struct dt_msg sample_reply(uint16_t op)
 		break;
 	case DT_OP_REGIONS:
 		regs[0] = (struct dt_proto_region){ .id = 1, .flags = DT_REGION_PMD,
-			.size = 4 << 20, .flush = DT_FLUSH_MSYNC, .numa_node = -1,
+			.size = 4 << 20, .span = 4 << 20, .flush = DT_FLUSH_MSYNC, .numa_node = -1,
 			.ns_match = DT_NS_MATCH_NO_NAMESPACES };
 		snprintf(regs[0].name, sizeof(regs[0].name), "fz");
 		snprintf(regs[0].path, sizeof(regs[0].path), "/tmp/fz.region");
@@ -204,7 +204,7 @@ static struct dt_msg sample_reply(uint16_t op)
 		break;
 	case DT_OP_ATTACH:
 		m.attach_rep = (struct dt_proto_attach_rep){ .region = 1, .size = 4 << 20,
-			.access = DT_ACCESS_WRITE };
+			.span = 4 << 20, .access = DT_ACCESS_WRITE };
 		snprintf(m.attach_rep.name, sizeof(m.attach_rep.name), "fz");
 		break;
 	case DT_OP_FAULT:
