@@ -26,6 +26,7 @@ PACKAGES=(
 	scdoc			# man pages
 	liblmdb-dev		# tests/lmdb: an unmodified LMDB program (optional in meson)
 	lmdb-utils		# mdb_stat, mdb_dump: LMDB's own check of that test's database
+	libjudy-dev		# dt-bench tree: JudyL, the comparison (optional in meson)
 )
 
 missing=()
