@@ -9,7 +9,10 @@
  *   NULL                      no entry
  *   entry  (low bits != 10)   a user entry: a 4-byte aligned pointer (..00)
  *                             or a value entry (..1)
- *   node   (low bits 010)     a pointer to a child node, plus 2
+ *   node   (low bits 010)     a pointer to a child node, plus 2, plus 8 if it
+ *                             is a small node (nodes are 16-byte aligned): a
+ *                             reader goes down a full node's slots without
+ *                             reading its head
  *   sibling (low bits 110)    (canonical offset << 3) | 6: this slot belongs
  *                             to the entry whose canonical slot is that offset
  *                             in the same node
@@ -165,12 +168,18 @@ static inline bool slot_is_entry(const void *p)
 
 static inline void *node_to_slot(struct dt_node *n)
 {
-	return (void *)((uintptr_t)n | 2);
+	return (void *)((uintptr_t)n | 2 | (node_is_full(n) ? 0 : 8));
 }
 
 static inline struct dt_node *slot_to_node(const void *p)
 {
-	return (struct dt_node *)((uintptr_t)p - 2);
+	return (struct dt_node *)((uintptr_t)p & ~(uintptr_t)15);
+}
+
+/* Whether the node a node slot points to is a full one. */
+static inline bool slot_node_full(const void *p)
+{
+	return !((uintptr_t)p & 8);
 }
 
 static inline void *sibling_slot(unsigned canonical)
@@ -190,6 +199,14 @@ static inline void *slot_load(const struct dt_node *n, unsigned off)
 	int pos = slot_pos(n, off);
 
 	return pos < 0 ? NULL : __atomic_load_n(&n->slots[pos], __ATOMIC_ACQUIRE);
+}
+
+/* slot_load() when the caller knows whether @n is full. */
+static inline void *slot_load_kind(const struct dt_node *n, unsigned off, bool full)
+{
+	if (full)
+		return __atomic_load_n(&n->slots[off], __ATOMIC_ACQUIRE);
+	return slot_load(n, off);
 }
 
 /* Where slot @off is, or would be, for a prefetch. */

@@ -21,6 +21,7 @@
  * the cursor are in tree-walk.c, split and join in tree-split.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,9 @@ void prealloc_release(struct prealloc *p)
 		free(n);
 	}
 }
+
+/* A node slot keeps the node's kind in bit 3 of its pointer. */
+_Static_assert(_Alignof(max_align_t) >= 16, "malloc() must align nodes to 16 bytes");
 
 /* A node of @capacity slots from the allocator, or NULL (also when a test says so). */
 static struct dt_node *node_alloc(struct dt_tree *t, unsigned capacity)
@@ -402,18 +406,22 @@ static inline bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_
 {
 	struct dt_node *n;
 	unsigned shift;
+	bool full;
 
 restart:
 	n = root_load(t);
 	if (!n || index > node_last(n))
 		return false;
-	/* Track the shift here: a cold walk then touches one line a level. */
+	full = node_is_full(n);
+	/* Track the shift and the kind here: a cold walk through full nodes
+	 * then touches one line a level. */
 	for (shift = n->shift;; shift -= MAP_SHIFT) {
 		unsigned off = (unsigned)((index >> shift) & MAP_MASK);
-		void *slot = slot_load(n, off);
+		void *slot = slot_load_kind(n, off, full);
 		uint32_t seq;
 
 		if (slot_is_node(slot)) {
+			full = slot_node_full(slot);
 			n = slot_to_node(slot);
 			continue;
 		}
