@@ -74,7 +74,4 @@ uint64_t bt_tree_nodes(const struct dt_tree *t);
 /* The mixed 4KiB / 2MiB part of the section. */
 int bench_tree_mixed(const struct bench_opts *o);
 
-/* The scale part: sparse, dense and clustered keys against JudyL. */
-int bench_tree_judy(const struct bench_opts *o);
-
 #endif /* DT_BENCH_TREE_H */

@@ -5,9 +5,10 @@
  * runs of 1000 consecutive keys at random places below 2^36).
  *
  * Memory is what the allocator hands out (mallinfo2: arena and mmapped
- * bytes in use) and the resident set, both taken before the inserts, after
- * them once every retired node is freed (urcu_memb_barrier()), and after
- * the structure is freed: what the tree's own counters say is not used.
+ * bytes in use) and the resident set (after malloc_trim(), of the first
+ * build), both taken before the inserts, after them once every retired node
+ * is freed (urcu_memb_barrier()), and after the structure is freed: what
+ * the tree's own counters say is not used.
  * Each repetition builds the tree and the JudyL array afresh; the lookups
  * of both are interleaved (bench_measure_jobs()).  Without libJudy the
  * section measures the tree alone.
@@ -163,6 +164,7 @@ static int tree_build(struct scale_set *s, struct build *b)
 	uint64_t rss0, t0;
 
 	urcu_memb_barrier();
+	malloc_trim(0);		/* the resident set grows with this build only */
 	b->heap0 = heap_in_use();
 	rss0 = rss_bytes();
 	if (bt_tree_new(&s->tree, s->name))
@@ -210,8 +212,10 @@ static int rep_tree_lookup(void *arg, uint64_t *ns, uint64_t *ops)
 #ifdef DT_HAVE_JUDY
 static int judy_build(struct scale_set *s, struct build *b)
 {
-	uint64_t rss0 = rss_bytes(), t0;
+	uint64_t rss0, t0;
 
+	malloc_trim(0);
+	rss0 = rss_bytes();
 	b->heap0 = heap_in_use();
 	t0 = bench_now_ns();
 
@@ -271,10 +275,10 @@ static int build_both(const struct bench_opts *o, struct scale_set *s, struct bu
 		return -1;
 	for (unsigned r = 0; r < o->reps; r++) {
 		if (r) {
-			tree_unbuild(s, tree);
 #ifdef DT_HAVE_JUDY
-			judy_unbuild(s, judy);
+			judy_unbuild(s, judy);	/* built last, freed first */
 #endif
+			tree_unbuild(s, tree);
 		}
 		if (tree_build(s, tree))
 			goto out;
@@ -330,10 +334,13 @@ static int run_set(const struct bench_opts *o, const char *name, enum layout lay
 #endif
 	if (bench_measure_jobs(o, jobs, njobs))
 		goto out;
+#ifdef DT_HAVE_JUDY
+	judy_unbuild(&s, &judy);
+#endif
+	tree_unbuild(&s, &tree);
 	report_build(o, "tree", &tree);
 	bench_row(o, "tree.lookup", jobs[0].ns_per_op, "the keys in random order [%.1f..%.1f]",
 		  jobs[0].min, jobs[0].max);
-	tree_unbuild(&s, &tree);
 	bench_value(o, "tree.heap_left_per_entry", tree.left, "bytes",
 		    "not returned to the allocator by dt_tree_free()");
 	if (bytes_target > 0)
@@ -342,7 +349,6 @@ static int run_set(const struct bench_opts *o, const char *name, enum layout lay
 	report_build(o, "judy", &judy);
 	bench_row(o, "judy.lookup", jobs[1].ns_per_op, "JudyLGet [%.1f..%.1f]", jobs[1].min,
 		  jobs[1].max);
-	judy_unbuild(&s, &judy);
 	bench_target(o, "lookup_vs_judy", jobs[0].ns_per_op / jobs[1].ns_per_op, true, 1.0);
 	bench_target(o, "insert_vs_judy", tree.ns / judy.ns, true, 2.0);
 	bench_value(o, "heap_vs_judy", tree.heap / judy.heap, "x", "tree bytes / JudyL bytes");
