@@ -74,52 +74,63 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Whether keys[0..n) are distinct; sorts a copy in @tmp. */
-static bool all_distinct(const uint64_t *keys, uint64_t n, uint64_t *tmp)
+/* Sorts v[0..n) and drops repeats; returns how many are left. */
+static uint64_t sort_unique(uint64_t *v, uint64_t n)
 {
-	memcpy(tmp, keys, n * sizeof(*keys));
-	qsort(tmp, n, sizeof(*tmp), cmp_u64);
-	for (uint64_t i = 1; i < n; i++)
-		if (tmp[i] == tmp[i - 1])
-			return false;
-	return true;
+	uint64_t k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (uint64_t i = 0; i < n; i++)
+		if (!k || v[i] != v[k - 1])
+			v[k++] = v[i];
+	return k;
 }
 
+/* keys[from..n): runs of CLUSTER_KEYS, or random keys where no run fits. */
+static void gen_runs(uint64_t *keys, uint64_t from, uint64_t n, struct bench_rng *r)
+{
+	for (uint64_t i = from; i < n; i++) {
+		if (i % CLUSTER_KEYS && i - from >= i % CLUSTER_KEYS)
+			keys[i] = keys[i - 1] + 1;
+		else if (n - i < CLUSTER_KEYS)
+			keys[i] = bench_rand(r) >> (64 - SCALE_BITS);
+		else
+			keys[i] = bench_rand(r) >> (64 - SCALE_BITS + 10) << 10;
+	}
+}
+
+/* Distinct keys of the layout: what a repeat removes is drawn again. */
 static void gen_keys(struct scale_set *s, enum layout layout, struct bench_rng *r)
 {
-	uint64_t runs = s->n / CLUSTER_KEYS;
+	uint64_t have = 0;
 
-	for (uint64_t i = 0; i < s->n; i++) {
-		if (layout == DENSE)
+	if (layout == DENSE) {
+		for (uint64_t i = 0; i < s->n; i++)
 			s->keys[i] = i;
-		else if (layout == SPARSE || i / CLUSTER_KEYS >= runs)
-			s->keys[i] = bench_rand(r) >> (64 - SCALE_BITS);
-		else if (i % CLUSTER_KEYS == 0)
-			s->keys[i] = bench_rand(r) >> (64 - SCALE_BITS + 10) << 10;
+		return;
+	}
+	while (have < s->n) {
+		if (layout == SPARSE)
+			for (uint64_t i = have; i < s->n; i++)
+				s->keys[i] = bench_rand(r) >> (64 - SCALE_BITS);
 		else
-			s->keys[i] = s->keys[i - 1] + 1;
+			gen_runs(s->keys, have, s->n, r);
+		have = sort_unique(s->keys, s->n);
 	}
 }
 
 static int set_init(struct scale_set *s, const char *name, enum layout layout, uint64_t n)
 {
 	struct bench_rng r = { SEED_SCALE + layout };
-	uint64_t *tmp;
 
 	memset(s, 0, sizeof(*s));
 	s->name = name;
 	s->n = n;
 	s->keys = bench_alloc(n, sizeof(uint64_t), "keys");
 	s->queries = bench_alloc(n, sizeof(uint64_t), "keys");
-	tmp = bench_alloc(n, sizeof(uint64_t), "keys");
-	if (!s->keys || !s->queries || !tmp) {
-		free(tmp);
+	if (!s->keys || !s->queries)
 		return -1;
-	}
-	do
-		gen_keys(s, layout, &r);
-	while (!all_distinct(s->keys, n, tmp));
-	free(tmp);
+	gen_keys(s, layout, &r);
 	for (uint64_t i = 0; i < n; i++)
 		s->sum += s->keys[i];
 	bench_shuffle(s->keys, n, &r);
