@@ -2,8 +2,9 @@
 /*
  * tree.c - the multi-order radix tree.
  *
- * The design of the Linux 4.7 multi-order radix tree: nodes of MAP_SIZE
- * slots; an entry of order N lives in the node whose shift is N rounded down
+ * The design of the Linux 4.7 multi-order radix tree: nodes that cover
+ * MAP_SIZE slots (full ones with room for all, small ones with room for 4 or
+ * 16 and a key per slot, tree-node.h); an entry of order N lives in the node whose shift is N rounded down
  * to a multiple of MAP_SHIFT (an "elevated" entry when that node is not a
  * leaf), in its canonical slot, and the other 2^(N - shift) - 1 slots it
  * covers hold sibling pointers back to the canonical slot.  Tags live in the
@@ -15,8 +16,10 @@
  * one node (a sibling group appearing, going, splitting or joining) is made
  * inside a write of the node's sequence count, and a reader that resolves a
  * sibling or measures a group validates that count and restarts from the
- * root if it moved.  Nodes that leave the tree are never modified again and
- * are freed after a grace period.  The file reads top-down: allocation and
+ * root if it moved.  A node that needs room for more slots, or fits a
+ * smaller kind, is replaced by a copy of the kind that fits, published with
+ * one store (node_replace()).  Nodes that leave the tree are never modified
+ * again and are freed after a grace period.  The file reads top-down: allocation and
  * reclaim, the writer's walk, the lookup, then the public API.  Iteration and
  * the cursor are in tree-walk.c, split and join in tree-split.c.
  */
