@@ -172,8 +172,8 @@ static struct dt_node *node_shrink(struct dt_tree *t, struct dt_node *n)
 	unsigned count = node_count(n), capacity = kind_capacity(count * 2);
 	struct dt_node *m;
 
-	if (capacity >= n->capacity)
-		return n;
+	if (capacity >= n->capacity || !n->parent)
+		return n;	/* the root stays as it is */
 	m = node_alloc(t, capacity);
 	if (!m)
 		return n;
@@ -214,13 +214,14 @@ static void subtree_free_now(struct dt_node *n)
  * is in the way.
  */
 static uint64_t path_probe(const struct dt_tree *t, uint64_t base, unsigned es,
-			   struct dt_node **target, struct dt_node **attach)
+			   struct dt_node **target, struct dt_node **attach, uint64_t *roots)
 {
 	struct dt_node *n = t->root;
 	unsigned top = index_shift(base);
 	uint64_t missing;
 
 	*attach = NULL;
+	*roots = 0;
 	if (!es && hint_covering(t, base)) {
 		*target = *attach = t->hint;
 		return 0;
@@ -228,11 +229,14 @@ static uint64_t path_probe(const struct dt_tree *t, uint64_t base, unsigned es,
 	if (top < es)
 		top = es;
 	*target = NULL;
-	if (!n)
+	if (!n) {
+		*roots = 1;
 		return (top - es) / MAP_SHIFT + 1;
+	}
 	if (top < n->shift)
 		top = n->shift;
 	missing = (top - n->shift) / MAP_SHIFT;
+	*roots = missing;
 	/* The new levels hold the old root at the bottom of their slot 0. */
 	for (unsigned s = top; s > n->shift; s -= MAP_SHIFT) {
 		if (s == es)
@@ -253,9 +257,11 @@ static uint64_t path_probe(const struct dt_tree *t, uint64_t base, unsigned es,
 	return missing;
 }
 
-/* Raise the tree until its root has at least @shift and reaches @base. */
-static void tree_extend(struct dt_tree *t, struct prealloc *p, unsigned capacity, uint64_t base,
-			unsigned es)
+/*
+ * Raise the tree until its root has at least @shift and reaches @base.  A
+ * new root is a full node: every lookup starts there, and it is one node.
+ */
+static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, unsigned es)
 {
 	unsigned want = index_shift(base);
 	struct dt_node *root = t->root;
@@ -263,11 +269,11 @@ static void tree_extend(struct dt_tree *t, struct prealloc *p, unsigned capacity
 	if (want < es)
 		want = es;
 	if (!root) {
-		__atomic_store_n(&t->root, node_take(t, p, capacity, want, 0), __ATOMIC_RELEASE);
+		__atomic_store_n(&t->root, node_take(t, p, MAP_SIZE, want, 0), __ATOMIC_RELEASE);
 		return;
 	}
 	while (root->shift < want) {
-		struct dt_node *n = node_take(t, p, capacity, root->shift + MAP_SHIFT, 0);
+		struct dt_node *n = node_take(t, p, MAP_SIZE, root->shift + MAP_SHIFT, 0);
 
 		slot_store(n, 0, node_to_slot(root));
 		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
@@ -312,9 +318,9 @@ int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 		 struct dt_node **target)
 {
 	struct dt_node *attach;
-	uint64_t missing = path_probe(t, base, es, target, &attach);
-	/* A new node holds the entry, and a new root the old one too. */
-	unsigned need = 0, capacity = kind_capacity(size + 1), grow = 0;
+	uint64_t roots, missing = path_probe(t, base, es, target, &attach, &roots);
+	/* A new node below the root holds a child or the entry's group. */
+	unsigned need = 0, capacity = kind_capacity(size), grow = 0;
 	struct prealloc p = { NULL };
 	int ret;
 
@@ -330,7 +336,9 @@ int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 		hint_set(t, *target);
 		return 0;
 	}
-	ret = prealloc_fill(t, &p, missing, capacity);
+	ret = prealloc_fill(t, &p, roots, MAP_SIZE);
+	if (!ret)
+		ret = prealloc_fill(t, &p, missing - roots, capacity);
 	if (!ret && grow)
 		ret = prealloc_fill(t, &p, 1, grow);
 	if (ret)
@@ -338,7 +346,7 @@ int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 	if (grow)
 		attach = node_replace(t, attach, node_take(t, &p, grow, attach->shift, attach->base));
 	if (missing) {
-		tree_extend(t, &p, capacity, base, es);
+		tree_extend(t, &p, base, es);
 		*target = path_create(t, &p, capacity, base, es);
 	} else {
 		*target = attach;
