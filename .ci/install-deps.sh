@@ -31,6 +31,7 @@ PACKAGES=(
 	gdbmtool		# GDBM's own reading of that test's database
 	libtdb-dev		# tests/dbs: an unmodified TDB program (optional in meson)
 	tdb-tools		# tdbtool check: TDB's own check of that test's database
+	libjudy-dev		# dt-bench tree: JudyL, the comparison (optional in meson)
 )
 
 missing=()

@@ -76,7 +76,8 @@ static void dump_node(FILE *out, const struct dt_node *n, unsigned depth, uint64
 	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
 		fprintf(out, " tags%u %#" PRIx64, tag, tags_load(n, tag));
 	fputc('\n', out);
-	for (unsigned off = 0; off < MAP_SIZE; off++) {
+	for (uint64_t bits = used_load(n); bits; bits &= bits - 1) {
+		unsigned off = (unsigned)__builtin_ctzll(bits);
 		void *slot = slot_load(n, off);
 
 		if (slot_is_node(slot))
@@ -103,7 +104,7 @@ void dt_tree_dump(const struct dt_tree *t, FILE *out)
 struct check {
 	FILE *err;
 	int bad;
-	uint64_t nodes, entries;
+	uint64_t nodes, node_bytes, entries;
 	uint64_t by_order[DT_TREE_MAX_ORDER + 1];
 	uint64_t tagged[DT_TREE_MAX_TAGS];
 	unsigned needed_shift;	/* the root shift the entries need */
@@ -212,10 +213,34 @@ static void check_slots(struct check *c, const struct dt_node *n)
 		check_fail(c, n, "used bitmap says %u slots, %u are used", node_count(n), used);
 }
 
+/* A small node's keys: distinct offsets, no more than its capacity. */
+static void check_kind(struct check *c, const struct dt_node *n)
+{
+	const uint8_t *keys = node_keys(n);
+	uint64_t seen = 0;
+
+	if (node_is_full(n))
+		return;
+	if (n->capacity != kind_capacity(n->capacity))
+		check_fail(c, n, "capacity %u is no node kind", n->capacity);
+	if (n->nkeys > n->capacity)
+		check_fail(c, n, "%u keys in %u slots", n->nkeys, n->capacity);
+	for (unsigned i = 0; i < n->nkeys && i < n->capacity; i++) {
+		if (keys[i] >= MAP_SIZE || (seen >> keys[i]) & 1)
+			check_fail(c, n, "key %u at %u is out of range or repeated", keys[i], i);
+		else
+			seen |= UINT64_C(1) << keys[i];
+	}
+	if (used_load(n) & ~seen)
+		check_fail(c, n, "slots in use %#" PRIx64 " without a key", used_load(n) & ~seen);
+}
+
 static void check_node(struct check *c, const struct dt_node *n, const struct dt_node *parent,
 		       unsigned offset)
 {
 	c->nodes++;
+	c->node_bytes += node_size(n->capacity);
+	check_kind(c, n);
 	if (n->shift % MAP_SHIFT || n->shift > TOP_SHIFT)
 		check_fail(c, n, "bad shift");
 	if (n->seq & 1)
@@ -242,6 +267,9 @@ static void check_counters(struct check *c, const struct dt_tree *t)
 	if (c->nodes != t->nodes)
 		check_fail(c, NULL, "%" PRIu64 " nodes counted, %" PRIu64 " found", t->nodes,
 			   c->nodes);
+	if (c->node_bytes != t->node_bytes)
+		check_fail(c, NULL, "%" PRIu64 " node bytes counted, %" PRIu64 " found",
+			   t->node_bytes, c->node_bytes);
 	if (c->entries != t->entries)
 		check_fail(c, NULL, "%" PRIu64 " entries counted, %" PRIu64 " found", t->entries,
 			   c->entries);

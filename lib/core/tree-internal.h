@@ -54,9 +54,10 @@ struct prealloc {
 	struct dt_node *list;
 };
 
-int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count);
+int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count, unsigned capacity);
 void prealloc_release(struct prealloc *p);
-struct dt_node *node_take(struct dt_tree *t, struct prealloc *p, unsigned shift, uint64_t base);
+struct dt_node *node_take(struct dt_tree *t, struct prealloc *p, unsigned capacity,
+			  unsigned shift, uint64_t base);
 void subtree_retire(struct dt_tree *t, struct dt_node *n);
 
 /* Sequence count of a node: brackets every change of more than one slot. */
@@ -195,7 +196,8 @@ static inline struct dt_node *locked_find(struct dt_tree *t, uint64_t index, uns
 	}
 }
 
-int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, struct dt_node **target);
+int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
+		 struct dt_node **target);
 void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry);
 void tree_prune(struct dt_tree *t, struct dt_node *n);
 void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off, unsigned set_tags,

@@ -9,7 +9,10 @@
  *   NULL                      no entry
  *   entry  (low bits != 10)   a user entry: a 4-byte aligned pointer (..00)
  *                             or a value entry (..1)
- *   node   (low bits 010)     a pointer to a child node, plus 2
+ *   node   (low bits 010)     a pointer to a child node, plus 2, plus 8 if it
+ *                             is a small node (nodes are 16-byte aligned): a
+ *                             reader goes down a full node's slots without
+ *                             reading its head
  *   sibling (low bits 110)    (canonical offset << 3) | 6: this slot belongs
  *                             to the entry whose canonical slot is that offset
  *                             in the same node
@@ -44,19 +47,33 @@
 /* The shift of the highest possible node: the top of a 64-bit index. */
 #define TOP_SHIFT ((63 / MAP_SHIFT) * MAP_SHIFT)
 
+/*
+ * A node has room for @capacity slots.  A full node (capacity MAP_SIZE)
+ * keeps slot i at slots[i].  A small node (capacity 4 or 16, below
+ * MAP_SIZE) keeps the offsets it holds in keys[], an array after the slots:
+ * slots[i] is the slot of offset keys[i] for i < nkeys.  A writer appends a
+ * key (slot, then key, then nkeys with a release store) and never changes
+ * or removes one: a slot emptied keeps its key, and the offset comes back
+ * to it.  A node that needs more keys than it has room for, or that has
+ * emptied enough to fit a smaller kind, is copied into a node of the kind
+ * that fits, and the copy replaces it in its parent by one atomic store
+ * (node_replace()); the old one is retired like any unlinked node.
+ */
 struct dt_node {
+	uint32_t seq;		/* odd while a multi-slot change is in flight */
 	uint8_t shift;		/* index bits below one slot of this node */
 	uint8_t offset;		/* slot in the parent */
-	uint32_t seq;		/* odd while a multi-slot change is in flight */
+	uint8_t capacity;	/* slots allocated; MAP_SIZE: a full node */
+	uint8_t nkeys;		/* a small node's keys in use */
 	struct dt_node *parent;
 	uint64_t base;		/* first index the node covers */
 	uint64_t used;		/* bit per non-NULL slot, siblings included */
 	uint64_t tags[DT_TREE_MAX_TAGS];	/* bit per slot */
-	void *slots[MAP_SIZE];
 	union {
 		struct rcu_head rcu;		/* after unlinking */
 		struct dt_node *next_free;	/* while preallocated */
 	};
+	void *slots[];		/* capacity slots, then a small node's keys */
 };
 
 struct dt_tree {
@@ -66,10 +83,66 @@ struct dt_tree {
 	long fail_countdown;	/* node allocations left before failing; < 0: never */
 	bool used_call_rcu;
 	uint64_t nodes;
+	uint64_t node_bytes;	/* what the nodes in the tree asked of the allocator */
 	uint64_t entries;
 	uint64_t entries_by_order[DT_TREE_MAX_ORDER + 1];
 	uint64_t tagged[DT_TREE_MAX_TAGS];
 };
+
+/* Node kinds: the capacities of small nodes, then the full node. */
+
+#define SMALL_CAP_MIN 4u
+#define SMALL_CAP_MAX 16u
+
+static inline bool node_is_full(const struct dt_node *n)
+{
+	return n->capacity == MAP_SIZE;
+}
+
+/* The capacity of the smallest kind that holds @slots slots. */
+static inline unsigned kind_capacity(unsigned slots)
+{
+	if (slots <= SMALL_CAP_MIN && SMALL_CAP_MIN < MAP_SIZE)
+		return SMALL_CAP_MIN;
+	if (slots <= SMALL_CAP_MAX && SMALL_CAP_MAX < MAP_SIZE)
+		return SMALL_CAP_MAX;
+	return MAP_SIZE;
+}
+
+static inline size_t node_size(unsigned capacity)
+{
+	size_t bytes = sizeof(struct dt_node) + capacity * sizeof(void *);
+
+	if (capacity < MAP_SIZE)
+		bytes += (capacity + 7) & ~7u;
+	return bytes;
+}
+
+static inline uint8_t *node_keys(const struct dt_node *n)
+{
+	return (uint8_t *)&n->slots[n->capacity];
+}
+
+static inline unsigned nkeys_load(const struct dt_node *n)
+{
+	return __atomic_load_n(&n->nkeys, __ATOMIC_ACQUIRE);
+}
+
+/* The position of offset @off in slots[], or -1 if a small node has no key for it. */
+static inline int slot_pos(const struct dt_node *n, unsigned off)
+{
+	const uint8_t *keys;
+	unsigned count;
+
+	if (node_is_full(n))
+		return (int)off;
+	keys = node_keys(n);
+	count = nkeys_load(n);
+	for (unsigned i = 0; i < count; i++)
+		if (keys[i] == off)
+			return (int)i;
+	return -1;
+}
 
 /* Slot encoding. */
 
@@ -95,12 +168,18 @@ static inline bool slot_is_entry(const void *p)
 
 static inline void *node_to_slot(struct dt_node *n)
 {
-	return (void *)((uintptr_t)n | 2);
+	return (void *)((uintptr_t)n | 2 | (node_is_full(n) ? 0 : 8));
 }
 
 static inline struct dt_node *slot_to_node(const void *p)
 {
-	return (struct dt_node *)((uintptr_t)p - 2);
+	return (struct dt_node *)((uintptr_t)p & ~(uintptr_t)15);
+}
+
+/* Whether the node a node slot points to is a full one. */
+static inline bool slot_node_full(const void *p)
+{
+	return !((uintptr_t)p & 8);
 }
 
 static inline void *sibling_slot(unsigned canonical)
@@ -117,20 +196,67 @@ static inline unsigned sibling_canonical(const void *p)
 
 static inline void *slot_load(const struct dt_node *n, unsigned off)
 {
-	return __atomic_load_n(&n->slots[off], __ATOMIC_ACQUIRE);
+	int pos = slot_pos(n, off);
+
+	return pos < 0 ? NULL : __atomic_load_n(&n->slots[pos], __ATOMIC_ACQUIRE);
 }
 
-/* Writers only: store a slot and keep the used bitmap in step. */
+/* slot_load() when the caller knows whether @n is full. */
+static inline void *slot_load_kind(const struct dt_node *n, unsigned off, bool full)
+{
+	if (full)
+		return __atomic_load_n(&n->slots[off], __ATOMIC_ACQUIRE);
+	return slot_load(n, off);
+}
+
+/* Where slot @off is, or would be, for a prefetch. */
+static inline const void *slot_addr(const struct dt_node *n, unsigned off)
+{
+	return node_is_full(n) ? (const void *)&n->slots[off] : (const void *)n->slots;
+}
+
+/*
+ * Writers only: store a slot and keep the used bitmap in step.  A small
+ * node must have room for a new offset (node_room()).
+ */
 static inline void slot_store(struct dt_node *n, unsigned off, void *p)
 {
 	uint64_t used = __atomic_load_n(&n->used, __ATOMIC_RELAXED);
+	int pos = slot_pos(n, off);
 
 	if (p)
 		used |= UINT64_C(1) << off;
 	else
 		used &= ~(UINT64_C(1) << off);
-	__atomic_store_n(&n->slots[off], p, __ATOMIC_RELEASE);
+	if (pos < 0) {
+		if (!p)
+			return;
+		pos = n->nkeys;
+		node_keys(n)[pos] = (uint8_t)off;
+		__atomic_store_n(&n->slots[pos], p, __ATOMIC_RELAXED);
+		__atomic_store_n(&n->nkeys, (uint8_t)(pos + 1), __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&n->slots[pos], p, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&n->used, used, __ATOMIC_RELAXED);
+}
+
+/* How many of the @size offsets from @off have no place in @n yet. */
+static inline unsigned slots_missing(const struct dt_node *n, unsigned off, unsigned size)
+{
+	unsigned missing = 0;
+
+	if (node_is_full(n))
+		return 0;
+	for (unsigned i = off; i < off + size; i++)
+		missing += slot_pos(n, i) < 0;
+	return missing;
+}
+
+/* Whether @n can take @missing more offsets without being replaced. */
+static inline bool node_room(const struct dt_node *n, unsigned missing)
+{
+	return node_is_full(n) || n->nkeys + missing <= n->capacity;
 }
 
 static inline uint64_t used_load(const struct dt_node *n)

@@ -15,7 +15,7 @@
 static struct dt_node *subtree_build(struct dt_tree *t, struct prealloc *p, unsigned shift,
 				     uint64_t base, unsigned order, void *entry, unsigned tags)
 {
-	struct dt_node *n = node_take(t, p, shift, base);
+	struct dt_node *n = node_take(t, p, MAP_SIZE, shift, base);
 	unsigned es = order_shift(order);
 
 	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
@@ -70,7 +70,7 @@ static int split_to_children(struct dt_tree *t, struct dt_node *n, unsigned off,
 	struct dt_node *children[MAP_SIZE];
 	uint64_t per_slot = 0, level_nodes = 1;
 	void *entry = slot_load(n, off);
-	struct prealloc p;
+	struct prealloc p = { NULL };
 	int ret;
 
 	for (unsigned l = 0; l < levels; l++) {
@@ -81,7 +81,7 @@ static int split_to_children(struct dt_tree *t, struct dt_node *n, unsigned off,
 	}
 	if (per_slot * size > SPLIT_MAX_NODES)
 		return -ENOMEM;
-	ret = prealloc_fill(t, &p, per_slot * size);
+	ret = prealloc_fill(t, &p, per_slot * size, MAP_SIZE);
 	if (ret)
 		return ret;
 	for (unsigned i = 0; i < size; i++) {
@@ -172,7 +172,7 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = path_prepare(t, base, es, &n);
+	ret = path_prepare(t, base, es, size, &n);
 	if (ret)
 		goto out;
 	off = node_offset(n, base);

@@ -86,7 +86,7 @@ static void prefetch_tagged_slots(const struct dt_node *c, int tag, bool all)
 	uint64_t bits = tag >= 0 ? tags_load(c, (unsigned)tag) : used_load(c);
 
 	for (; bits; bits &= bits - 1) {
-		__builtin_prefetch(&c->slots[__builtin_ctzll(bits)], 1);
+		__builtin_prefetch(slot_addr(c, (unsigned)__builtin_ctzll(bits)), 1);
 		if (!all)
 			return;
 	}

@@ -2,8 +2,9 @@
 /*
  * tree.c - the multi-order radix tree.
  *
- * The design of the Linux 4.7 multi-order radix tree: nodes of MAP_SIZE
- * slots; an entry of order N lives in the node whose shift is N rounded down
+ * The design of the Linux 4.7 multi-order radix tree: nodes that cover
+ * MAP_SIZE slots (full ones with room for all, small ones with room for 4 or
+ * 16 and a key per slot, tree-node.h); an entry of order N lives in the node whose shift is N rounded down
  * to a multiple of MAP_SHIFT (an "elevated" entry when that node is not a
  * leaf), in its canonical slot, and the other 2^(N - shift) - 1 slots it
  * covers hold sibling pointers back to the canonical slot.  Tags live in the
@@ -15,12 +16,15 @@
  * one node (a sibling group appearing, going, splitting or joining) is made
  * inside a write of the node's sequence count, and a reader that resolves a
  * sibling or measures a group validates that count and restarts from the
- * root if it moved.  Nodes that leave the tree are never modified again and
- * are freed after a grace period.  The file reads top-down: allocation and
+ * root if it moved.  A node that needs room for more slots, or fits a
+ * smaller kind, is replaced by a copy of the kind that fits, published with
+ * one store (node_replace()).  Nodes that leave the tree are never modified
+ * again and are freed after a grace period.  The file reads top-down: allocation and
  * reclaim, the writer's walk, the lookup, then the public API.  Iteration and
  * the cursor are in tree-walk.c, split and join in tree-split.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,17 +51,30 @@ void prealloc_release(struct prealloc *p)
 	}
 }
 
-int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count)
-{
-	p->list = NULL;
-	for (uint64_t i = 0; i < count; i++) {
-		struct dt_node *n = NULL;
+/* A node slot keeps the node's kind in bit 3 of its pointer. */
+_Static_assert(_Alignof(max_align_t) >= 16, "malloc() must align nodes to 16 bytes");
 
-		if (t->fail_countdown != 0) {
-			if (t->fail_countdown > 0)
-				t->fail_countdown--;
-			n = malloc(sizeof(*n));
-		}
+/* A node of @capacity slots from the allocator, or NULL (also when a test says so). */
+static struct dt_node *node_alloc(struct dt_tree *t, unsigned capacity)
+{
+	struct dt_node *n;
+
+	if (t->fail_countdown == 0)
+		return NULL;
+	if (t->fail_countdown > 0)
+		t->fail_countdown--;
+	n = malloc(node_size(capacity));
+	if (n)
+		n->capacity = (uint8_t)capacity;
+	return n;
+}
+
+/* Add @count nodes of @capacity slots to @p; on failure release all of @p. */
+int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count, unsigned capacity)
+{
+	for (uint64_t i = 0; i < count; i++) {
+		struct dt_node *n = node_alloc(t, capacity);
+
 		if (!n) {
 			prealloc_release(p);
 			return -ENOMEM;
@@ -68,17 +85,32 @@ int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count)
 	return 0;
 }
 
-struct dt_node *node_take(struct dt_tree *t, struct prealloc *p, unsigned shift,
+/* Make @n an empty node of the tree, of its capacity. */
+static struct dt_node *node_init(struct dt_tree *t, struct dt_node *n, unsigned shift,
 				 uint64_t base)
 {
-	struct dt_node *n = p->list;
+	unsigned capacity = n->capacity;
 
-	p->list = n->next_free;
-	memset(n, 0, sizeof(*n));
+	memset(n, 0, node_size(capacity));
+	n->capacity = (uint8_t)capacity;
 	n->shift = (uint8_t)shift;
 	n->base = base;
 	t->nodes++;
+	t->node_bytes += node_size(capacity);
 	return n;
+}
+
+/* Take a node of @capacity slots from @p, which holds one. */
+struct dt_node *node_take(struct dt_tree *t, struct prealloc *p, unsigned capacity,
+			  unsigned shift, uint64_t base)
+{
+	struct dt_node **link = &p->list, *n;
+
+	while ((*link)->capacity != capacity)
+		link = &(*link)->next_free;
+	n = *link;
+	*link = n->next_free;
+	return node_init(t, n, shift, base);
 }
 
 static void node_free_cb(struct rcu_head *head)
@@ -93,16 +125,66 @@ static void node_retire(struct dt_tree *t, struct dt_node *n)
 	if (t->hint == n)
 		t->hint = NULL;
 	t->nodes--;
+	t->node_bytes -= node_size(n->capacity);
 	t->used_call_rcu = true;
 	tsan_release();
 	urcu_memb_call_rcu(&n->rcu, node_free_cb);
 }
 
+/*
+ * Put @m, an empty node of another capacity, in the place of @n: copy @n's
+ * slots and tags, move its children to it, publish it with one store into
+ * the parent's slot (or the root), and retire @n.  A reader inside @n goes
+ * on reading it as it was; one that comes later finds @m.
+ */
+static struct dt_node *node_replace(struct dt_tree *t, struct dt_node *n, struct dt_node *m)
+{
+	bool hint = t->hint == n;
+
+	m->parent = n->parent;
+	m->offset = n->offset;
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		m->tags[tag] = tags_load(n, tag);
+	for (uint64_t bits = used_load(n); bits; bits &= bits - 1) {
+		unsigned off = (unsigned)__builtin_ctzll(bits);
+		void *slot = slot_load(n, off);
+
+		if (slot_is_node(slot))
+			slot_to_node(slot)->parent = m;
+		slot_store(m, off, slot);
+	}
+	if (m->parent)
+		slot_store(m->parent, m->offset, node_to_slot(m));
+	else
+		__atomic_store_n(&t->root, m, __ATOMIC_RELEASE);
+	node_retire(t, n);
+	if (hint)
+		t->hint = m;
+	return m;
+}
+
+/*
+ * After slots of @n emptied: a node that would fit a smaller kind at half
+ * its capacity moves to it.  Best effort: without memory @n stays.
+ */
+static struct dt_node *node_shrink(struct dt_tree *t, struct dt_node *n)
+{
+	unsigned count = node_count(n), capacity = kind_capacity(count * 2);
+	struct dt_node *m;
+
+	if (capacity >= n->capacity || !n->parent)
+		return n;	/* the root stays as it is */
+	m = node_alloc(t, capacity);
+	if (!m)
+		return n;
+	return node_replace(t, n, node_init(t, m, n->shift, n->base));
+}
+
 /* Retire a detached subtree, leaving its contents as readers saw them. */
 void subtree_retire(struct dt_tree *t, struct dt_node *n)
 {
-	for (unsigned i = 0; i < MAP_SIZE; i++) {
-		void *slot = slot_load(n, i);
+	for (uint64_t bits = used_load(n); bits; bits &= bits - 1) {
+		void *slot = slot_load(n, (unsigned)__builtin_ctzll(bits));
 
 		if (slot_is_node(slot))
 			subtree_retire(t, slot_to_node(slot));
@@ -112,8 +194,8 @@ void subtree_retire(struct dt_tree *t, struct dt_node *n)
 
 static void subtree_free_now(struct dt_node *n)
 {
-	for (unsigned i = 0; i < MAP_SIZE; i++) {
-		void *slot = slot_load(n, i);
+	for (uint64_t bits = used_load(n); bits; bits &= bits - 1) {
+		void *slot = slot_load(n, (unsigned)__builtin_ctzll(bits));
 
 		if (slot_is_node(slot))
 			subtree_free_now(slot_to_node(slot));
@@ -126,28 +208,35 @@ static void subtree_free_now(struct dt_node *n)
 /*
  * Count the nodes that placing an entry at (@base, shift @es) needs: new
  * levels above the root plus the missing path below, and give the node that
- * will hold it if it exists already.  The caller has checked that no entry
- * on the way is in the way.
+ * will hold it if it exists already.  @attach: the existing node that gets
+ * new slots (the holder, or the node the missing path hangs from), or NULL
+ * when only new nodes do.  The caller has checked that no entry on the way
+ * is in the way.
  */
 static uint64_t path_probe(const struct dt_tree *t, uint64_t base, unsigned es,
-			   struct dt_node **target)
+			   struct dt_node **target, struct dt_node **attach, uint64_t *roots)
 {
 	struct dt_node *n = t->root;
 	unsigned top = index_shift(base);
 	uint64_t missing;
 
+	*attach = NULL;
+	*roots = 0;
 	if (!es && hint_covering(t, base)) {
-		*target = t->hint;
+		*target = *attach = t->hint;
 		return 0;
 	}
 	if (top < es)
 		top = es;
 	*target = NULL;
-	if (!n)
+	if (!n) {
+		*roots = 1;
 		return (top - es) / MAP_SHIFT + 1;
+	}
 	if (top < n->shift)
 		top = n->shift;
 	missing = (top - n->shift) / MAP_SHIFT;
+	*roots = missing;
 	/* The new levels hold the old root at the bottom of their slot 0. */
 	for (unsigned s = top; s > n->shift; s -= MAP_SHIFT) {
 		if (s == es)
@@ -158,15 +247,20 @@ static uint64_t path_probe(const struct dt_tree *t, uint64_t base, unsigned es,
 	while (n->shift > es) {
 		void *slot = slot_load(n, node_offset(n, base));
 
-		if (!slot_is_node(slot))
+		if (!slot_is_node(slot)) {
+			*attach = n;
 			return missing + (n->shift - es) / MAP_SHIFT;
+		}
 		n = slot_to_node(slot);
 	}
-	*target = n;
+	*target = *attach = n;
 	return missing;
 }
 
-/* Raise the tree until its root has at least @shift and reaches @base. */
+/*
+ * Raise the tree until its root has at least @shift and reaches @base.  A
+ * new root is a full node: every lookup starts there, and it is one node.
+ */
 static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, unsigned es)
 {
 	unsigned want = index_shift(base);
@@ -175,11 +269,11 @@ static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, un
 	if (want < es)
 		want = es;
 	if (!root) {
-		__atomic_store_n(&t->root, node_take(t, p, want, 0), __ATOMIC_RELEASE);
+		__atomic_store_n(&t->root, node_take(t, p, MAP_SIZE, want, 0), __ATOMIC_RELEASE);
 		return;
 	}
 	while (root->shift < want) {
-		struct dt_node *n = node_take(t, p, root->shift + MAP_SHIFT, 0);
+		struct dt_node *n = node_take(t, p, MAP_SIZE, root->shift + MAP_SHIFT, 0);
 
 		slot_store(n, 0, node_to_slot(root));
 		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
@@ -193,8 +287,8 @@ static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, un
 }
 
 /* Create the missing nodes from the root down to shift @es over @base. */
-static struct dt_node *path_create(struct dt_tree *t, struct prealloc *p, uint64_t base,
-				   unsigned es)
+static struct dt_node *path_create(struct dt_tree *t, struct prealloc *p, unsigned capacity,
+				   uint64_t base, unsigned es)
 {
 	struct dt_node *n = t->root;
 
@@ -203,7 +297,7 @@ static struct dt_node *path_create(struct dt_tree *t, struct prealloc *p, uint64
 		void *slot = slot_load(n, off);
 
 		if (!slot) {
-			struct dt_node *child = node_take(t, p, n->shift - MAP_SHIFT,
+			struct dt_node *child = node_take(t, p, capacity, n->shift - MAP_SHIFT,
 							  slot_base(n, off));
 
 			child->parent = n;
@@ -216,28 +310,53 @@ static struct dt_node *path_create(struct dt_tree *t, struct prealloc *p, uint64
 	return n;
 }
 
-/* Get the node at shift @es over @base, allocating what is missing. */
-int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, struct dt_node **target)
+/*
+ * Get the node at shift @es over @base with room for the @size slots from
+ * @base, allocating what is missing and replacing a node without room.
+ */
+int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
+		 struct dt_node **target)
 {
-	uint64_t missing = path_probe(t, base, es, target);
-	struct prealloc p;
+	struct dt_node *attach;
+	uint64_t roots, missing = path_probe(t, base, es, target, &attach, &roots);
+	/* A new node below the root holds a child or the entry's group. */
+	unsigned need = 0, capacity = kind_capacity(size), grow = 0;
+	struct prealloc p = { NULL };
 	int ret;
 
-	if (!missing) {
+	if (attach) {
+		unsigned span = *target ? size : 1;
+
+		need = slots_missing(attach, node_offset(attach, base), span);
+		/* The copy keeps only the slots in use: the whole span is new there. */
+		if (!node_room(attach, need))
+			grow = kind_capacity(node_count(attach) + span);
+	}
+	if (!missing && !grow) {
 		hint_set(t, *target);
 		return 0;
 	}
-	ret = prealloc_fill(t, &p, missing);
+	ret = prealloc_fill(t, &p, roots, MAP_SIZE);
+	if (!ret)
+		ret = prealloc_fill(t, &p, missing - roots, capacity);
+	if (!ret && grow)
+		ret = prealloc_fill(t, &p, 1, grow);
 	if (ret)
 		return ret;
-	tree_extend(t, &p, base, es);
-	*target = path_create(t, &p, base, es);
+	if (grow)
+		attach = node_replace(t, attach, node_take(t, &p, grow, attach->shift, attach->base));
+	if (missing) {
+		tree_extend(t, &p, base, es);
+		*target = path_create(t, &p, capacity, base, es);
+	} else {
+		*target = attach;
+	}
 	prealloc_release(&p);
 	hint_set(t, *target);
 	return 0;
 }
 
-/* Store @entry as a group of @size slots at @off of @n. */
+/* Store @entry as a group of @size slots at @off of @n, which has room for them. */
 void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry)
 {
 	for (unsigned i = size - 1; i > 0; i--)
@@ -245,7 +364,10 @@ void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry)
 	slot_store(n, off, entry);
 }
 
-/* Free @n and its ancestors while they are empty, then lower the root. */
+/*
+ * Free @n and its ancestors while they are empty, move the first one left
+ * to a smaller kind if it fits one, then lower the root.
+ */
 void tree_prune(struct dt_tree *t, struct dt_node *n)
 {
 	while (n && !node_count(n)) {
@@ -259,6 +381,8 @@ void tree_prune(struct dt_tree *t, struct dt_node *n)
 		node_retire(t, n);
 		n = parent;
 	}
+	if (n)
+		node_shrink(t, n);
 	for (struct dt_node *root = t->root; root && node_count(root) == 1;) {
 		void *slot = slot_load(root, 0);
 		struct dt_node *child;
@@ -293,18 +417,22 @@ static inline bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_
 {
 	struct dt_node *n;
 	unsigned shift;
+	bool full;
 
 restart:
 	n = root_load(t);
 	if (!n || index > node_last(n))
 		return false;
-	/* Track the shift here: a cold walk then touches one line a level. */
+	full = node_is_full(n);
+	/* Track the shift and the kind here: a cold walk through full nodes
+	 * then touches one line a level. */
 	for (shift = n->shift;; shift -= MAP_SHIFT) {
 		unsigned off = (unsigned)((index >> shift) & MAP_MASK);
-		void *slot = slot_load(n, off);
+		void *slot = slot_load_kind(n, off, full);
 		uint32_t seq;
 
 		if (slot_is_node(slot)) {
+			full = slot_node_full(slot);
 			n = slot_to_node(slot);
 			continue;
 		}
@@ -416,20 +544,14 @@ static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, 
 	unsigned off;
 	int ret;
 
+	/* The common case of a batch of inserts: the bottom node of the last one. */
 	n = es ? NULL : hint_covering(t, base);
-	if (n) {
-		/* The common case of a batch of inserts: the bottom node of the last one. */
-		off = node_offset(n, base);
-		if (slots_used(n, off, size))
-			return -EEXIST;
-	} else {
-		if (range_occupied(t, base, es, size))
-			return -EEXIST;
-		ret = path_prepare(t, base, es, &n);
-		if (ret)
-			return ret;
-		off = node_offset(n, base);
-	}
+	if (n ? slots_used(n, node_offset(n, base), size) : range_occupied(t, base, es, size))
+		return -EEXIST;
+	ret = path_prepare(t, base, es, size, &n);
+	if (ret)
+		return ret;
+	off = node_offset(n, base);
 	if (size > 1)
 		seq_write_begin(n);
 	group_fill(n, off, size, entry);
@@ -517,7 +639,7 @@ void dt_tree_prefetch(const struct dt_tree *t, uint64_t index)
 		if (shift == MAP_SHIFT) {	/* n is a bottom node: ask, do not wait */
 			__builtin_prefetch(n, 1);
 			__builtin_prefetch(&n->tags[DT_TREE_MAX_TAGS - 1], 1);
-			__builtin_prefetch(&n->slots[index & MAP_MASK], 1);
+			__builtin_prefetch(slot_addr(n, (unsigned)(index & MAP_MASK)), 1);
 			break;
 		}
 	}
@@ -702,7 +824,7 @@ void dt_tree_stats(const struct dt_tree *t, struct dt_tree_stats *s)
 	s->height = t->root ? t->root->shift / MAP_SHIFT + 1 : 0;
 	s->nodes = t->nodes;
 	s->entries = t->entries;
-	s->bytes = sizeof(*t) + t->nodes * sizeof(struct dt_node);
+	s->bytes = sizeof(*t) + t->node_bytes;
 	memcpy(s->entries_by_order, t->entries_by_order, sizeof(s->entries_by_order));
 	memcpy(s->tagged, t->tagged, sizeof(s->tagged));
 	tree_unlock(t);

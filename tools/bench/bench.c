@@ -31,6 +31,7 @@ struct bench_section_def {
 
 static const struct bench_section_def sections[] = {
 	{ "tree", bench_tree, "the multi-order radix tree: dense, sparse and mixed 4KiB/2MiB" },
+	{ "tree-scale", bench_tree_judy, "tree's part against JudyL: sparse, dense, clustered" },
 	{ "mapping", bench_mapping, "the DAX mapping layer: faults, locks, writeback against its floor" },
 	{ "daemon", bench_daemon, "daxtrackd over its socket: fsync, DIRTY, requests, memory" },
 	{ "load", bench_load, "daxtrackd under 64 clients: ops/s, p50/p99/max, status, RSS" },

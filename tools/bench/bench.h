@@ -28,6 +28,7 @@ struct bench_opts {
 
 /* The sections; each is one line in the table of bench.c. */
 int bench_tree(const struct bench_opts *o);
+int bench_tree_judy(const struct bench_opts *o);
 int bench_mapping(const struct bench_opts *o);
 int bench_daemon(const struct bench_opts *o);
 int bench_load(const struct bench_opts *o);

@@ -444,5 +444,7 @@ int bench_tree(const struct bench_opts *o)
 		ret = 1;
 	if (bench_tree_mixed(o))
 		ret = 1;
+	if (bench_tree_judy(o))
+		ret = 1;
 	return ret;
 }
