@@ -14,6 +14,7 @@
 #define DT_BENCH_DAEMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "harness.h"
@@ -54,6 +55,17 @@ int bench_dmn_setup(struct bench_dmn *d, const struct bench_dmn_spec *spec);
  * Return: 0, or -1 after a message and the daemon's log on stderr.
  */
 int bench_dmn_start(struct bench_dmn *d);
+
+/**
+ * bench_dmn_timed_start() - Start the daemon (not running), time exec -> accepting.
+ * @d: Set up by bench_dmn_setup(), its daemon stopped or killed.
+ * @timeout_ns: How long to wait for the socket.
+ *
+ * The socket is polled every 100 us.
+ *
+ * Return: the time in ns, or 0 after a message and the daemon's log.
+ */
+uint64_t bench_dmn_timed_start(struct bench_dmn *d, uint64_t timeout_ns);
 
 /**
  * bench_dmn_alive() - Whether the daemon still runs.

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -92,6 +93,34 @@ int bench_dmn_start(struct bench_dmn *d)
 		bench_fail("%s did not open %s: %s", d->h.exe, d->h.sock, strerror(-ret));
 	dth_show_log(&d->h, stderr);
 	return -1;
+}
+
+uint64_t bench_dmn_timed_start(struct bench_dmn *d, uint64_t timeout_ns)
+{
+	struct timespec ts = { 0, 100000L };
+	uint64_t t0 = bench_now_ns(), t;
+	pid_t pid = dth_launch(&d->h, NULL);
+	int fd, st = 0;
+
+	if (pid < 0) {
+		bench_fail("exec %s: %s", d->h.exe, strerror(-pid));
+		return 0;
+	}
+	d->h.pid = pid;
+	for (;;) {
+		fd = dth_connect(d->h.sock);
+		t = bench_now_ns();
+		if (fd >= 0) {
+			close(fd);
+			return t - t0;
+		}
+		if (!dth_alive(&d->h, &st) || t - t0 > timeout_ns) {
+			bench_fail("the restarted daemon did not accept (status %d)", dth_status(st));
+			dth_show_log(&d->h, stderr);
+			return 0;
+		}
+		nanosleep(&ts, NULL);
+	}
 }
 
 bool bench_dmn_alive(struct bench_dmn *d)

@@ -33,7 +33,6 @@
 #define RECOVERY_SIZE (2ULL << 30)
 #define RECOVERY_PAGES 1000
 #define RECOVERY_PG 4096ULL
-#define RECOVERY_POLL_NS 100000L
 #define RECOVERY_TIMEOUT_NS (120ULL * 1000000000ULL)
 #define SEED_RECOVERY 0x7265636f76ULL
 
@@ -69,35 +68,6 @@ static int dirty_pages(struct rec *r, struct dt_client **cp)
 	return ret ? -1 : 0;
 }
 
-/* exec to the first accepted connection, in ns; 0 on failure. */
-static uint64_t timed_start(struct rec *r)
-{
-	uint64_t t0 = bench_now_ns(), t;
-	struct timespec ts = { 0, RECOVERY_POLL_NS };
-	pid_t pid = dth_launch(&r->b.h, NULL);
-	int fd, st;
-
-	if (pid < 0) {
-		bench_fail("exec %s: %s", r->b.h.exe, strerror(-pid));
-		return 0;
-	}
-	r->b.h.pid = pid;
-	for (;;) {
-		fd = dth_connect(r->b.h.sock);
-		t = bench_now_ns();
-		if (fd >= 0) {
-			close(fd);
-			return t - t0;
-		}
-		if (!dth_alive(&r->b.h, &st) || t - t0 > RECOVERY_TIMEOUT_NS) {
-			bench_fail("the restarted daemon did not accept (status %d)",
-				   dth_status(st));
-			dth_show_log(&r->b.h, stderr);
-			return 0;
-		}
-		nanosleep(&ts, NULL);
-	}
-}
 
 /* Pages of the flush log's events for "r" before @until; *@full for a full flush. */
 static int read_flushes(struct rec *r, uint64_t until, bool *full)
@@ -182,7 +152,7 @@ static uint64_t one_run(struct rec *r, enum mode m)
 		goto out;
 	if (truncate(r->b.h.flush_log, 0) && errno != ENOENT)
 		goto out;
-	ns = timed_start(r);
+	ns = bench_dmn_timed_start(&r->b, RECOVERY_TIMEOUT_NS);
 	if (ns && check_flushed(r, m, bench_now_ns()))
 		ns = 0;
 	if (ns && bench_dmn_stop(&r->b))

@@ -151,35 +151,6 @@ static int ctl_list(struct scale *s, uint64_t *lines, long *maxrss_kb)
 	return -1;
 }
 
-/* exec -> accepting of a daemon killed with the pages marked; 0 on failure. */
-static uint64_t restart_after_kill(struct scale *s)
-{
-	struct timespec ts = { 0, 100000L };
-	uint64_t t0, t;
-	int fd, st = 0;
-	pid_t pid;
-
-	dth_kill(&s->b.h);
-	t0 = bench_now_ns();
-	pid = dth_launch(&s->b.h, NULL);
-	if (pid < 0)
-		return 0;
-	s->b.h.pid = pid;
-	for (;;) {
-		fd = dth_connect(s->b.h.sock);
-		t = bench_now_ns();
-		if (fd >= 0) {
-			close(fd);
-			return t - t0;
-		}
-		if (!dth_alive(&s->b.h, &st) || t - t0 > SCALE_WAIT_NS) {
-			bench_fail("the restarted daemon did not accept (status %d)", dth_status(st));
-			dth_show_log(&s->b.h, stderr);
-			return 0;
-		}
-		nanosleep(&ts, NULL);
-	}
-}
 
 static int setup(const struct bench_opts *o, struct scale *s)
 {
@@ -282,7 +253,8 @@ int bench_scale(const struct bench_opts *o)
 	ret = 1;
 	if (mark_all(s) || dt_client_flush_dirty(s->c) || wait_consumed(s, &nodes, &bytes))
 		goto out;
-	ns = restart_after_kill(s);
+	dth_kill(&s->b.h);
+	ns = bench_dmn_timed_start(&s->b, SCALE_WAIT_NS);
 	if (!ns)
 		goto out;
 	bench_value(o, "scale.recovery", (double)ns / 1e6, "ms", "kill -9 -> accepting");
