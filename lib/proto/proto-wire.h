@@ -257,14 +257,20 @@ static inline uint32_t region_flags_for(uint32_t flags, unsigned version)
 /* Indexed by opcode; entries outside DT_OP_FIRST..DT_OP_LAST are empty. */
 extern const struct op_desc dt_proto_ops[DT_OP_LAST + 1];
 
-/* The records of the variable parts (proto-msg.c). */
+/* The records of the variable parts (proto-record.c). */
+void dt_proto_enc_range(struct wcur *w, const struct dt_proto_range *x);
 void dt_proto_dec_range(struct rcur *r, struct dt_proto_range *x);
+void dt_proto_enc_region(struct wcur *w, const struct dt_proto_region *x, unsigned version);
 void dt_proto_dec_region(struct rcur *r, struct dt_proto_region *x, unsigned version);
+void dt_proto_enc_entry(struct wcur *w, const struct dt_proto_entry *x);
 void dt_proto_dec_entry(struct rcur *r, struct dt_proto_entry *x);
+void dt_proto_enc_rstats(struct wcur *w, const struct dt_proto_region_stats *x, unsigned version);
 void dt_proto_dec_rstats(struct rcur *r, struct dt_proto_region_stats *x, unsigned version);
 /* The size of a STATS region record in @version. */
 size_t dt_proto_rstats_size(unsigned version);
+void dt_proto_enc_ns(struct wcur *w, const struct dt_proto_namespace *x);
 void dt_proto_dec_ns(struct rcur *r, struct dt_proto_namespace *x);
+void dt_proto_enc_failed(struct wcur *w, const struct dt_proto_failed *x);
 void dt_proto_dec_failed(struct rcur *r, struct dt_proto_failed *x);
 
 /* The CXL reply and its records (proto-cxl.c); record @i of @m's variable part. */
