@@ -22,6 +22,7 @@
  * persist lock, so that no persist still flushes from it).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,71 @@ static size_t probe_pages(const struct track_map *m)
 	return n < m->len / DT_CLIENT_PAGE ? n : m->len / DT_CLIENT_PAGE;
 }
 
+/*
+ * The files whose probe passed in this process.  A later mapping of one is
+ * not probed again: the kernel, the file system and the pinning before the
+ * write-protect are the same, and a probe only ever stores to the first
+ * pages.  A program that maps its file afresh at each transaction (TDB)
+ * would otherwise fork a child a transaction.
+ */
+#define TRACK_PROVEN_MAX 16
+
+static struct {
+	dev_t dev;
+	ino_t ino;
+} track_proven[TRACK_PROVEN_MAX];
+static unsigned track_proven_n;
+static pthread_mutex_t track_proven_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Whether @r's file (held by fd) passed a probe; false when not known. */
+static bool proven(const struct dt_client_region *r, struct stat *st)
+{
+	bool found = false;
+
+	if (r->fd < 0 || fstat(r->fd, st))
+		return false;
+	pthread_mutex_lock(&track_proven_lock);
+	for (unsigned i = 0; i < track_proven_n && !found; i++)
+		found = track_proven[i].dev == st->st_dev && track_proven[i].ino == st->st_ino;
+	pthread_mutex_unlock(&track_proven_lock);
+	return found;
+}
+
+/* Remember @st's file as proven, while there is room. */
+static void prove(const struct stat *st)
+{
+	pthread_mutex_lock(&track_proven_lock);
+	if (track_proven_n < TRACK_PROVEN_MAX) {
+		track_proven[track_proven_n].dev = st->st_dev;
+		track_proven[track_proven_n].ino = st->st_ino;
+		track_proven_n++;
+	}
+	pthread_mutex_unlock(&track_proven_lock);
+}
+
+void dt_track_forget_proven(void)
+{
+	pthread_mutex_lock(&track_proven_lock);
+	track_proven_n = 0;
+	pthread_mutex_unlock(&track_proven_lock);
+}
+
+/* The probe, unless @r's file passed one and the write fault is timed already. */
+static int probe_once(const struct dt_client_region *r, const struct track_map *m,
+		      uint64_t *fault_ns, const char **why)
+{
+	struct stat st = { 0 };
+	bool known = proven(r, &st);
+	int err;
+
+	if (known && dt_track_calibrated())
+		return 0;
+	err = dt_tk_probe((void *)m->addr, probe_pages(m), probe_ms(), fault_ns, why);
+	if (!err && !known && st.st_ino)
+		prove(&st);
+	return err;
+}
+
 static int track_locked(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
 			unsigned flags, const char **why)
 {
@@ -348,7 +414,7 @@ static int track_locked(struct dt_client_region *r, void *addr, size_t length, u
 		err = tracks_get(r, why);
 	/* The probe first: a refusal leaves the application's mapping untouched. */
 	if (!err)
-		err = dt_tk_probe((void *)m.addr, probe_pages(&m), probe_ms(), &fault_ns, why);
+		err = probe_once(r, &m, &fault_ns, why);
 	if (!err)
 		err = arm(r, &m, why);
 	if (err)

@@ -78,4 +78,11 @@ void dt_track_calibrate(const struct track_map *m, uint64_t fault_ns);
 bool dt_track_calibrated(void);
 unsigned dt_track_dense_pages(void);
 
+/*
+ * dt_track_forget_proven() (tests): forget which files passed a probe in
+ * this process, so that the next dt_client_track() of each probes again.
+ * Context: takes the proven files' own lock.
+ */
+void dt_track_forget_proven(void);
+
 #endif /* DT_CLIENT_TRACK_H */

@@ -38,6 +38,7 @@
 
 #include "client-private.h"
 #include "daemon_harness.h"
+#include "client-track.h"
 #include "track-kernel.h"
 #include "dt_test.h"
 #include "dt_client_test.h"
@@ -449,7 +450,15 @@ static int refusals(void)
 	dt_test_ctx("refusals: a probe store that hangs is killed");
 	setenv(DT_CLIENT_PROBE_MS_ENV, "1000", 1);
 	dt_tk_probe_stall_ms = 60000;
+	dt_track_forget_proven();
 	refused(r, p, 1 << 20, 0, 0, -EOPNOTSUPP);
+	dt_test_ctx("refusals: a file that passed a probe is not probed again");
+	dt_tk_probe_stall_ms = 0;
+	CHECK_EQ(dt_client_track(r, p, 1 << 20, 0, 0, NULL), 0);
+	CHECK_EQ(dt_client_untrack(r, p, 0), 0);
+	dt_tk_probe_stall_ms = 60000; /* a probe now would hang and be refused */
+	CHECK_EQ(dt_client_track(r, p, 1 << 20, 0, 0, NULL), 0);
+	CHECK_EQ(dt_client_untrack(r, p, 0), 0);
 	dt_tk_probe_stall_ms = 0;
 	unsetenv(DT_CLIENT_PROBE_MS_ENV);
 
