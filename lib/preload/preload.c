@@ -281,7 +281,6 @@ int msync(void *addr, size_t len, int flags)
 	if (!dtp_active() || (flags & ~MS_INVALIDATE) != MS_SYNC ||
 	    ((uintptr_t)addr & (DTP_PAGE - 1)) || dtp_maps_empty())
 		return dtp_real.msync(addr, len, flags);
-	kernel = flags & MS_INVALIDATE;
 	dtp_enter();
 	dtp_lock();
 	err = msync_maps((uintptr_t)addr, len, &kernel);
@@ -292,7 +291,16 @@ int msync(void *addr, size_t len, int flags)
 		return -1;
 	}
 	errno = saved;
-	return kernel ? dtp_real.msync(addr, len, flags) : 0;
+	if (kernel) {
+		dtp_debug("msync %p+%zu: the kernel's msync too", addr, len);
+		return dtp_real.msync(addr, len, flags);
+	}
+	/* Made durable: MS_INVALIDATE goes on alone, without the kernel's writeback. */
+	if (flags & MS_INVALIDATE) {
+		dtp_debug("msync %p+%zu: the kernel's MS_INVALIDATE alone", addr, len);
+		return dtp_real.msync(addr, len, MS_INVALIDATE);
+	}
+	return 0;
 }
 
 /* Persist every mapping of the file of @fd.  Return: 0, or the first persist error. */

@@ -82,7 +82,7 @@ static unsigned char *map_file(const char *path, int flags, int *fdp, size_t *le
 	return p;
 }
 
-static void mode_scatter(const char *path, int flags)
+static void mode_scatter(const char *path, int flags, int sync_flags)
 {
 	unsigned char *base;
 	size_t len;
@@ -92,7 +92,7 @@ static void mode_scatter(const char *path, int flags)
 	for (unsigned i = 0; i < NSCATTERED; i++)
 		if (scattered[i] * PAGE < len)
 			store(base, scattered[i]);
-	expect(!msync(base, len, MS_SYNC), "msync");
+	expect(!msync(base, len, sync_flags), "msync");
 	fprintf(stderr, "victim: msync done\n");
 	expect(!munmap(base, len), "munmap");
 	fprintf(stderr, "victim: munmap done\n");
@@ -320,9 +320,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "scatter"))
-		mode_scatter(argv[2], MAP_SHARED);
+		mode_scatter(argv[2], MAP_SHARED, MS_SYNC);
+	else if (!strcmp(argv[1], "invalidate"))
+		mode_scatter(argv[2], MAP_SHARED, MS_SYNC | MS_INVALIDATE);
 	else if (!strcmp(argv[1], "private"))
-		mode_scatter(argv[2], MAP_PRIVATE);
+		mode_scatter(argv[2], MAP_PRIVATE, MS_SYNC);
 	else if (!strcmp(argv[1], "range"))
 		mode_range(argv[2]);
 	else if (!strcmp(argv[1], "closefirst"))

@@ -10,6 +10,9 @@
  *   - msync of scattered stores: the written pages (tracked) or the whole
  *     range (whole-range mode: DAXTRACK_TRACK=0, or no tracking) flushed,
  *     then a drain, before "M end 0"; the daemon has nothing dirty after;
+ *   - msync(MS_SYNC | MS_INVALIDATE) (GDBM's): the same pages persisted;
+ *     the kernel then gets MS_INVALIDATE alone on a MAP_SYNC mapping (no
+ *     second writeback), its whole msync otherwise;
  *   - msync of a sub-range persists that range only;
  *   - fsync and fdatasync persist the mappings of the file;
  *   - a file that is no region, and MAP_PRIVATE: untouched, nothing
@@ -270,6 +273,33 @@ static void test_scatter(void)
 	else
 		CHECK(flushed_range(&tr.b[0], 0, DB_PAGES));
 	CHECK(debug_has("detached (no mapping left)", "victim: msync done"));
+	CHECK_EQ(dirty_entries(), 0);
+}
+
+/*
+ * msync(MS_SYNC | MS_INVALIDATE), as GDBM's gdbm_sync(): the pages persisted
+ * as with MS_SYNC; on a MAP_SYNC mapping the kernel gets MS_INVALIDATE alone
+ * (no writeback of its own after ours), otherwise its whole msync.
+ */
+static void test_invalidate(void)
+{
+	bool sync;
+
+	dt_test_ctx("MS_SYNC | MS_INVALIDATE");
+	if (!CHECK_EQ(run_victim("invalidate", db_path, true, NULL), 0))
+		return;
+	sync = debug_has("tracked (sync)", NULL);
+	fprintf(stderr, "test_preload: MS_INVALIDATE on a%s mapping\n", sync ? " MAP_SYNC" : "");
+	if (!CHECK_EQ(tr.nr, 1) || !block_ok(&tr.b[0], 0, DB_SIZE))
+		return show_debug();
+	if (tracked_mode)
+		CHECK(flushed_exactly(&tr.b[0], scattered, 5));
+	if (sync) {
+		CHECK(debug_has("the kernel's MS_INVALIDATE alone", NULL));
+		CHECK(!debug_has("the kernel's msync too", NULL));
+	} else {
+		CHECK(debug_has("the kernel's msync too", NULL));
+	}
 	CHECK_EQ(dirty_entries(), 0);
 }
 
@@ -536,6 +566,7 @@ int main(void)
 		return dt_test_done();
 	}
 	test_scatter();
+	test_invalidate();
 	test_whole_range_env();
 	test_range();
 	test_fsync();
