@@ -21,8 +21,6 @@
  * Either way a page is in dirty, flush or a ring record at every instant
  * between its mark and the end of the persist that made it durable.
  */
-#include <errno.h>
-
 #include "dirtylog-private.h"
 
 /* Take the bits @m of word @w of a shared log: into flush first, then out of dirty. */
@@ -72,7 +70,7 @@ static uint64_t word_pages(struct dt_dlog_cursor *c, uint64_t w)
 		return load(&l->dirty[w]) & m;
 	/* Only a word taken whole loses its summary bit. */
 	if (m == ~0ULL)
-		clear_one(&l->dirty_sum[w / WORD_BITS], sum_bit(w), false);
+		clear_word(&l->dirty_sum[w / WORD_BITS], sum_bit(w), false);
 	return take_word(l, w, m);
 }
 
@@ -115,23 +113,20 @@ static bool next_word(struct dt_dlog_cursor *c)
  */
 static bool next_piece(struct dt_dlog_cursor *c, struct dt_dlog_run *p)
 {
-	uint64_t lo, x, len;
+	uint64_t len;
 
 	if (!c->wbits && !c->walked && !next_word(c))
 		c->walked = true;
-	lo = c->wbits ? (uint64_t)__builtin_ctzll(c->wbits) : 0;
 	if (c->iring < c->nring &&
-	    (!c->wbits || c->ring[c->iring].first < c->w * WORD_BITS + lo)) {
+	    (!c->wbits ||
+	     c->ring[c->iring].first < c->w * WORD_BITS + (uint64_t)__builtin_ctzll(c->wbits))) {
 		*p = c->ring[c->iring++];
 		return true;
 	}
 	if (!c->wbits)
 		return false;
-	x = c->wbits >> lo;
-	len = ~x ? (uint64_t)__builtin_ctzll(~x) : 64 - lo;
-	p->first = c->w * WORD_BITS + lo;
+	p->first = c->w * WORD_BITS + take_run(&c->wbits, &len);
 	p->last = p->first + len - 1;
-	c->wbits = lo + len >= 64 ? 0 : c->wbits & (~0ULL << (lo + len));
 	return true;
 }
 
@@ -164,23 +159,23 @@ int dt_dlog_next(struct dt_dlog_cursor *c, struct dt_dlog_run *runs, unsigned ma
 }
 
 /*
- * A single writer's ring: its records become the cursor's runs if they are
- * all inside the range; else they are folded into the bitmap, whose walk
- * then finds those of the range.  A shared log's ring was folded when the
- * log was given up (dt_dlog_ring_fold()).
+ * A single writer's ring: its records become the cursor's runs if they all
+ * lie in the range; else they are folded into the bitmap, whose walk then
+ * finds those of the range.  A shared log's ring was folded when the log
+ * was given up.
  */
 static void ring_begin(struct dt_dlog_cursor *c)
 {
-	int n;
+	struct dt_dlog_scan_stats st = { 0 };
+	unsigned n;
 
 	if (!c->l->single || !c->l->ring || c->l->ring_head == c->l->ring_clean)
 		return;
-	n = dt_dlog_ring_runs(c->l, c->first, c->last, c->ring);
-	if (n >= 0) {
-		c->nring = (unsigned)n;
-		return;
-	}
-	dt_dlog_ring_fold(c->l);
+	n = dt_dlog_ring_read(c->l, c->ring, &st);
+	if (n && (c->ring[0].first < c->first || c->ring[n - 1].last > c->last))
+		dt_dlog_ring_fold(c->l);
+	else
+		c->nring = n;
 }
 
 void dt_dlog_cursor_init(struct dt_dlog_cursor *c, struct dt_dlog *l, uint64_t first,
@@ -237,11 +232,9 @@ void dt_dlog_cursor_abort(struct dt_dlog_cursor *c)
 		uint64_t bits = load(&l->flush[w]) & dt_dlog_word_mask(w, c->lo, c->hi);
 
 		while (bits) {
-			uint64_t lo = (uint64_t)__builtin_ctzll(bits), x = bits >> lo;
-			uint64_t len = ~x ? (uint64_t)__builtin_ctzll(~x) : 64 - lo;
+			uint64_t len, first = w * WORD_BITS + take_run(&bits, &len);
 
-			dt_dlog_mark_bitmap(l, w * WORD_BITS + lo, w * WORD_BITS + lo + len - 1);
-			bits = lo + len >= 64 ? 0 : bits & (~0ULL << (lo + len));
+			dt_dlog_mark_bitmap(l, first, first + len - 1);
 		}
 	}
 	dt_dlog_clear_flush(l, c->lo, c->hi);

@@ -13,6 +13,82 @@
 
 #include "dirtylog-private.h"
 
+/*
+ * A run of pages being gathered: reported when the next page set is not
+ * adjacent.  @open says whether [@first, @last] holds anything.
+ */
+struct run {
+	dt_dlog_run_fn fn;
+	void *arg;
+	bool open;
+	uint64_t first, last;
+};
+
+/* Report the run; on an error it stays open, for the caller to undo. */
+static int run_flush(struct run *r)
+{
+	int ret = 0;
+
+	if (r->open && r->fn)
+		ret = r->fn(r->arg, r->first, r->last);
+	if (!ret)
+		r->open = false;
+	return ret;
+}
+
+/* Add the set bits of @bits (word @w) to the run, reporting what ends. */
+static int run_add(struct run *r, uint64_t w, uint64_t bits)
+{
+	int ret;
+
+	while (bits) {
+		uint64_t len, first = w * WORD_BITS + take_run(&bits, &len);
+
+		if (r->open && r->last + 1 == first) {
+			r->last = first + len - 1;
+		} else {
+			ret = run_flush(r);
+			if (ret)
+				return ret;
+			r->open = true;
+			r->first = first;
+			r->last = first + len - 1;
+		}
+	}
+	return 0;
+}
+
+/* The reader's copy of the ring, with a cursor for words and one for summary words. */
+struct ring_view {
+	unsigned n, wi, si;
+	struct dt_dlog_run run[DT_DLOG_RING_SLOTS];
+};
+
+/* The ring's pages in word @w (@w not below any word asked before). */
+static uint64_t view_word(struct ring_view *v, uint64_t w)
+{
+	uint64_t lo = w * WORD_BITS, hi = lo + WORD_BITS - 1, m = 0;
+
+	while (v->wi < v->n && v->run[v->wi].last < lo)
+		v->wi++;
+	for (unsigned j = v->wi; j < v->n && v->run[j].first <= hi; j++)
+		m |= dt_dlog_word_mask(w, v->run[j].first, v->run[j].last);
+	return m;
+}
+
+/* The words of summary word @s that hold ring pages (@s ascending). */
+static uint64_t view_sum(struct ring_view *v, uint64_t s)
+{
+	uint64_t w0 = s * WORD_BITS, w1 = w0 + WORD_BITS - 1, m = 0;
+
+	while (v->si < v->n && v->run[v->si].last / WORD_BITS < w0)
+		v->si++;
+	for (unsigned j = v->si; j < v->n && v->run[j].first / WORD_BITS <= w1; j++)
+		m |= dt_dlog_word_mask(s, v->run[j].first / WORD_BITS, v->run[j].last / WORD_BITS);
+	return m;
+}
+
+
 /* The bits of word @w that are pages of the region. */
 static uint64_t valid_mask(const struct dt_dlog *l, uint64_t w)
 {
@@ -39,7 +115,7 @@ static void count_missing_sum(const struct dt_dlog *l, uint64_t w, uint64_t b,
  * dirty | flush | the ring's pages of word @w inside [first, last] (@m),
  * counting the bits past the end and, with @full, a missing summary bit.
  */
-static uint64_t read_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, uint64_t w,
+static uint64_t read_word(const struct dt_dlog *l, struct ring_view *rv, uint64_t w,
 			  uint64_t m, bool full, struct dt_dlog_scan_stats *st)
 {
 	uint64_t b = load(&l->dirty[w]) | load(&l->flush[w]);
@@ -49,7 +125,7 @@ static uint64_t read_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv,
 	b &= valid_mask(l, w) & m;
 	if (full)
 		count_missing_sum(l, w, b, st);
-	return b | (dt_dlog_view_word(rv, w) & m);
+	return b | (view_word(rv, w) & m);
 }
 
 /*
@@ -57,14 +133,14 @@ static uint64_t read_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv,
  * every one with @full (counting the non-zero words whose bit is missing,
  * once their word is read).
  */
-static uint64_t candidates(const struct dt_dlog *l, struct dt_dlog_ring_view *rv, uint64_t s,
+static uint64_t candidates(const struct dt_dlog *l, struct ring_view *rv, uint64_t s,
 			   bool full, struct dt_dlog_scan_stats *st)
 {
 	uint64_t named = load(&l->dirty_sum[s]) | load(&l->flush_sum[s]);
 	uint64_t valid = valid_sum(l, s);
 
 	st->bad_bits += (uint64_t)__builtin_popcountll(named & ~valid);
-	return full ? valid : (named | dt_dlog_view_sum(rv, s)) & valid;
+	return full ? valid : (named | view_sum(rv, s)) & valid;
 }
 
 int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, bool full,
@@ -72,7 +148,7 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 {
 	struct dt_dlog_scan_stats dummy;
 	struct run r = { .fn = fn, .arg = arg };
-	struct dt_dlog_ring_view rv;
+	struct ring_view rv;
 	uint64_t w0, w1, s;
 	int ret;
 
@@ -82,7 +158,8 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 		last = l->g.npages - 1;
 	if (first > last)
 		return 0;
-	dt_dlog_ring_read(l, &rv, st);
+	rv.n = dt_dlog_ring_read(l, rv.run, st);
+	rv.wi = rv.si = 0;
 	w0 = first / WORD_BITS;
 	w1 = last / WORD_BITS;
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++) {
@@ -198,7 +275,7 @@ static int scan_undo(struct dt_dlog_shadow *s, struct run *set, struct run *clr,
 }
 
 /* Compare word @w with the shadow, update it and extend the two runs. */
-static int scan_word(const struct dt_dlog *l, struct dt_dlog_ring_view *rv,
+static int scan_word(const struct dt_dlog *l, struct ring_view *rv,
 		     struct dt_dlog_shadow *s, uint64_t w, bool full, struct run *set,
 		     struct run *clr, struct dt_dlog_scan_stats *st)
 {
@@ -225,13 +302,14 @@ int dt_dlog_scan(const struct dt_dlog *l, struct dt_dlog_shadow *s, bool full, d
 {
 	struct dt_dlog_scan_stats dummy;
 	struct run rs = { .fn = set, .arg = arg }, rc = { .fn = cleared, .arg = arg };
-	struct dt_dlog_ring_view rv;
+	struct ring_view rv;
 	uint64_t sidx;
 	int ret;
 
 	if (!st)
 		st = &dummy;
-	dt_dlog_ring_read(l, &rv, st);
+	rv.n = dt_dlog_ring_read(l, rv.run, st);
+	rv.wi = rv.si = 0;
 	for (sidx = 0; sidx < l->g.nsum; sidx++) {
 		uint64_t bits = candidates(l, &rv, sidx, full, st) | s->sum[sidx];
 

@@ -13,8 +13,6 @@
  * bits of the fold.  The reader loads @head, then @clean (acquire), then
  * the records.
  */
-#include <errno.h>
-
 #include "dirtylog-private.h"
 
 _Static_assert(sizeof(struct dt_dlog_header) <= DT_DLOG_RING_OFF &&
@@ -176,27 +174,12 @@ static unsigned runs_merge(struct dt_dlog_run *runs, unsigned n)
 	return i;
 }
 
-int dt_dlog_ring_runs(const struct dt_dlog *l, uint64_t first, uint64_t last,
-		      struct dt_dlog_run *runs)
-{
-	unsigned n = 0;
-	uint64_t k, rec;
-
-	for (k = l->ring_clean; k != l->ring_head; k++) {
-		rec = __atomic_load_n(ring_slot(l, k), __ATOMIC_RELAXED);
-		if (rec_first(rec) < first || rec_last(rec) > last)
-			return -ERANGE;
-		n = runs_insert(runs, n, rec_first(rec), rec_last(rec));
-	}
-	return (int)runs_merge(runs, n);
-}
-
 /*
  * The ring's indices as the file holds them (a fresh log: 0), bounded and
  * stored back: a writer that takes over a log keeps its records pending,
  * and the reader must see the indices the writer goes on from.
  */
-static void owner_ring_init(struct dt_dlog *l)
+void dt_dlog_ring_init(struct dt_dlog *l)
 {
 	struct dt_dlog_ring *r = ring_of(l);
 	uint64_t head = load(&r->head), clean = load(&r->clean);
@@ -210,21 +193,6 @@ static void owner_ring_init(struct dt_dlog *l)
 	l->ring = true;
 }
 
-int dt_dlog_owner_init(struct dt_dlog *l)
-{
-	int ret = dt_dlog_top_init(l);
-
-	if (!ret)
-		owner_ring_init(l);
-	return ret;
-}
-
-void dt_dlog_owner_free(struct dt_dlog *l)
-{
-	dt_dlog_top_free(l);
-	l->ring = false;
-}
-
 /*
  * Read @head, then @clean (acquire): a writer's @clean only grows and is
  * never less than @head - SLOTS, so @clean read later is at least the
@@ -233,15 +201,15 @@ void dt_dlog_owner_free(struct dt_dlog *l)
  * rewritten while it is read holds a newer record: more pages, never fewer
  * of those still pending.
  */
-void dt_dlog_ring_read(const struct dt_dlog *l, struct dt_dlog_ring_view *v,
-		       struct dt_dlog_scan_stats *st)
+unsigned dt_dlog_ring_read(const struct dt_dlog *l, struct dt_dlog_run *runs,
+			   struct dt_dlog_scan_stats *st)
 {
 	const struct dt_dlog_ring *r = ring_of(l);
 	uint64_t head = load(&r->head), clean = load(&r->clean), k;
+	unsigned n = 0;
 
-	v->n = v->wi = v->si = 0;
 	if ((int64_t)(head - clean) <= 0)
-		return;
+		return 0;
 	if (head - clean > DT_DLOG_RING_SLOTS) {
 		st->bad_bits++;
 		clean = head - DT_DLOG_RING_SLOTS;
@@ -253,7 +221,7 @@ void dt_dlog_ring_read(const struct dt_dlog *l, struct dt_dlog_ring_view *v,
 		if (clip)
 			st->bad_bits++;
 		if (clip >= 0)
-			v->n = runs_insert(v->run, v->n, first, last);
+			n = runs_insert(runs, n, first, last);
 	}
-	v->n = runs_merge(v->run, v->n);
+	return runs_merge(runs, n);
 }

@@ -152,32 +152,27 @@ void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags)
 		__atomic_store_n(daemon_flags(l), flags, __ATOMIC_RELEASE);
 }
 
-/* ---- bits ---- */
-
 /* ---- the owner's top level ---- */
 
-static uint64_t top_words(const struct dt_dlog *l)
-{
-	return (l->g.nsum + WORD_BITS - 1) / WORD_BITS;
-}
-
-int dt_dlog_top_init(struct dt_dlog *l)
+int dt_dlog_owner_init(struct dt_dlog *l)
 {
 	uint64_t s;
 
-	l->top = calloc(top_words(l), sizeof(uint64_t));
+	l->top = calloc((l->g.nsum + WORD_BITS - 1) / WORD_BITS, sizeof(uint64_t));
 	if (!l->top)
 		return -ENOMEM;
 	for (s = 0; s < l->g.nsum; s++)
 		if (load(&l->dirty_sum[s]))
 			l->top[s / WORD_BITS] |= sum_bit(s);
+	dt_dlog_ring_init(l);
 	return 0;
 }
 
-void dt_dlog_top_free(struct dt_dlog *l)
+void dt_dlog_owner_free(struct dt_dlog *l)
 {
 	free(l->top);
 	l->top = NULL;
+	l->ring = false;
 }
 
 /* The top bits of summary words [s0, s1], after their summary bits. */
@@ -188,7 +183,7 @@ static void mark_top(struct dt_dlog *l, uint64_t s0, uint64_t s1)
 	if (!l->top)
 		return;
 	for (t = s0 / WORD_BITS; t <= s1 / WORD_BITS; t++)
-		log_set(l, &l->top[t], dt_dlog_word_mask(t, s0, s1));
+		set_word(&l->top[t], dt_dlog_word_mask(t, s0, s1), l->single);
 }
 
 /*
@@ -204,12 +199,12 @@ void dt_dlog_drop_top(struct dt_dlog *l, uint64_t s)
 	if (load(&l->dirty_sum[s]))
 		return;
 	if (l->single) {
-		own_clear(tp, sum_bit(s));
+		clear_word(tp, sum_bit(s), true);
 		return;
 	}
 	__atomic_fetch_and(tp, ~sum_bit(s), __ATOMIC_SEQ_CST);
 	if (load(&l->dirty_sum[s]))
-		set_bits(tp, sum_bit(s));
+		set_word(tp, sum_bit(s), false);
 }
 
 /*
@@ -237,9 +232,9 @@ static inline void mark_in_word(struct dt_dlog *l, uint64_t first, uint64_t last
 	uint64_t w = first / WORD_BITS, s = w / WORD_BITS;
 
 	__atomic_fetch_or(&l->dirty[w], dt_dlog_word_mask(w, first, last), __ATOMIC_RELEASE);
-	set_bits(&l->dirty_sum[s], sum_bit(w));
+	set_word(&l->dirty_sum[s], sum_bit(w), false);
 	if (l->top)
-		set_bits(&l->top[s / WORD_BITS], sum_bit(s));
+		set_word(&l->top[s / WORD_BITS], sum_bit(s), false);
 }
 
 static __attribute__((noinline)) void mark_words(struct dt_dlog *l, uint64_t first,
@@ -257,7 +252,7 @@ static __attribute__((noinline)) void mark_words(struct dt_dlog *l, uint64_t fir
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* The summary words over [w0, w1], after every dirty word. */
 	for (s = w0 / WORD_BITS; s <= w1 / WORD_BITS; s++)
-		log_set(l, &l->dirty_sum[s], dt_dlog_word_mask(s, w0, w1));
+		set_word(&l->dirty_sum[s], dt_dlog_word_mask(s, w0, w1), l->single);
 	mark_top(l, w0 / WORD_BITS, w1 / WORD_BITS);
 }
 
@@ -272,8 +267,8 @@ void dt_dlog_mark_bitmap(struct dt_dlog *l, uint64_t first, uint64_t last)
 }
 
 /*
- * Clear bits [first, last] of @words with the summary @sum, by the summary,
- * with clear_bits() where marks may race, own_clear() (@own) for flush or a single writer.
+ * Clear bits [first, last] of @words with the summary @sum, by the summary
+ * (@own as for clear_word()).
  */
 static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t last, bool own)
 {
@@ -286,9 +281,9 @@ static void clear_range(uint64_t *words, uint64_t *sum, uint64_t first, uint64_t
 			uint64_t w = s * WORD_BITS + (uint64_t)__builtin_ctzll(bits);
 
 			bits &= bits - 1;
-			clear_one(&words[w], dt_dlog_word_mask(w, first, last), own);
+			clear_word(&words[w], dt_dlog_word_mask(w, first, last), own);
 			if (!load(&words[w]))
-				clear_one(&sum[s], sum_bit(w), own);
+				clear_word(&sum[s], sum_bit(w), own);
 		}
 	}
 }

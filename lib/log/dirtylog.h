@@ -1,56 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daxtrack/dirtylog.h - the shared dirty log: a write-intent bitmap of one
- * region, in shared memory, written by one side and read by the other.
+ * lib/log/dirtylog.h - the shared dirty log: a write-intent bitmap of one
+ * region in a shared file, written by its owner (a client, or the daemon for
+ * its own marks) and read by the other side.  Private to the project: the
+ * daemon and libdaxtrack-client agree on DT_DLOG_VERSION.  The format, its
+ * invariant and its memory order are described in docs/design.md, "The
+ * shared dirty log".
  *
- * A log is a file (in the daemon's runtime directory, so that it outlives
- * the daemon but not a reboot) of DT_DLOG_HEADER_SIZE bytes of header and
- * four arrays of little-endian 64-bit words, each starting on a 4 KiB page:
+ * A file is DT_DLOG_HEADER_SIZE bytes of header, then four arrays of
+ * little-endian 64-bit words, each on its own pages: dirty (a bit a 4 KiB
+ * page), dirty_sum (a bit a word of dirty), flush (a bit a page: what a
+ * persist took out of dirty and is flushing) and flush_sum.  A page may be
+ * dirty while its bit is set in dirty or flush or a ring record not settled
+ * covers it: from its mark to the drain after its flush it is in one of the
+ * three, so a log left by a dead owner names every page that may be dirty.
  *
- *   dirty     one bit per 4 KiB page of the region: set by a mark, before or
- *             after the store it covers, and before the persist that must
- *             cover it;
- *   dirty_sum one bit per word of dirty: set after a bit of that word;
- *   flush     one bit per page: the pages a persist took out of dirty and is
- *             flushing now, cleared only after its pmem_drain();
- *   flush_sum one bit per word of flush.
- *
- * A page "may be dirty" while its bit is set in dirty or in flush: at every
- * instant a marked page is in one of the two until a drain made it durable.
- * That is the write-intent record of md's bitmap: bits are set before the
- * flush that covers them and cleared lazily after it.
- *
- * Who writes what:
- *   - The header is written by the daemon (dt_dlog_format()); afterwards
- *     only its @daemon_flags word changes, written by the daemon alone
- *     (dt_dlog_set_daemon_flags()).  A reader never trusts the header of a mapped
- *     log for its geometry: it passes the geometry it knows
- *     (dt_dlog_attach()); dt_dlog_check() compares a header with what is
- *     expected, for the recovery of logs left by a previous daemon.
- *   - The owner (the client of a client log, the daemon of its own log)
- *     marks from any number of threads (dt_dlog_mark(), lock-free) and
- *     persists ranges through a cursor (dt_dlog_cursor_init(),
- *     dt_dlog_next(), dt_dlog_cursor_done()), one persist of a log at a
- *     time.
- *   - The other side only reads (dt_dlog_scan(), dt_dlog_for_each()), and
- *     treats every word as hostile input: bits past the region's last page
- *     are ignored and counted, a summary bit missing over a non-zero word
- *     only delays a scan (a full scan ignores the summaries).
- *
- * A bitmap has no records to tear or wrap: every word is whole, a mark is
- * idempotent and the log never fills, so there is no doorbell to ring.
- *
- * The single writer's ring (struct dt_dlog_ring, in the header page): while
- * one thread alone writes a log (@single), a mark of at most
- * DT_DLOG_RING_PAGES pages is a record appended to a ring of
- * DT_DLOG_RING_SLOTS, not bits in dirty: two stores to lines the writer
- * keeps hot, where a bit of a scattered page is a store to a cold line that
- * the persist's drain then waits for.  The pages of the records in
- * [@clean, @head) may be dirty, as the bits of dirty and flush are; a full
- * ring is folded into dirty (dt_dlog_ring_fold()), and a persist that
- * flushed the records' pages moves @clean to @head after its drain
- * (dt_dlog_cursor_done()).  The reader adds them to every read, after
- * bounding @head - @clean and every record by the region.
+ * The daemon writes the header once (dt_dlog_format()), then only its
+ * @daemon_flags.  Neither side takes the geometry from the file: each passes
+ * the one it knows (dt_dlog_attach()).  The reader trusts no word: bits past
+ * the region are ignored and counted, a missing summary bit only delays a
+ * scan (a full scan ignores the summaries), ring records are bounded.
  */
 #ifndef DAXTRACK_DIRTYLOG_H
 #define DAXTRACK_DIRTYLOG_H
@@ -59,33 +28,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 #define DT_DLOG_MAGIC		0x31474f4c4b545844ULL	/* "DXTKLOG1", little endian */
 #define DT_DLOG_VERSION		2	/* 2: the single writer's ring */
 #define DT_DLOG_HEADER_SIZE	4096u
 #define DT_DLOG_NAME_MAX	64
 
 /*
- * The single writer's ring: at DT_DLOG_RING_OFF of the header page.  A
- * record is one little-endian word: the first page << 12 | (pages - 1).
+ * The single writer's ring, at DT_DLOG_RING_OFF of the header page: while
+ * one thread alone writes a log, its marks of at most DT_DLOG_RING_PAGES
+ * pages are records (first page << 12 | pages - 1) in lines it keeps hot,
+ * not bits in cold bitmap words that the persist's drain would wait for.
  */
 #define DT_DLOG_RING_OFF	2048u
 #define DT_DLOG_RING_SLOTS	64u
-#define DT_DLOG_RING_PAGES	64u	/* the most pages the writer puts in a record */
+#define DT_DLOG_RING_PAGES	64u
 #define DT_DLOG_REC_SHIFT	12
 #define DT_DLOG_REC(first, last) ((uint64_t)(first) << DT_DLOG_REC_SHIFT | ((last) - (first)))
 
 /**
  * struct dt_dlog_ring - The single writer's records, in the header page.
- * @head: Records appended so far (free-running); stored after the record.
- * @clean: Records whose pages are durable, or folded into dirty (before
- *	it is stored); @head - @clean <= DT_DLOG_RING_SLOTS.
- * @rec: Record i is in slot i % DT_DLOG_RING_SLOTS; a record in
- *	[@clean, @head) may only grow (the writer merging the next mark into
- *	its last record), a slot is reused only after @clean passed it.
+ * @head: Records appended (free-running); stored after the record.
+ * @clean: Records whose pages are durable, or folded into dirty (stored
+ *	after the drain or the bits); @head - @clean <= DT_DLOG_RING_SLOTS.
+ * @rec: Record i is in slot i % DT_DLOG_RING_SLOTS; a record not settled
+ *	may only grow (a mark merged into the last one).
  */
 struct dt_dlog_ring {
 	uint64_t head;
@@ -99,14 +65,12 @@ struct dt_dlog_ring {
 						 * region has bad blocks, which only the daemon
 						 * may answer for (-EIO naming them) */
 #define DT_DLOG_F_ORPHAN	(1U << 1)	/* the daemon that made the log is gone: a
-						 * new one recovered it and removed it; its
-						 * owner must reconnect (through the socket
-						 * path) for its marks to reach a daemon */
-#define DT_DLOG_F_FLUSHED	(1U << 2)	/* with ORPHAN: every page marked before
-						 * the owner could see ORPHAN is durable (the
-						 * new daemon set ORPHAN, made every thread
-						 * pass a barrier, then flushed the log's
-						 * pages): the owner carries no mark over */
+						 * new one recovered and removed it; its owner
+						 * must reconnect for its marks to count */
+#define DT_DLOG_F_FLUSHED	(1U << 2)	/* with ORPHAN: every page marked before the
+						 * owner could see ORPHAN is durable (the new
+						 * daemon set ORPHAN, made every thread pass a
+						 * barrier, then flushed the log's pages) */
 
 /* struct dt_dlog_header.kind */
 enum dt_dlog_kind {
@@ -119,25 +83,24 @@ enum dt_dlog_kind {
  * @magic: DT_DLOG_MAGIC.
  * @version: DT_DLOG_VERSION.
  * @kind: enum dt_dlog_kind.
- * @file_size: Bytes of the whole file, dt_dlog_file_size(@npages).
+ * @file_size: Bytes of the whole file (struct dt_dlog_geometry.file_size).
  * @npages: Pages of the region (4 KiB each, the last one maybe partial).
  * @region_size: Bytes of the region.
  * @region_dev: st_dev of the region's file, st_rdev of a device-DAX device.
  * @region_ino: st_ino of the region's file or device.
- * @boot_id: /proc/sys/kernel/random/boot_id of the boot the log was made in,
- *	as 16 bytes: a log of another boot is never recovered from.
+ * @boot_id: /proc/sys/kernel/random/boot_id, 16 bytes: a log of another
+ *	boot is never recovered from.
  * @region_id: The region's id in the daemon that made the log.
  * @owner_pid: The client's pid (SO_PEERCRED), the daemon's for its own log.
  * @owner_uid: The client's uid.
  * @daemon_pid: The daemon that made the log.
  * @created_ns: CLOCK_REALTIME at creation.
  * @region_name: The region's name, NUL-terminated and NUL-padded.
- * @daemon_flags: DT_DLOG_F_*, set by the daemon while the log lives; an
- *	owner reads it before each mark and persist (dt_dlog_daemon_flags()).  A client
- *	that scribbles over it only changes its own way to the flush.
+ * @daemon_flags: DT_DLOG_F_*, written by the daemon only, read by the owner
+ *	before each mark and persist; a client scribbling over it only changes
+ *	its own way to the flush.
  *
- * The offsets of the arrays follow from @npages (dt_dlog_geometry()), so
- * they are not stored.  The rest of the header is zero.
+ * The rest of the header page is zero, but the ring.
  */
 struct dt_dlog_header {
 	uint64_t magic;
@@ -158,15 +121,7 @@ struct dt_dlog_header {
 	uint32_t daemon_flags;
 };
 
-/**
- * dt_dlog_word_mask() - The bits of bitmap word @w that are pages of [@first, @last].
- * @w: The word (pages 64 @w .. 64 @w + 63).
- * @first: First page.
- * @last: Last page (inclusive).
- *
- * Return: The mask; 0 bits outside the range, never 0 for a word the range
- * touches.
- */
+/* The bits of bitmap word @w (pages 64 @w .. 64 @w + 63) that are pages of [@first, @last]. */
 static inline uint64_t dt_dlog_word_mask(uint64_t w, uint64_t first, uint64_t last)
 {
 	uint64_t lo = w * 64, hi = lo + 63, m = ~0ULL;
@@ -178,14 +133,9 @@ static inline uint64_t dt_dlog_word_mask(uint64_t w, uint64_t first, uint64_t la
 	return m;
 }
 
-/**
- * dt_dlog_own_set() - Set @bits in a word that has one writer, the caller.
- * @p: The word, in the shared file.
- * @bits: The bits.
- *
- * A plain load and, if a bit is missing, a release store: no locked
- * instruction.  For a single writer's log (dt_dlog.single) and the flush
- * words, which only their writer sets.
+/*
+ * Set @bits in a word whose one writer is the caller (a single writer's log,
+ * the flush words): a plain load and, if a bit is missing, a release store.
  */
 static inline __attribute__((always_inline)) void dt_dlog_own_set(uint64_t *p, uint64_t bits)
 {
@@ -217,6 +167,7 @@ struct dt_dlog_geometry {
  * @npages: Pages of the region, >= 1 and < 2^52.
  * @g: Filled in.
  *
+ * Context: Any.
  * Return: 0, or -EINVAL for an @npages out of range.
  */
 int dt_dlog_geometry(uint64_t npages, struct dt_dlog_geometry *g);
@@ -224,24 +175,21 @@ int dt_dlog_geometry(uint64_t npages, struct dt_dlog_geometry *g);
 /**
  * struct dt_dlog - A mapped log, as one side sees it.
  * @g: The geometry this side trusts (never read back from the header).
- * @base: The mapping, @g.file_size bytes; owned by the caller.
+ * @base: The mapping, @g.file_size bytes; mapped and unmapped by the caller.
  * @dirty, @dirty_sum, @flush, @flush_sum: Into @base.
- * @top: The owner's third level, in its private memory (never shared):
- *	one bit per word of dirty_sum, set by a mark after the summary bit,
- *	cleared by a take that leaves the summary word empty.  NULL (the
- *	reader, the daemon's own log) until dt_dlog_owner_init().  A take walks
- *	by it: a one-page persist of a 1 GiB range reads 3 words, not 64.
- * @single: Set by the owner while one thread alone writes the log (its own
- *	guarantee, see dt_dlog_owner_init()): marks, takes and clears then
- *	use plain loads and stores, no locked instruction, and small marks
- *	go to the ring (after dt_dlog_owner_init()).
- * @ring: The owner's: dt_dlog_owner_init() done, the ring may be written.
- * @ring_off: The owner's: a mark found the ring full and folded it; marks
- *	go to dirty until the next persist's dt_dlog_cursor_done().
+ * @top: The owner's third level, in its private memory: a bit a word of
+ *	dirty_sum, set by a mark after the summary bit, cleared by a persist
+ *	that empties the summary word; a one-page persist of a 1 GiB range
+ *	reads 3 words, not 64.  NULL until dt_dlog_owner_init().
+ * @single: Set by the owner while one thread alone writes the log: marks
+ *	and persists then use plain loads and stores, and small marks go to
+ *	the ring.  Whoever hands the log to other threads makes the switch a
+ *	synchronisation point and calls dt_dlog_ring_fold() before clearing it.
+ * @ring: dt_dlog_owner_init() done: the ring may be written.
+ * @ring_off: A mark found the ring full and folded it: marks go to dirty
+ *	until the next persist ends.
  * @ring_head, @ring_clean: The owner's copies of the ring's indices (the
  *	shared ones are only ever stored from them).
- *
- * Fill it with dt_dlog_attach(); the caller maps and unmaps @base.
  */
 struct dt_dlog {
 	struct dt_dlog_geometry g;
@@ -257,15 +205,10 @@ struct dt_dlog {
 	uint64_t ring_head, ring_clean;
 };
 
-/**
- * dt_dlog_own_mark() - Mark pages within one bitmap word of a single writer's log.
- * @l: The log (the writer's handle), with @l->single.
- * @first: First page, below the region's pages.
- * @last: Last page (inclusive), in the same word as @first.
- *
- * The dirty word, its summary bit and its top bit, each with
- * dt_dlog_own_set().  Checks nothing: dt_dlog_mark_word() is the checked
- * way in.  Locks nothing; the caller is the log's only writer.
+/*
+ * dt_dlog_own_mark() - Mark pages [@first, @last], in one bitmap word, of a
+ * single writer's log: the word, its summary bit and its top bit, each with
+ * dt_dlog_own_set().  Checks nothing (see dt_dlog_mark_word()).
  */
 static inline void dt_dlog_own_mark(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
@@ -283,14 +226,13 @@ static inline void dt_dlog_own_mark(struct dt_dlog *l, uint64_t first, uint64_t 
  * @first: First page, below the region's pages.
  * @last: Last page (inclusive), below the region's pages.
  *
- * The mark of pages within one bitmap word, in a log with one writer whose
- * ring is off or absent: dt_dlog_own_mark(), no call and no locked
- * instruction.  It does what dt_dlog_mark() does for such a mark.  Locks
- * nothing; the caller is the log's only writer, as for dt_dlog_mark().
+ * What dt_dlog_mark() does for a mark within one bitmap word of a log with
+ * one writer whose ring is off or absent, with no call.
  *
- * Return: true if the pages are marked; false if the mark needs
- * dt_dlog_mark() (the log is shared, its ring takes marks, or the pages
- * span more than one word), with nothing written.
+ * Context: The log's only writer.  Locks nothing.
+ * Return: true if the pages are marked; false, with nothing written, if the
+ * mark needs dt_dlog_mark() (a shared log, a ring taking marks, or pages in
+ * more than one word).
  */
 static inline bool dt_dlog_mark_word(struct dt_dlog *l, uint64_t first, uint64_t last)
 {
@@ -302,13 +244,12 @@ static inline bool dt_dlog_mark_word(struct dt_dlog *l, uint64_t first, uint64_t
 
 /**
  * dt_dlog_attach() - Point a handle at a mapped log.
- * @l: Filled in.
- * @base: The mapping of the whole file.
+ * @l: Filled in (no top level, not single, no ring).
+ * @base: The mapping of the whole file; nothing is read from it.
  * @len: Bytes mapped.
  * @npages: The region's pages, as this side knows them.
  *
- * Reads nothing from @base.
- *
+ * Context: Any.  Allocates nothing.
  * Return: 0; -EINVAL for a bad @npages; -EFBIG if @len is smaller than the
  * file the geometry needs.
  */
@@ -317,36 +258,35 @@ int dt_dlog_attach(struct dt_dlog *l, void *base, size_t len, uint64_t npages);
 /**
  * dt_dlog_format() - Write the header of a new log (the daemon).
  * @base: The mapping of the whole file, all zero (a new file).
- * @len: Bytes mapped, at least @h->file_size.
+ * @len: Bytes mapped.
  * @h: The header: magic, version and file_size are filled in here from
  *	@h->npages; the caller fills every other field.
  *
+ * Context: Any.
  * Return: 0; -EINVAL for a bad @h->npages or @h->kind, -EFBIG if @len is
- * too small.
+ * smaller than the file.
  */
 int dt_dlog_format(void *base, size_t len, struct dt_dlog_header *h);
 
 /**
  * dt_dlog_check() - Check a log left by another process against what is expected.
- * @base: The mapping of the file.
+ * @base: The mapping of the file; only the header is read.
  * @len: Its size (st_size).
  * @expect: The header expected: every field but owner_pid, owner_uid,
- *	daemon_pid, region_id, created_ns and daemon_flags is compared (magic,
- *	version, kind, file_size, npages, region size, dev, ino, boot id, name).
- * @why: Set to a static string naming the first mismatch.
+ *	daemon_pid, region_id, created_ns and daemon_flags is compared.
+ * @why: Set to a static string naming the first mismatch (NULL on 0).
  *
- * Return: 0 if the log may be trusted for @expect's region; -EINVAL (with
- * @why) otherwise.  Only the header is read.
+ * Context: Any.
+ * Return: 0 if the log may be trusted for @expect's region, else -EINVAL.
  */
 int dt_dlog_check(const void *base, size_t len, const struct dt_dlog_header *expect,
 		  const char **why);
 
 /**
- * dt_dlog_daemon_flags() - The daemon's flags of a log (an atomic load).
+ * dt_dlog_daemon_flags() - The daemon's flags of a log (an acquire load).
  * @l: The log.
  *
- * Inline: the owner reads it before each mark and persist.
- *
+ * Context: Any; the owner reads them before each mark and persist.
  * Return: DT_DLOG_F_* of the header.
  */
 static inline uint32_t dt_dlog_daemon_flags(const struct dt_dlog *l)
@@ -356,41 +296,37 @@ static inline uint32_t dt_dlog_daemon_flags(const struct dt_dlog *l)
 }
 
 /**
- * dt_dlog_set_daemon_flags() - Set the daemon's flags of a log (the daemon).
+ * dt_dlog_set_daemon_flags() - Set the daemon's flags of a log.
  * @l: The log.
  * @flags: DT_DLOG_F_*.
  *
- * An atomic store (none if the word holds @flags already), seen by the
+ * A release store (none if the word holds @flags already), seen by the
  * owner's next mark or persist.
+ *
+ * Context: The daemon.
  */
 void dt_dlog_set_daemon_flags(struct dt_dlog *l, uint32_t flags);
 
 /* ---- the owner ---- */
 
 /**
- * dt_dlog_owner_init() - Give the owner's handle its private top level.
- * @l: The attached log, before any mark through this handle.
+ * dt_dlog_owner_init() - Make an attached handle the owner's.
+ * @l: The log, before any mark through this handle.
  *
- * Allocates @l->top (freed by dt_dlog_owner_free()) and sets a bit for each
- * summary word that is not zero, so a log already marked is walked whole.
- * The owner may then set @l->single while one thread alone writes: a mark
- * becomes plain stores, and so do a take and a release.  Whoever hands the
- * log from one thread to another, or to many, must make the switch a
- * synchronisation point (all of the previous writer's stores visible, none
- * of its operations still running) before changing @l->single.
+ * Allocates @l->top (a bit for each summary word not zero, so a log already
+ * marked is walked whole) and takes the ring's indices from the file, @clean
+ * bounded to @head - DT_DLOG_RING_SLOTS (and stored back if it was not).
  *
- * Also takes the ring's indices from the file (a fresh log: 0), @clean
- * bounded to @head - DT_DLOG_RING_SLOTS and stored back if it was not,
- * for the single writer's ring; whoever clears @l->single must first
- * dt_dlog_ring_fold() (the other writers' operations do not read the ring).
- *
+ * Context: The owner, before the log is shared between its threads.
  * Return: 0, or -ENOMEM (the handle stays usable without a top level).
  */
 int dt_dlog_owner_init(struct dt_dlog *l);
 
 /**
  * dt_dlog_owner_free() - Free what dt_dlog_owner_init() allocated.
- * @l: The handle; @l->top becomes NULL.
+ * @l: The handle; @l->top becomes NULL, the ring is no longer written.
+ *
+ * Context: The owner, no operation on @l running.
  */
 void dt_dlog_owner_free(struct dt_dlog *l);
 
@@ -398,19 +334,19 @@ void dt_dlog_owner_free(struct dt_dlog *l);
  * dt_dlog_mark() - Mark pages dirty.
  * @l: The log.
  * @first: First page.
- * @last: Last page (inclusive), < @l->g.npages.
+ * @last: Last page (inclusive), < @l->g.npages; the caller checks the range.
  *
- * Sets the dirty bits, one atomic operation a word: a release store of all
- * ones for a word marked whole, else a read-modify-write (which writes even
- * over bits already set: it is the barrier that makes the caller's earlier
- * stores visible before another thread's take may flush them), then the
- * summary bits, then the top bits (if @l->top).  Lock-free, from any thread.
- * With @l->single, plain stores where a bit is missing: the one writer's
- * take follows its stores in program order; and with @l->ring, a range of
- * at most DT_DLOG_RING_PAGES pages is merged into the ring's last record
- * where it overlaps or touches it, else appended: no store to dirty.  A
- * mark that finds the ring full folds it and goes to dirty, as every mark
- * does until the next persist ends.  The caller checks the range.
+ * Sets the dirty bits (a word marked whole by a release store of all ones,
+ * else a release read-modify-write, even over bits already set: it is the
+ * barrier that makes the caller's earlier stores visible before another
+ * thread's persist may take and flush them), then the summary bits, then
+ * the top bits.  With @l->single, plain stores; and with @l->ring, a mark
+ * of at most DT_DLOG_RING_PAGES pages is merged into the ring's last record
+ * or appended; a full ring is folded, and marks go to dirty until the next
+ * persist ends.
+ *
+ * Context: Lock-free, from any thread of the owner (with @l->single, from
+ * the one writer only).
  */
 void dt_dlog_mark(struct dt_dlog *l, uint64_t first, uint64_t last);
 
@@ -423,20 +359,17 @@ struct dt_dlog_run {
 
 /**
  * dt_dlog_ring_fold() - Move the ring's records into dirty.
- * @l: The log, with @l->single (and @l->ring, else nothing to do).
+ * @l: The log, with @l->single (without @l->ring, nothing to do).
  *
- * Marks each record's pages in dirty (plain stores, the single writer's),
- * then stores @clean: at every instant the pages are in the ring or in
- * dirty.  Called by a mark that finds the ring full, a persist of a range
- * that does not hold every record, and before @l->single is cleared.
+ * Marks each record's pages in dirty, then stores @clean: at every instant
+ * the pages are in the ring or in dirty.
+ *
+ * Context: The log's single writer.
  */
 void dt_dlog_ring_fold(struct dt_dlog *l);
 
 /**
- * typedef dt_dlog_run_fn - One run of consecutive pages.
- * @arg: The caller's.
- * @first: First page.
- * @last: Last page (inclusive).
+ * typedef dt_dlog_run_fn - One run of consecutive pages [@first, @last].
  *
  * Return: 0 to go on, or a negative errno that stops the walk and is
  * returned by it.
@@ -449,9 +382,10 @@ typedef int (*dt_dlog_run_fn)(void *arg, uint64_t first, uint64_t last);
  * @first: First page.
  * @last: Last page (inclusive).
  *
- * For the daemon's own log, whose pages it flushes by its tree: the
- * caller makes sure no mark of the range is racing (the daemon: the
- * region's sweep lock).  Summary words left empty lose their top bits.
+ * Summary words left empty lose their top bits.
+ *
+ * Context: No mark of the range racing (the daemon's own log: the region's
+ * sweep lock).
  */
 void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last);
 
@@ -461,8 +395,8 @@ void dt_dlog_clear(struct dt_dlog *l, uint64_t first, uint64_t last);
  * @first, @last: The range, pages.
  * @w0, @w1, @s0, @s1: Its first and last bitmap and summary words.
  * @snext, @xnext: The next summary word, the next top word to read.
- * @xbits, @sbits, @wbits: What is left of the top word, the summary word
- *	@s and the bitmap word @w being walked.
+ * @xbits, @sbits, @wbits: What is left of the top word, of summary word
+ *	@s and of bitmap word @w.
  * @s, @w: The summary word and the bitmap word being walked.
  * @in_sum: @s is being walked.
  * @walked: The bitmap walk is over.
@@ -490,16 +424,15 @@ struct dt_dlog_cursor {
 /**
  * dt_dlog_cursor_init() - Begin a persist of pages [@first, @last] of a log.
  * @c: The cursor, filled in.
- * @l: The log (the owner's handle); persists of a log are serialised by
- *	its owner.
+ * @l: The log (the owner's handle).
  * @first: First page.
  * @last: Last page (inclusive), < @l->g.npages.
  *
- * With @l->single, the ring's records go to the cursor if they all lie in
- * the range, else they are folded into dirty first.
+ * With @l->single, the ring's records become the cursor's if they all lie
+ * in the range, else they are folded into dirty first.
  *
- * Context: The owner's, between its enter and exit of the log.  Locks and
- * allocates nothing.
+ * Context: The owner, persists of @l serialised by it (between its enter
+ * and exit of the log).  Locks and allocates nothing.
  */
 void dt_dlog_cursor_init(struct dt_dlog_cursor *c, struct dt_dlog *l, uint64_t first,
 			 uint64_t last);
@@ -511,14 +444,12 @@ void dt_dlog_cursor_init(struct dt_dlog_cursor *c, struct dt_dlog *l, uint64_t f
  *	touching another (of this call or of the others).
  * @max: Room in @runs, >= 1.
  *
- * The caller flushes them, and calls again until it gets fewer than @max
- * (it may call again then: it gets 0).  A shared
- * log's pages are moved into flush as they are given out (a racing mark
- * lands in dirty again); a single writer's are only read.
+ * The caller flushes them and calls again until it gets fewer than @max.
+ * A shared log's pages move into flush as they are given out (a racing
+ * mark lands in dirty again); a single writer's are only read.
  *
  * Context: As dt_dlog_cursor_init().
- * Return: The number of runs given; fewer than @max: the persist has them
- * all.
+ * Return: The number of runs given; fewer than @max: the persist has them all.
  */
 int dt_dlog_next(struct dt_dlog_cursor *c, struct dt_dlog_run *runs, unsigned max);
 
@@ -526,9 +457,9 @@ int dt_dlog_next(struct dt_dlog_cursor *c, struct dt_dlog_run *runs, unsigned ma
  * dt_dlog_cursor_done() - End a persist whose pages are durable.
  * @c: The cursor (pages not given out yet are walked first).
  *
- * After the drain that followed the flushes: the pages found leave the
- * log (a single writer's dirty bits, a shared log's flush bits, of the
- * extent the walk found) and the ring's records are settled.
+ * After the drain: the pages found leave the log (a single writer's dirty
+ * bits, a shared log's flush bits, of the extent found) and the ring's
+ * records are settled.
  *
  * Context: As dt_dlog_cursor_init().
  */
@@ -545,17 +476,17 @@ void dt_dlog_cursor_done(struct dt_dlog_cursor *c);
  */
 void dt_dlog_cursor_abort(struct dt_dlog_cursor *c);
 
-/* ---- the reader ---- */
+/* ---- the reader: read only, from any thread, serialised by the caller per shadow ---- */
 
 /**
  * struct dt_dlog_scan_stats - What reading a log met (accumulated).
  * @words: Words read.
  * @set_pages: Pages found newly set (dt_dlog_scan()) or set (for_each).
  * @cleared_pages: Pages found newly cleared (dt_dlog_scan()).
- * @bad_bits: Bits set past the region's last page (ignored), and ring
- *	records with pages past it (those pages ignored) or more pending
- *	than the ring holds (each slot then read).
- * @bad_summary: Non-zero words whose summary bit was clear (a full scan).
+ * @bad_bits: Bits set past the region's last page (ignored), ring records
+ *	with pages past it (those pages ignored), more records pending than
+ *	the ring holds (each slot then read).
+ * @bad_summary: Non-zero words whose summary bit was clear (a full read).
  */
 struct dt_dlog_scan_stats {
 	uint64_t words;
@@ -567,13 +498,13 @@ struct dt_dlog_scan_stats {
 
 /**
  * dt_dlog_for_each() - Every page that may be dirty in a range.
- * @l: The log (read only).
+ * @l: The log.
  * @first: First page.
  * @last: Last page (inclusive); clamped to the region.
  * @full: Read every word, not only those the summaries name (a dead
  *	owner's log, a recovery).
- * @run: Called for each run of pages set in dirty | flush or in a ring
- *	record not settled, ascending.
+ * @run: Called for each run of pages in dirty | flush or in a ring record
+ *	not settled, ascending.
  * @arg: For @run.
  * @st: Accumulated into; may be NULL.
  *
@@ -584,12 +515,13 @@ int dt_dlog_for_each(const struct dt_dlog *l, uint64_t first, uint64_t last, boo
 
 /**
  * struct dt_dlog_shadow - The reader's private copy of a log as last scanned.
- * @words: One word per log word: dirty | flush as last seen.
- * @sum: One bit per word of @words that is not zero.
+ * @words: A word a log word: dirty | flush as last seen.
+ * @sum: A bit a word of @words that is not zero.
  * @nwords: As the log's.
  *
- * Allocated by dt_dlog_shadow_init() (which reads only @l->g: a set of
- * pages of a region's geometry serves too), freed by dt_dlog_shadow_free().
+ * dt_dlog_shadow_init() allocates it from @l->g only (so a shadow also
+ * serves as a set of pages of a region); dt_dlog_shadow_free() frees it.
+ * Init returns 0 or -ENOMEM.
  */
 struct dt_dlog_shadow {
 	uint64_t *words;
@@ -600,34 +532,20 @@ struct dt_dlog_shadow {
 int dt_dlog_shadow_init(struct dt_dlog_shadow *s, const struct dt_dlog *l);
 void dt_dlog_shadow_free(struct dt_dlog_shadow *s);
 
-/**
- * dt_dlog_shadow_test() - Whether a page was set in a log at its last scan.
- * @s: The shadow.
- * @page: The page; false past the end.
- */
+/* Whether @page was set in the shadow (false past its end). */
 bool dt_dlog_shadow_test(const struct dt_dlog_shadow *s, uint64_t page);
 
-/**
- * dt_dlog_shadow_set() - Set pages of a shadow (a set of pages of its own).
- * @s: The shadow.
- * @first: First page.
- * @last: Last page (inclusive); clamped to the shadow.
+/*
+ * Set, or forget, pages [@first, @last] of a shadow (clamped to it); a page
+ * forgotten and still set in the log is reported as newly set by the next
+ * dt_dlog_scan().
  */
 void dt_dlog_shadow_set(struct dt_dlog_shadow *s, uint64_t first, uint64_t last);
-
-/**
- * dt_dlog_shadow_clear() - Forget pages of a shadow.
- * @s: The shadow.
- * @first: First page.
- * @last: Last page (inclusive); clamped to the shadow.
- *
- * The next dt_dlog_scan() reports those still set in the log as newly set.
- */
 void dt_dlog_shadow_clear(struct dt_dlog_shadow *s, uint64_t first, uint64_t last);
 
 /**
  * dt_dlog_shadow_for_each() - Every run of pages set in a shadow.
- * @s: The shadow (only pages of the region: a scan never keeps others).
+ * @s: The shadow.
  * @run: Called for each run, ascending.
  * @arg: For @run.
  *
@@ -637,7 +555,7 @@ int dt_dlog_shadow_for_each(const struct dt_dlog_shadow *s, dt_dlog_run_fn run, 
 
 /**
  * dt_dlog_scan() - What changed in a log since the last scan.
- * @l: The log (read only).
+ * @l: The log.
  * @s: Its shadow, updated.
  * @full: As for dt_dlog_for_each().
  * @set: Called for each run of pages set now and not in @s, ascending.
@@ -645,20 +563,15 @@ int dt_dlog_shadow_for_each(const struct dt_dlog_shadow *s, dt_dlog_run_fn run, 
  * @arg: For both.
  * @st: Accumulated into; may be NULL.
  *
- * Each word is read once (dirty | flush, acquire loads, after the summary
- * words that name it; with the pages of the ring records not settled, read
- * first), compared with @s, and @s takes the new value.
- * Runs are gathered across words, so a callback may report pages of many.
+ * Each word is read once (dirty | flush and the ring's pages, acquire
+ * loads, after the summary words that name it), compared with @s, and @s
+ * takes the new value; runs are gathered across words.
  *
- * Return: 0 or the first callback error.  Then the run that failed and the
- * other kind's run not yet reported are put back into @s as they were, and
- * the words after are not read: a later scan reports all of them again.
+ * Return: 0 or the first callback error.  Then the runs not reported are
+ * put back into @s as they were, and the words after are not read: a later
+ * scan reports them again.
  */
 int dt_dlog_scan(const struct dt_dlog *l, struct dt_dlog_shadow *s, bool full, dt_dlog_run_fn set,
 		 dt_dlog_run_fn cleared, void *arg, struct dt_dlog_scan_stats *st);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif /* DAXTRACK_DIRTYLOG_H */
