@@ -77,27 +77,23 @@ static int grow(struct dt_rset *s, uint32_t want)
 	return 0;
 }
 
-/*
- * Add [@start, @end), merging what it touches, searching from @from on (no
- * range before it may reach @start); *@at: where the merged range is.
- */
-static int rset_add_from(struct dt_rset *s, uint32_t from, uint64_t start, uint64_t end,
-			 uint32_t *at)
+int dt_rset_add(struct dt_rset *s, uint64_t start, uint64_t end)
 {
 	uint32_t i, j;
 	int err;
 
-	/* The common case: past the last range. */
-	if (s->n && range_end(&s->r[s->n - 1]) < start)
-		i = j = s->n;
+	if (end <= start)
+		return 0;
+	/* The common case, past the last range, without a search. */
+	if (s->n && range_end(&s->r[s->n - 1]) >= start)
+		i = first_reaching(s, start);
 	else
-		i = j = first_reaching_from(s, from, start);
-	while (j < s->n && s->r[j].offset <= end) {
+		i = s->n;
+	for (j = i; j < s->n && s->r[j].offset <= end; j++) {
 		if (s->r[j].offset < start)
 			start = s->r[j].offset;
 		if (range_end(&s->r[j]) > end)
 			end = range_end(&s->r[j]);
-		j++;
 	}
 	if (j == i) {
 		err = grow(s, s->n + 1);
@@ -111,19 +107,7 @@ static int rset_add_from(struct dt_rset *s, uint32_t from, uint64_t start, uint6
 	}
 	s->r[i].offset = start;
 	s->r[i].length = end - start;
-	*at = i;
 	return 0;
-}
-
-int dt_rset_add(struct dt_rset *s, uint64_t start, uint64_t end)
-{
-	uint32_t at;
-
-	if (end <= start)
-		return 0;
-	if (s->n && range_end(&s->r[s->n - 1]) >= start)
-		return rset_add_from(s, first_reaching(s, start), start, end, &at);
-	return rset_add_from(s, s->n, start, end, &at);
 }
 
 /* Append [@start, @end) to the sorted @out of *@n ranges, merging what it touches. */

@@ -387,13 +387,9 @@ static int attach_again(struct dt_client *c, struct dt_client_region *r)
 	req.attach_req.mode = r->by_fd ? DT_ATTACH_FD : DT_ATTACH_NAME;
 	if (!r->by_fd)
 		strcpy(req.attach_req.name, r->name);
-	err = send_msg(c, &req, r->by_fd ? r->fd : -1);
-	if (!err)
-		err = recv_reply(c, &req, &rep);
+	err = dt_client_xact_once(c, &req, r->by_fd ? r->fd : -1, &rep);
 	if (err)
 		return err;
-	if (status_is_loss(rep.status))
-		return lost(c, rep.status);
 	r->gone = rep.status;
 	if (!rep.status) {
 		r->id = rep.attach_rep.region;
@@ -456,10 +452,8 @@ static int restore(struct dt_client *c, bool restarted)
 		if (err == DT_CLIENT_LOST)
 			return err;
 		restore_marks(r, restarted);
-		if (restarted && dt_rset_add_set(&r->batch, &r->acked, r->acked.n))
-			dt_rset_add(&r->batch, r->acked.r[0].offset,
-				    r->acked.r[r->acked.n - 1].offset +
-				    r->acked.r[r->acked.n - 1].length);
+		if (restarted)
+			requeue(&r->batch, &r->acked);
 		c->cnt.resent_ranges += r->batch.n;
 		err = send_batch_once(c, r);
 		if (err == DT_CLIENT_LOST)
@@ -481,27 +475,13 @@ static unsigned next_backoff(const struct dt_client *c, unsigned backoff)
 	return backoff * 2 > c->o.backoff_max_ms ? c->o.backoff_max_ms : backoff * 2;
 }
 
-/* The first connection, retried like a reconnection (DT_CLIENT_WAIT). */
+/*
+ * Connect, with bounded retries and backoff; after a loss (not for the first
+ * connection, DT_CLIENT_WAIT), restore the state.
+ */
 int dt_client_conn_open_wait(struct dt_client *c)
 {
-	unsigned backoff = c->o.backoff_min_ms;
-	int err = -ENOTCONN;
-
-	for (unsigned i = 0; i < c->o.retries; i++) {
-		if (i) {
-			sleep_ms(backoff);
-			backoff = next_backoff(c, backoff);
-		}
-		err = dt_client_conn_open(c);
-		if (!err || err == -ENAMETOOLONG || err == -EPROTONOSUPPORT)
-			break;
-	}
-	return err;
-}
-
-/* Connect again, with bounded retries and backoff, and restore the state. */
-static int reconnect(struct dt_client *c)
-{
+	bool again = c->generation;
 	uint32_t old_pid = c->hello.pid;
 	uint64_t old_start = c->hello.start_time_ns;
 	unsigned backoff = c->o.backoff_min_ms;
@@ -513,7 +493,7 @@ static int reconnect(struct dt_client *c)
 			backoff = next_backoff(c, backoff);
 		}
 		err = dt_client_conn_open(c);
-		if (err == -ENAMETOOLONG || err == -EPROTONOSUPPORT)
+		if (err == -ENAMETOOLONG || err == -EPROTONOSUPPORT || (!err && !again))
 			return err;
 		if (err)
 			continue;
@@ -550,7 +530,7 @@ int dt_client_xact(struct dt_client *c, struct dt_client_region *r, bool with_ba
 		if (c->sock < 0) {
 			if (c->closing || (c->o.flags & DT_CLIENT_NO_RECONNECT))
 				return c->lost_err ? c->lost_err : -ENOTCONN;
-			err = reconnect(c);
+			err = dt_client_conn_open_wait(c);
 			if (err)
 				return err;
 		}

@@ -121,23 +121,10 @@ static int addr_offset(const struct dt_client_region *r, const void *addr, size_
 
 int dt_client_dirty_addr(struct dt_client_region *r, const void *addr, size_t length)
 {
-	struct dt_client *c = r->c;
 	uint64_t offset;
-	int err;
+	int err = addr_offset(r, addr, length, &offset);
 
-	if (!addr_offset(r, addr, length, &offset)) {
-		if (dt_client_log_mark_owner(r, offset, length))
-			return 0;
-		err = dt_client_log_mark(r, offset, length);
-		if (err)
-			return err > 0 ? 0 : err;
-	}
-	pthread_mutex_lock(&c->lock);
-	err = addr_offset(r, addr, length, &offset);
-	if (!err)
-		err = dt_client_dirty_locked(r, offset, length);
-	pthread_mutex_unlock(&c->lock);
-	return err;
+	return err ? err : dt_client_dirty(r, offset, length);
 }
 
 /*
@@ -304,20 +291,6 @@ int dt_client_fsync_bad(struct dt_client_region *r, uint64_t offset, uint64_t le
 	return err;
 }
 
-/*
- * Persist the range in-process, without the lock (flushing it whole: it
- * needs no mark of its own): 0, or 1 (take the general path, which marks).
- * Not while marks went the socket way: the daemon tagged them DIRTY, and
- * only its FSYNC clears the tags.
- */
-static int persist_fast(struct dt_client_region *r, uint64_t offset, uint64_t length,
-			struct dt_proto_fsync_rep *out)
-{
-	if (__atomic_load_n(&r->socket_marks, __ATOMIC_ACQUIRE))
-		return 1;
-	return dt_client_log_persist(r, offset, length, true, out);
-}
-
 int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_t length,
 			    struct dt_proto_fsync_rep *out)
 {
@@ -325,10 +298,16 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
 	int err;
 
 	err = dt_client_track_before(r, offset, length, 0);
-	if (!err)
-		err = persist_fast(r, offset, length, out);
-	if (err <= 0)
+	if (err)
 		return err;
+	/*
+	 * In-process without the lock, flushing the range whole (it needs no
+	 * mark of its own); not while marks went the socket way: the daemon
+	 * tagged them DIRTY, and only its FSYNC clears the tags.
+	 */
+	if (!__atomic_load_n(&r->socket_marks, __ATOMIC_ACQUIRE) &&
+	    !dt_client_log_persist(r, offset, length, true, out))
+		return 0;
 	pthread_mutex_lock(&c->lock);
 	err = dt_client_dirty_locked(r, offset, length);
 	if (!err)

@@ -204,25 +204,24 @@ size_t dt_tk_vec_size(void)
 
 uint64_t dt_tk_walked;
 
-long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
-		   dt_tk_run_fn fn, void *arg)
+/*
+ * PAGEMAP_SCAN of [@a->start, @end) with the categories and flags of @a,
+ * @vec_len runs a call into @v, until the walk ends: the pages of the runs
+ * found, each passed to @fn if not NULL; or -errno.
+ */
+static long scan(int pagemap, struct pm_scan_arg *a, uintptr_t end, struct page_region *v,
+		 size_t vec_len, dt_tk_run_fn fn, void *arg)
 {
-	struct page_region *v = vec;
-	struct pm_scan_arg a;
+	uintptr_t start = a->start;
 	long pages = 0, n;
 
-	__atomic_fetch_add(&dt_tk_walked, end - start, __ATOMIC_RELAXED);
+	a->size = sizeof(*a);
+	a->end = end;
+	a->vec = (uintptr_t)v;
+	a->vec_len = vec_len;
 	while (start < end) {
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
-		a.start = start;
-		a.end = end;
-		a.vec = (uintptr_t)v;
-		a.vec_len = vec_len;
-		a.category_mask = PAGE_IS_WRITTEN;
-		a.return_mask = PAGE_IS_WRITTEN;
-		n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+		a->start = start;
+		n = ioctl(pagemap, PAGEMAP_SCAN, a);
 		if (n < 0)
 			return -errno;
 		for (long i = 0; i < n; i++) {
@@ -231,41 +230,36 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 				fn(arg, v[i].start, v[i].end);
 		}
 		/* The vector filled: go on from where the walk stopped. */
-		if (a.walk_end <= start)
+		if (a->walk_end <= start)
 			break;
-		start = a.walk_end;
+		start = a->walk_end;
 	}
 	return pages;
+}
+
+long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
+		   dt_tk_run_fn fn, void *arg)
+{
+	struct pm_scan_arg a = { .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+				 .start = start,
+				 .category_mask = PAGE_IS_WRITTEN,
+				 .return_mask = PAGE_IS_WRITTEN };
+
+	__atomic_fetch_add(&dt_tk_walked, end - start, __ATOMIC_RELAXED);
+	return scan(pagemap, &a, end, vec, vec_len, fn, arg);
 }
 
 /* The pages of [start, end) in @category (or not in it, @inverted), or -errno. */
 static long count_pages(int pagemap, uintptr_t start, uintptr_t end, uint64_t category,
 			bool inverted)
 {
-	struct page_region v[16] = { { 0 } };
-	struct pm_scan_arg a;
-	long pages = 0, n;
+	struct page_region v[16];
+	struct pm_scan_arg a = { .start = start,
+				 .category_inverted = inverted ? category : 0,
+				 .category_mask = category,
+				 .return_mask = category };
 
-	while (start < end) {
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.start = start;
-		a.end = end;
-		a.vec = (uintptr_t)v;
-		a.vec_len = sizeof(v) / sizeof(v[0]);
-		a.category_inverted = inverted ? category : 0;
-		a.category_mask = category;
-		a.return_mask = category;
-		n = ioctl(pagemap, PAGEMAP_SCAN, &a);
-		if (n < 0)
-			return -errno;
-		for (long i = 0; i < n; i++)
-			pages += (long)((v[i].end - v[i].start) / TK_PAGE);
-		if (a.walk_end <= start)
-			break;
-		start = a.walk_end;
-	}
-	return pages;
+	return scan(pagemap, &a, end, v, sizeof(v) / sizeof(v[0]), NULL, NULL);
 }
 
 long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end)
