@@ -1,25 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * client-private.h - the insides of struct dt_client, shared by client.c,
- * client-region.c, client-sync.c and client-query.c (the API),
- * client-conn.c (connection, exchanges, reconnection),
- * client-batch.c (sets of page ranges), client-log.c (the shared dirty
- * log: the fast path) and client-track.c (transparent tracking).
+ * client-private.h - the insides of struct dt_client, shared by the files of
+ * lib/client.
  *
  * Everything here is protected by dt_client.lock; every function below
  * expects the caller to hold it, but dt_client_log_mark() and
- * dt_client_log_persist().  The exceptions: dt_client_region.log, .addr,
- * .map_pmem and .dirty_err are also read without the lock (by the marks and
- * the in-process persists), so they are written with atomic stores (release
- * for the pointers) and read with atomic loads; a log, once published
- * there, stays mapped until the region is detached (retired logs too), and
- * its @size never changes.  The persists of a region's log (a cursor's walk, the flushes or
- * FSYNC, its end) are serialised by its owner thread's program order while
- * one thread owns the log (client-log-owner.c), else by the region's
- * @persist_lock, a spinlock whose release is a plain store: no locked
- * instruction after the drain, so a persist waits for its flushes no longer
- * than pmem_drain() itself does.  Lock order: dt_client.lock, then entering
- * a log (dt_client_log_enter()), then a region's @persist_lock.
+ * dt_client_log_persist().  The exceptions: the fields marked atomic are
+ * also read without the lock (by the marks and the in-process persists):
+ * atomic stores (release for the pointers) and loads; a log, once published,
+ * stays mapped until the region is detached (retired logs too), and its
+ * @size never changes.  The persists of a region's log are serialised by
+ * its owner thread's program order while one thread owns the log
+ * (client-log-owner.c), else by the region's @persist_lock, a spinlock
+ * whose release is a plain store: no locked instruction after the drain,
+ * which would wait for the flushes.  Lock order: dt_client.lock, then
+ * entering a log (dt_client_log_enter()), then a region's @persist_lock.
  */
 #ifndef DT_CLIENT_PRIVATE_H
 #define DT_CLIENT_PRIVATE_H
@@ -396,8 +391,8 @@ int dt_client_track_offset(struct dt_client_region *r, const void *addr, size_t 
 			   uint64_t *offset);
 void dt_client_track_detach(struct dt_client_region *r);
 
-/* --- The calls of client.h: functions shared between their files. --- */
 /*
+ * The calls of client.h, functions shared between their files.
  * dt_client_region_xact() (client-conn.c): a request about region @r, with
  *	or without its dirty batch in front.  Return: 0, the daemon's status,
  *	or an exchange error.
@@ -415,6 +410,5 @@ int dt_client_region_xact(struct dt_client_region *r, bool with_batch, struct dt
 int dt_client_regions_locked(struct dt_client *c, struct dt_proto_region **out, uint32_t *count);
 int dt_client_flush_all(struct dt_client *c);
 void dt_client_region_free(struct dt_client_region *r);
-/* --- End of the functions shared by the calls of client.h. --- */
 
 #endif /* DT_CLIENT_PRIVATE_H */

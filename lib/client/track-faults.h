@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * track-faults.h - the addresses of the process's page faults, from the
- * kernel's software events PAGE_FAULTS_MIN and PAGE_FAULTS_MAJ sampled at
- * every fault into a ring a CPU (perf_event_open(2)), with the proof that none
- * went unrecorded: the process's own fault counters (getrusage(2)) grew by
- * exactly the records read (lib/client/track-faults.c).
- *
- * A store to a write-protected page of a tracked range always faults, so the
- * pages written since the last look lie in the extents of the faults
- * recorded since then: a collection scans those instead of the whole range.
+ * track-faults.h - the addresses of the process's page faults, with the
+ * proof that none went unrecorded (how: lib/client/track-faults.c).  A store
+ * to a write-protected page of a tracked range always faults, so a
+ * collection scans the extents of the faults recorded since the last one
+ * instead of the whole range.
  *
  * Not thread-safe: the caller serializes (the handle's lock).
  */

@@ -365,7 +365,7 @@ static uint64_t probe_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The child: async-signal-safe calls only. */
+/* The child: async-signal-safe calls only (the parent may have threads: no malloc, no stdio). */
 static int probe_child(void *page, size_t pages, uint64_t *fault_ns)
 {
 	const char *why;

@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * track-kernel.h - the kernel's side of transparent tracking:
- * userfaultfd write-protect in async mode and PAGEMAP_SCAN.  The only code
- * of the library that talks to those interfaces (lib/client/track-kernel.c).
+ * track-kernel.h - the kernel's side of transparent tracking, userfaultfd
+ * write-protect (async) and PAGEMAP_SCAN: the only code of the library that
+ * talks to them (lib/client/track-kernel.c).
  *
  * Every function returns 0 (or a count) or a negative errno; those that may
- * refuse set *@why to a constant string saying why.  dt_tk_probe() forks; its
- * child calls only async-signal-safe functions (no malloc, no stdio), since
- * the caller may have threads, and none that an LD_PRELOAD shim interposes
- * (close() is a raw system call here).
+ * refuse set *@why to a constant string saying why.
  */
 #ifndef DT_TRACK_KERNEL_H
 #define DT_TRACK_KERNEL_H

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * lib/log/dirtylog.c - the shared dirty log (daxtrack/dirtylog.h): a
- * write-intent bitmap of a region with a summary level, one writer (the
- * owner, any number of its threads) and one reader that trusts nothing it
- * reads.
+ * lib/log/dirtylog.c - the shared dirty log's file and bitmap: geometry,
+ * header, the owner's top level, marks and clears.
  *
  * Memory order: a mark ORs its bits into dirty with a release
  * read-modify-write, then its summary bit, so a reader that sees a summary
@@ -19,10 +17,6 @@
  * reads the summary word again, setting the bit back if a mark came in
  * between (Dekker's pattern: one of the two sees the other).  With
  * @l->single one thread writes everything: plain stores, program order.
- *
- * The single writer's ring (its small marks as records in the header page,
- * dt_dlog_mark() and the owner's handle) is dirtylog-ring.c; the reader,
- * which adds the ring's records to every read, is dirtylog-read.c.
  */
 #include <errno.h>
 #include <stdlib.h>
