@@ -126,18 +126,31 @@ static int recv_next(struct dt_client *c, uint32_t id, uint16_t op, struct dt_ms
 	return 0;
 }
 
-static void log_acked_set(struct dt_client_region *r, const struct dt_rset *from)
+/*
+ * The outcome of a DIRTY of @ranges of @r.  Acknowledged, they join the
+ * region's acked set.  -ERANGE is no refusal: every range was checked
+ * against the region's size before it was batched, so the daemon says that
+ * a truncation of the file took some of the pages; it marked the others.
+ * The data of those went with the file's blocks and, as the kernel's
+ * msync(2) of such a range, the fsync does not fail for them.  Refused for
+ * good, the marks are dropped and the region remembers the error for its
+ * next fsync.  Return: 0, the refusal, or DT_CLIENT_LOST.
+ */
+static int dirty_outcome(struct dt_client *c, struct dt_client_region *r,
+			 const struct dt_rset *ranges, int status)
 {
-	if (dt_rset_add_set(&r->acked, from, from->n) || r->acked.n > DT_CLIENT_LOG_MAX)
+	if (status_is_loss(status))
+		return lost(c, status);
+	if (status && status != -ERANGE) {
+		__atomic_store_n(&r->dirty_err, status, __ATOMIC_RELAXED);
+		return status;
+	}
+	if (dt_rset_add_set(&r->acked, ranges, ranges->n) || r->acked.n > DT_CLIENT_LOG_MAX)
 		dt_rset_collapse(&r->acked);
+	return 0;
 }
 
-/*
- * Read the reply of the oldest DIRTY in flight.  Acknowledged (or -ERANGE:
- * see dirty_done()), its ranges join the region's acked set; refused, they
- * are dropped and the region remembers the error for its next fsync (as
- * for a batch sent in line).
- */
+/* Read the reply of the oldest DIRTY in flight; a refusal is kept in *@refused. */
 static int reap_one(struct dt_client *c, int *refused)
 {
 	struct dt_client_flight *f = &c->flight[c->flight_head];
@@ -145,17 +158,12 @@ static int reap_one(struct dt_client *c, int *refused)
 	int err;
 
 	err = recv_next(c, f->id, DT_OP_DIRTY, &rep);
-	if (err)
-		return err;	/* lost: the flights went back to their batches */
-	if (status_is_loss(rep.status))
-		return lost(c, rep.status);
-	if (rep.status && rep.status != -ERANGE) {
-		__atomic_store_n(&f->r->dirty_err, rep.status, __ATOMIC_RELAXED);
-		if (!*refused)
-			*refused = rep.status;
-	} else {
-		log_acked_set(f->r, &f->ranges);
-	}
+	if (!err)
+		err = dirty_outcome(c, f->r, &f->ranges, rep.status);
+	if (err == DT_CLIENT_LOST)
+		return err;	/* the flights went back to their batches */
+	if (err && !*refused)
+		*refused = err;
 	dt_rset_clear(&f->ranges);
 	c->flight_head = (c->flight_head + 1) % DT_CLIENT_DIRTY_WINDOW;
 	c->flight_n--;
@@ -272,34 +280,15 @@ static void set_region(struct dt_msg *m, uint32_t id)
 	}
 }
 
-static void log_acked(struct dt_client_region *r, uint32_t count)
-{
-	struct dt_rset first = { .r = r->batch.r, .n = count };
-
-	log_acked_set(r, &first);
-	dt_rset_drop_first(&r->batch, count);
-}
-
-/*
- * The outcome of a DIRTY of the first @count ranges of the batch.  -ERANGE
- * is no refusal: every range was checked against the region's size before
- * it was batched, so the daemon says that a truncation of the file took
- * some of the pages; it marked the others.  The data of those went with
- * the file's blocks and, as the kernel's msync(2) of such a range, the
- * fsync does not fail for them.
- */
+/* The outcome of a DIRTY of the first @count ranges of the batch: they leave it, unless lost. */
 static int dirty_done(struct dt_client *c, struct dt_client_region *r, uint32_t count, int status)
 {
-	if (status_is_loss(status))
-		return lost(c, status);
-	if (status && status != -ERANGE) {
-		/* Refused for good: drop the marks, remember it for the next fsync. */
+	struct dt_rset first = { .r = r->batch.r, .n = count };
+	int err = dirty_outcome(c, r, &first, status);
+
+	if (err != DT_CLIENT_LOST)
 		dt_rset_drop_first(&r->batch, count);
-		__atomic_store_n(&r->dirty_err, status, __ATOMIC_RELAXED);
-		return status;
-	}
-	log_acked(r, count);
-	return 0;
+	return err;
 }
 
 static void dirty_msg(struct dt_client *c, struct dt_client_region *r, struct dt_msg *m)

@@ -65,9 +65,7 @@ int dt_client_connect_opts(const struct dt_client_options *o, struct dt_client *
 	c->sock = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	if (o)
-		c->o = *o;
-	else
-		dt_client_options_init(&c->o);
+		c->o = *o;	/* else all zero: the defaults below */
 	if (!c->o.retries)
 		c->o.retries = DT_CLIENT_RETRIES;
 	if (!c->o.backoff_min_ms)
