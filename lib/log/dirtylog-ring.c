@@ -61,18 +61,16 @@ static int rec_clip(const struct dt_dlog *l, uint64_t rec, uint64_t *first, uint
 
 void dt_dlog_ring_fold(struct dt_dlog *l)
 {
-	uint64_t i, rec;
+	struct dt_dlog_run runs[DT_DLOG_RING_SLOTS];
+	struct dt_dlog_scan_stats st = { 0 };
+	unsigned n;
 
 	if (!l->ring || l->ring_clean == l->ring_head)
 		return;
-	for (i = l->ring_clean; i != l->ring_head; i++) {
-		uint64_t first, last;
-
-		/* Bounded: the records of a log the owner took over are the file's. */
-		rec = __atomic_load_n(ring_slot(l, i), __ATOMIC_RELAXED);
-		if (rec_clip(l, rec, &first, &last) >= 0)
-			dt_dlog_mark_bitmap(l, first, last);
-	}
+	/* Read as the reader does: the records of a log the owner took over are the file's. */
+	n = dt_dlog_ring_read(l, runs, &st);
+	for (unsigned i = 0; i < n; i++)
+		dt_dlog_mark_bitmap(l, runs[i].first, runs[i].last);
 	/* The bits before the index that drops the records (release). */
 	l->ring_clean = l->ring_head;
 	__atomic_store_n(&ring_of(l)->clean, l->ring_clean, __ATOMIC_RELEASE);
