@@ -64,7 +64,10 @@ struct dt_client_log {
 	uint64_t size;			/* the region's bytes when the log was made */
 	uint32_t flags;			/* DT_LOG_* */
 	uint32_t id;			/* the daemon's serial */
-	struct dt_client_log *retired;	/* the next older log of the region */
+	uint32_t region;		/* the region's id, */
+	char name[DT_PROTO_NAME_MAX];	/* its name, */
+	uint64_t generation;		/* and the connection (dt_client.generation) */
+	struct dt_client_log *retired;	/* the next older log of the region, or parked */
 	int own;			/* atomic: who writes it (client-log-owner.c) */
 	const void *owner;		/* atomic: the owning thread, while it owns it */
 	unsigned busy;			/* atomic: the owner's operations running */
@@ -130,6 +133,7 @@ struct dt_client {
 	uint32_t batch_max;		/* ranges per DIRTY */
 	uint64_t generation;		/* connections made */
 	struct dt_client_region *regions;
+	struct dt_client_log *parked;	/* the logs of detached regions (client-log.c) */
 	struct dt_client_counters cnt;
 	uint8_t *tx;
 	uint8_t *rx;
@@ -186,6 +190,10 @@ int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t
  *	the log if the FSYNC succeeded (@err 0), else stay marked.  Begin
  *	returns false, nothing held, without a log or for a range outside it.
  * dt_client_log_free(): unmap every log of the region.
+ * dt_client_log_park(): at a detach, after its counters were taken: the
+ *	region's log (the daemon keeps it for the connection) leaves it for
+ *	the handle's parked logs, where the next attachment of the region
+ *	finds it (dt_client_log_open()).  dt_client_log_free_parked(): unmap them.
  */
 int dt_client_log_open(struct dt_client *c, struct dt_client_region *r);
 int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r);
@@ -205,6 +213,8 @@ bool dt_client_log_in_process(const struct dt_client_region *r);
 /* The region's persists_* counters into @k (added). */
 void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k);
 void dt_client_log_free(struct dt_client_region *r);
+void dt_client_log_park(struct dt_client *c, struct dt_client_region *r);
+void dt_client_log_free_parked(struct dt_client *c);
 void dt_client_log_env(struct dt_client *c);
 /*
  * dt_client_log_set_mapping(): publish @addr (or NULL) as the region's
