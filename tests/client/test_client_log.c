@@ -21,8 +21,9 @@
  *   - a region detached and attached again (a program that remaps): on the
  *     same connection the new attachment has the log of the old one, its
  *     marks in it, and persists in-process; after a kill -9 or a clean stop
- *     of the daemon between the detach and the attach, the new log holds
- *     the old one's marks, and the next in-process persist flushes them.
+ *     of the daemon before the detach or between the detach and the attach,
+ *     the new log holds the old one's marks, and the next in-process
+ *     persist flushes them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -531,14 +532,20 @@ out:
 	CHECK_EQ(dt_client_close(c), 0);
 }
 
-/* Detach @r with page @page marked (and written): the next attachment must persist it. */
-static void detach_marked(struct dt_client_region *r, uint64_t page)
+/* Write page @page of @r and mark it. */
+static void write_mark(struct dt_client_region *r, uint64_t page)
 {
 	struct dt_client_region_info info;
 
 	dt_client_region_info(r, &info);
 	memset((char *)info.addr + page * PAGE, 0x6b, PAGE);
 	CHECK_EQ(dt_client_dirty(r, page * PAGE, PAGE), 0);
+}
+
+/* Detach @r with page @page marked (and written): the next attachment must persist it. */
+static void detach_marked(struct dt_client_region *r, uint64_t page)
+{
+	write_mark(r, page);
 	CHECK_EQ(dt_client_detach(r), 0);
 }
 
@@ -633,8 +640,30 @@ static void test_reattach(void)
 	if (!r)
 		goto out;
 	persists_page(c, r, 42);
+
+	/*
+	 * The detach's TRACK report finds the connection lost (the new daemon
+	 * flagged the log ORPHAN and FLUSHED, with the page in it): the detach
+	 * parks that log, without reconnecting.
+	 */
+	dt_test_ctx("detach after a kill -9 and restart, then attach again");
+	write_mark(r, 43);
+	/* A state the detach reports (DT_TRACK_NONE), as a tracking client's. */
+	pthread_mutex_lock(&c->lock);
+	CHECK_EQ(dt_client_track_report(r, DT_TRACK_REFUSED, -EOPNOTSUPP), 0);
+	pthread_mutex_unlock(&c->lock);
+	dtd_kill9(&dtd);
+	if (!CHECK_EQ(dtd_start(&dtd), 0))
+		goto out;
+	CHECK_EQ(dt_client_detach(r), 0);
 	dt_client_counters(c, &k);
 	CHECK_EQ(k.reconnects, 2);
+	r = attach_db(c, true);
+	if (!r)
+		goto out;
+	persists_page(c, r, 43);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.reconnects, 3);
 	CHECK_EQ(k.log_refused, 1);	/* the second attachment's */
 out:
 	CHECK_EQ(dt_client_close(c), 0);
