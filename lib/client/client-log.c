@@ -594,6 +594,9 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 		}
 		nruns += (uint64_t)n;
 	} while (n == PERSIST_BATCH);
+	/* What the collection before flushed of dense extents (dt_client_log_flush()). */
+	pages += __atomic_exchange_n(&r->ahead_pages, 0, __ATOMIC_RELAXED);
+	nruns += __atomic_exchange_n(&r->ahead_runs, 0, __ATOMIC_RELAXED);
 	if (whole) {
 		flush_pages(r->addr, r->map_len, eadr, first, last);
 		pages = last - first + 1;
@@ -645,6 +648,27 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 	}
 	persist_here(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE, whole,
 		     out);
+	persist_end(r, l, owned);
+	return 0;
+}
+
+int dt_client_log_flush(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	struct dt_client_log *l = log_of(r);
+	bool owned;
+
+	if (!l || !length || offset >= l->size || length > l->size - offset)
+		return 1;
+	owned = persist_begin(r, l);
+	if (!may_flush_here(r, l)) {
+		persist_end(r, l, owned);
+		return 1;
+	}
+	flush_pages(r->addr, r->map_len, l->flags & DT_LOG_EADR, offset / DT_CLIENT_PAGE,
+		    (offset + length - 1) / DT_CLIENT_PAGE);
+	__atomic_fetch_add(&r->ahead_pages, (length + DT_CLIENT_PAGE - 1) / DT_CLIENT_PAGE,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->ahead_runs, 1, __ATOMIC_RELAXED);
 	persist_end(r, l, owned);
 	return 0;
 }

@@ -103,6 +103,8 @@ struct dt_client_region {
 	struct dt_client_log *log;	/* atomic: the current log, or NULL */
 	struct dt_client_log *retired;	/* logs replaced after reconnects */
 	int persist_lock;		/* the spinlock of a shared log's persists */
+	uint64_t ahead_pages;		/* atomic: pages a collection flushed for the next */
+	uint64_t ahead_runs;		/* persist (dense extents), for its report */
 	struct dt_client_tracks *tracks;	/* tracked mappings (client-track.c), or NULL */
 	unsigned track_n;		/* atomic: how many, read without the lock */
 	bool adopted;			/* @addr is a tracked mapping of the application's */
@@ -210,6 +212,13 @@ bool dt_client_log_fsync_begin(struct dt_client_region *r, uint64_t offset, uint
 			       unsigned flags, struct dt_client_log_fsync *f);
 void dt_client_log_fsync_end(struct dt_client_region *r, struct dt_client_log_fsync *f, int err);
 bool dt_client_log_in_process(const struct dt_client_region *r);
+/*
+ * dt_client_log_flush(): flush region bytes [offset, offset + length) from
+ * the library's mapping now, where a persist would be in-process (0), not
+ * drained (the caller drains: dt_client_drain_hook()); else 1, nothing done.
+ * The log is left as it is; the next in-process persist reports the pages.
+ */
+int dt_client_log_flush(struct dt_client_region *r, uint64_t offset, uint64_t length);
 /* The region's persists_* counters into @k (added). */
 void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k);
 void dt_client_log_free(struct dt_client_region *r);
