@@ -30,6 +30,13 @@
  * has no membarrier, each mark pays a fence instead).  The old log may
  * still be in use by a mark that read the pointer before: it stays mapped
  * (on the region's retired list) until the region is detached.
+ *
+ * The daemon keeps a connection's log of a region until the connection
+ * ends, the region attached or not (a second LOG of it is refused).  So a
+ * detach parks the region's current log on the handle, marks and all, and
+ * the next attachment of the region takes it back: on the same connection
+ * the log itself, with no LOG; on a later one its marks go into the new log
+ * (dt_client_log_open()).
  */
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -169,6 +176,11 @@ static int log_reply(struct dt_client *c, const struct dt_client_region *r,
 		err = log_map(r, &rep->log_rep, fd, out);
 	if (fd >= 0)
 		close(fd);
+	if (!err) {
+		(*out)->region = r->id;
+		memcpy((*out)->name, r->name, sizeof((*out)->name));
+		(*out)->generation = c->generation;
+	}
 	return err;
 }
 
@@ -177,41 +189,6 @@ static void drop_rx_fd(struct dt_client *c)
 	if (c->rx_fd >= 0)
 		close(c->rx_fd);
 	c->rx_fd = -1;
-}
-
-int dt_client_log_open(struct dt_client *c, struct dt_client_region *r)
-{
-	struct dt_client_log *l = NULL;
-	struct dt_msg req, rep;
-	int err;
-
-	if (log_of(r) || !log_wanted(c, r))
-		return 0;
-	dt_client_init_req(c, &req, DT_OP_LOG);
-	err = dt_client_xact(c, r, false, &req, -1, &rep);
-	if (!err)
-		err = log_reply(c, r, &rep, &l);
-	drop_rx_fd(c);
-	if (log_of(r)) {
-		/* A reconnect in the exchange got one (restore): keep it. */
-		if (l)
-			log_unmap(l);
-		return 0;
-	}
-	if (err) {
-		c->cnt.log_refused++;	/* the socket path, silently */
-		return 0;
-	}
-	c->cnt.logs++;
-	barrier_setup(c);
-	/*
-	 * The in-process persist flushes under recovery points (flush_pages()).
-	 * Without the handler (sigaction(2) failed) a SIGBUS there is what it
-	 * would be without daxtrack.
-	 */
-	dt_sigbus_install();
-	__atomic_store_n(&r->log, l, __ATOMIC_RELEASE);
-	return 0;
 }
 
 /* ---- replacing a log after a reconnect ---- */
@@ -252,6 +229,18 @@ static int remark_run(void *arg, uint64_t first, uint64_t last)
 	return 0;
 }
 
+/* Mark the pages of @old into @to, or into the batch of @r without one. */
+static void carry(struct dt_client *c, struct dt_client_region *r, struct dt_client_log *old,
+		  struct dt_client_log *to)
+{
+	struct remark m = { .r = r, .to = to };
+	bool owned = to && dt_client_log_enter(c, to);
+
+	dt_dlog_for_each(&old->l, 0, old->l.g.npages - 1, true, remark_run, &m, NULL);
+	if (to)
+		dt_client_log_exit(to, owned);
+}
+
 /*
  * The daemon that orphaned @l flushed every page marked in it before a
  * mark could see the flag (a mark that saw it went the socket way too).
@@ -274,7 +263,6 @@ static bool log_flushed(const struct dt_client *c, const struct dt_client_log *l
 int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
 {
 	struct dt_client_log *old = log_of(r), *l = NULL;
-	struct remark m = { .r = r };
 	struct dt_msg req, rep;
 	int err;
 
@@ -299,17 +287,133 @@ int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r)
 	if (!old)
 		return 0;
 	barrier_all(c);
-	m.to = l;
-	if (!r->gone && !log_flushed(c, old)) {
-		bool owned = l && dt_client_log_enter(c, l);
-
-		dt_dlog_for_each(&old->l, 0, old->l.g.npages - 1, true, remark_run, &m, NULL);
-		if (l)
-			dt_client_log_exit(l, owned);
-	}
+	if (!r->gone && !log_flushed(c, old))
+		carry(c, r, old, l);
 	old->retired = r->retired;
 	r->retired = old;
 	return 0;
+}
+
+/* ---- a detached region's log, parked ---- */
+
+/* Publish @l as the region's log, the first. */
+static void publish(struct dt_client *c, struct dt_client_region *r, struct dt_client_log *l)
+{
+	barrier_setup(c);
+	/*
+	 * The in-process persist flushes under recovery points (flush_pages()).
+	 * Without the handler (sigaction(2) failed) a SIGBUS there is what it
+	 * would be without daxtrack.
+	 */
+	dt_sigbus_install();
+	__atomic_store_n(&r->log, l, __ATOMIC_RELEASE);
+}
+
+/* LOG: a new log of @r, published; a refusal leaves it without one. */
+static void log_new(struct dt_client *c, struct dt_client_region *r)
+{
+	struct dt_client_log *l = NULL;
+	struct dt_msg req, rep;
+	int err;
+
+	dt_client_init_req(c, &req, DT_OP_LOG);
+	err = dt_client_xact(c, r, false, &req, -1, &rep);
+	if (!err)
+		err = log_reply(c, r, &rep, &l);
+	drop_rx_fd(c);
+	if (log_of(r)) {
+		/* A reconnect in the exchange got one (restore): keep it. */
+		if (l)
+			log_unmap(l);
+		return;
+	}
+	if (err) {
+		c->cnt.log_refused++;	/* the socket path, silently */
+		return;
+	}
+	c->cnt.logs++;
+	publish(c, r, l);
+}
+
+/* The parked log of region @name, taken off the handle's list, or NULL. */
+static struct dt_client_log *unpark(struct dt_client *c, const char *name)
+{
+	struct dt_client_log **pp, *l;
+
+	for (pp = &c->parked; (l = *pp); pp = &l->retired) {
+		if (!strcmp(l->name, name)) {
+			*pp = l->retired;
+			l->retired = NULL;
+			return l;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The daemon still holds @l for @r: made on this very connection for the
+ * same region (id and size), and no new daemon orphaned it since.
+ */
+static bool still_ours(const struct dt_client *c, const struct dt_client_region *r,
+		       const struct dt_client_log *l)
+{
+	return c->sock >= 0 && l->generation == c->generation && l->region == r->id &&
+	       l->size == r->size && !(dt_dlog_daemon_flags(&l->l) & DT_DLOG_F_ORPHAN);
+}
+
+int dt_client_log_open(struct dt_client *c, struct dt_client_region *r)
+{
+	struct dt_client_log *parked;
+
+	if (log_of(r) || !log_wanted(c, r))
+		return 0;
+	parked = unpark(c, r->name);
+	if (parked && still_ours(c, r, parked)) {
+		publish(c, r, parked);
+		return 0;
+	}
+	log_new(c, r);
+	if (parked) {
+		/*
+		 * Of an earlier connection: its marks go into the new log (or
+		 * the batch), FLUSHED or not.  The recovery that flushed them is
+		 * no persist of this process: carried, the next persist of
+		 * their range flushes them again, as it would have.
+		 */
+		carry(c, r, parked, log_of(r));
+		log_unmap(parked);
+	}
+	return 0;
+}
+
+void dt_client_log_park(struct dt_client *c, struct dt_client_region *r)
+{
+	struct dt_client_log *l = log_of(r), *older;
+
+	if (!l)
+		return;
+	__atomic_store_n(&r->log, NULL, __ATOMIC_RELEASE);
+	/* Counted in the handle already (dt_client_log_counters()). */
+	l->persists_in_process = 0;
+	l->persists_log_socket = 0;
+	/* One parked log a region: an older one's marks go into this one. */
+	older = unpark(c, r->name);
+	if (older) {
+		carry(c, r, older, l);
+		log_unmap(older);
+	}
+	l->retired = c->parked;
+	c->parked = l;
+}
+
+void dt_client_log_free_parked(struct dt_client *c)
+{
+	struct dt_client_log *l;
+
+	while ((l = c->parked)) {
+		c->parked = l->retired;
+		log_unmap(l);
+	}
 }
 
 /* ---- marking ---- */
@@ -490,6 +594,9 @@ static void persist_here(struct dt_client_region *r, struct dt_client_log *l, ui
 		}
 		nruns += (uint64_t)n;
 	} while (n == PERSIST_BATCH);
+	/* What the collection before flushed of dense extents (dt_client_log_flush()). */
+	pages += __atomic_exchange_n(&r->ahead_pages, 0, __ATOMIC_RELAXED);
+	nruns += __atomic_exchange_n(&r->ahead_runs, 0, __ATOMIC_RELAXED);
 	if (whole) {
 		flush_pages(r->addr, r->map_len, eadr, first, last);
 		pages = last - first + 1;
@@ -541,6 +648,27 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 	}
 	persist_here(r, l, offset / DT_CLIENT_PAGE, (offset + length - 1) / DT_CLIENT_PAGE, whole,
 		     out);
+	persist_end(r, l, owned);
+	return 0;
+}
+
+int dt_client_log_flush(struct dt_client_region *r, uint64_t offset, uint64_t length)
+{
+	struct dt_client_log *l = log_of(r);
+	bool owned;
+
+	if (!l || !length || offset >= l->size || length > l->size - offset)
+		return 1;
+	owned = persist_begin(r, l);
+	if (!may_flush_here(r, l)) {
+		persist_end(r, l, owned);
+		return 1;
+	}
+	flush_pages(r->addr, r->map_len, l->flags & DT_LOG_EADR, offset / DT_CLIENT_PAGE,
+		    (offset + length - 1) / DT_CLIENT_PAGE);
+	__atomic_fetch_add(&r->ahead_pages, (length + DT_CLIENT_PAGE - 1) / DT_CLIENT_PAGE,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&r->ahead_runs, 1, __ATOMIC_RELAXED);
 	persist_end(r, l, owned);
 	return 0;
 }

@@ -59,7 +59,10 @@ struct dt_client_log {
 	uint64_t size;			/* the region's bytes when the log was made */
 	uint32_t flags;			/* DT_LOG_* */
 	uint32_t id;			/* the daemon's serial */
-	struct dt_client_log *retired;	/* the next older log of the region */
+	uint32_t region;		/* the region's id, */
+	char name[DT_PROTO_NAME_MAX];	/* its name, */
+	uint64_t generation;		/* and the connection (dt_client.generation) */
+	struct dt_client_log *retired;	/* the next older log of the region, or parked */
 	int own;			/* atomic: who writes it (client-log-owner.c) */
 	const void *owner;		/* atomic: the owning thread, while it owns it */
 	unsigned busy;			/* atomic: the owner's operations running */
@@ -95,6 +98,8 @@ struct dt_client_region {
 	struct dt_client_log *log;	/* atomic: the current log, or NULL */
 	struct dt_client_log *retired;	/* logs replaced after reconnects */
 	int persist_lock;		/* the spinlock of a shared log's persists */
+	uint64_t ahead_pages;		/* atomic: pages a collection flushed for the next */
+	uint64_t ahead_runs;		/* persist (dense extents), for its report */
 	struct dt_client_tracks *tracks;	/* tracked mappings (client-track.c), or NULL */
 	unsigned track_n;		/* atomic: how many, read without the lock */
 	bool adopted;			/* @addr is a tracked mapping of the application's */
@@ -125,6 +130,7 @@ struct dt_client {
 	uint32_t batch_max;		/* ranges per DIRTY */
 	uint64_t generation;		/* connections made */
 	struct dt_client_region *regions;
+	struct dt_client_log *parked;	/* the logs of detached regions (client-log.c) */
 	struct dt_client_counters cnt;
 	uint8_t *tx;
 	uint8_t *rx;
@@ -181,6 +187,10 @@ int dt_client_dirty_locked(struct dt_client_region *r, uint64_t offset, uint64_t
  *	the log if the FSYNC succeeded (@err 0), else stay marked.  Begin
  *	returns false, nothing held, without a log or for a range outside it.
  * dt_client_log_free(): unmap every log of the region.
+ * dt_client_log_park(): at a detach, after its counters were taken: the
+ *	region's log (the daemon keeps it for the connection) leaves it for
+ *	the handle's parked logs, where the next attachment of the region
+ *	finds it (dt_client_log_open()).  dt_client_log_free_parked(): unmap them.
  */
 int dt_client_log_open(struct dt_client *c, struct dt_client_region *r);
 int dt_client_log_renew(struct dt_client *c, struct dt_client_region *r);
@@ -197,9 +207,18 @@ bool dt_client_log_fsync_begin(struct dt_client_region *r, uint64_t offset, uint
 			       unsigned flags, struct dt_client_log_fsync *f);
 void dt_client_log_fsync_end(struct dt_client_region *r, struct dt_client_log_fsync *f, int err);
 bool dt_client_log_in_process(const struct dt_client_region *r);
+/*
+ * dt_client_log_flush(): flush region bytes [offset, offset + length) from
+ * the library's mapping now, where a persist would be in-process (0), not
+ * drained (the caller drains: dt_client_drain_hook()); else 1, nothing done.
+ * The log is left as it is; the next in-process persist reports the pages.
+ */
+int dt_client_log_flush(struct dt_client_region *r, uint64_t offset, uint64_t length);
 /* The region's persists_* counters into @k (added). */
 void dt_client_log_counters(const struct dt_client_region *r, struct dt_client_counters *k);
 void dt_client_log_free(struct dt_client_region *r);
+void dt_client_log_park(struct dt_client *c, struct dt_client_region *r);
+void dt_client_log_free_parked(struct dt_client *c);
 void dt_client_log_env(struct dt_client *c);
 /*
  * dt_client_log_set_mapping(): publish @addr (or NULL) as the region's

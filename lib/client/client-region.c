@@ -136,6 +136,7 @@ int dt_client_detach(struct dt_client_region *r)
 		}
 	}
 	dt_client_log_counters(r, &c->cnt);	/* the handle keeps them */
+	dt_client_log_park(c, r);	/* for the next attachment of the region */
 	pthread_mutex_unlock(&c->lock);
 	dt_client_region_free(r);
 	return err;

@@ -8,10 +8,12 @@
  * process faulted in it since the last scan (its hot bit, set from the fault
  * recording of track-faults.c), marks the pages written and write-protects
  * them again.  Dense: its pages stay writable (no fault at all) and every
- * collection meeting it marks the part it covers whole, to be flushed with
- * the written pages.  The kernel's choice for a PMD entry (cheap stores,
- * flushes of 2MiB) against its choice for a PTE (a fault a page, precise
- * flushes), made per extent from what was written:
+ * collection meeting it flushes the part it covers whole, in one pmem_flush
+ * from the library's mapping and with no mark in the log, where the persist
+ * is in-process (else it marks the part, for the daemon).  The kernel's
+ * choice for a PMD entry (cheap stores, flushes of 2MiB) against its choice
+ * for a PTE (a fault a page, precise flushes), made per extent from what was
+ * written:
  *
  *   - a fine extent turns dense when a collection finds dense_pages or
  *     more pages written in it, or a run of half as many (written in
@@ -33,7 +35,7 @@
  * entries are ever write-protected.  Nothing here maps, unmaps or remaps a
  * page: a dense extent keeps the 4KiB entries dt_client_track() populated,
  * only their write-protect bit changes (UFFDIO_WRITEPROTECT, both ways).
- * Going back to fine, the extent is write-protected before it is marked
+ * Going back to fine, the extent is write-protected before it is flushed
  * whole, so a store either lands before (and is flushed now) or faults.
  */
 #include <errno.h>
@@ -173,6 +175,7 @@ struct collect {
 	struct track_map *m;
 	long pages;
 	int err;
+	bool flushed; /* dense parts flushed, to be drained */
 };
 
 /* Mark addresses [start, end) of the mapping dirty, as dt_client_dirty() does. */
@@ -275,9 +278,27 @@ static bool probe_quiet(int pagemap, uintptr_t lo, uintptr_t hi)
 }
 
 /*
+ * The part [start, end) of a dense extent: flushed now from the library's
+ * mapping, in one pmem_flush and with no mark (as the kernel flushes a PMD
+ * entry), where a persist would be in-process, and drained at the end of
+ * the collection; else marked, for the persist or the daemon to flush.
+ */
+static void flush_dense(struct collect *k, uintptr_t start, uintptr_t end)
+{
+	uint64_t offset = k->m->offset + (start - k->m->addr);
+
+	if (!dt_client_log_flush(k->r, offset, end - start)) {
+		k->pages += (long)((end - start) / DT_CLIENT_PAGE);
+		k->flushed = true;
+		return;
+	}
+	mark(k, start, end);
+}
+
+/*
  * Dense extent @e, probing since the last collection: a probe page written
  * (PAGEMAP_SCAN says): dense still, the probes undone; none: fine again,
- * write-protected first, then marked whole (a store lands before and is
+ * write-protected first, then flushed whole (a store lands before and is
  * flushed, or faults after), hot to be judged at the next scan.  Return:
  * true if it is fine again and marked.
  */
@@ -293,12 +314,12 @@ static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
 	}
 	bit_clear(m->dense, e);
 	bit_set(m->hot, e);
-	mark(k, lo, hi);
+	flush_dense(k, lo, hi);
 	return true;
 }
 
 /*
- * Dense extent @e meets [a, b): mark its part.  Every DENSE_SYNCS-th time it
+ * Dense extent @e meets [a, b): flush its part.  Every DENSE_SYNCS-th time it
  * starts a probe: a few pages write-protected, whose faults tell at the next
  * collection whether it is still written.
  */
@@ -315,7 +336,7 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 		s->probing = 1;
 		s->age = 0;
 	}
-	mark(k, lo > a ? lo : a, hi < b ? hi : b);
+	flush_dense(k, lo > a ? lo : a, hi < b ? hi : b);
 }
 
 /* The first extent in [e, end) to look at (hot or dense), else @end. */
@@ -366,7 +387,7 @@ long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint6
 	uint64_t stop = m->offset + m->len;
 	uintptr_t a, b;
 	size_t e, end, run;
-	int err;
+	int err = 0;
 
 	if (lo < m->offset)
 		lo = m->offset;
@@ -386,9 +407,13 @@ long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint6
 		run = fine_run_end(m, e, end);
 		err = scan_fine(&k, e, run, a, b);
 		if (err)
-			return err;
+			break;
 		e = run;
 	}
+	if (k.flushed)
+		dt_client_drain_hook();
+	if (err)
+		return err;
 	return k.err ? k.err : k.pages;
 }
 

@@ -50,13 +50,18 @@ int dt_client_track_report(struct dt_client_region *r, uint32_t state, int32_t e
 		return 0;
 	r->track_state = state;
 	r->track_err = err;
-	/* Not connected now: the reconnection sends it (dt_client_track_restore()). */
+	/*
+	 * Not connected now, or the connection lost in the exchange: the
+	 * reconnection sends it (dt_client_track_restore()).  No reconnection
+	 * for it: a detach's report would renew the region's log only to park
+	 * it, the old log's marks left to the recovery (FLUSHED).
+	 */
 	if (c->sock < 0 || r->gone || !track_spoken(c))
 		return 0;
 	track_msg(c, r, &req);
-	ret = dt_client_xact(c, r, false, &req, -1, &rep);
+	ret = dt_client_xact_once(c, &req, -1, &rep);
 	/* The daemon's answer changes nothing here (-EPROTO: it does not know TRACK). */
-	return ret < 0 && ret != r->gone ? ret : 0;
+	return ret < 0 && ret != DT_CLIENT_LOST ? ret : 0;
 }
 
 int dt_client_track_restore(struct dt_client *c, struct dt_client_region *r)

@@ -40,6 +40,7 @@ static void client_free(struct dt_client *c)
 		next = r->next;
 		dt_client_region_free(r);
 	}
+	dt_client_log_free_parked(c);
 	if (c->sock >= 0)
 		close(c->sock);
 	if (c->rx_fd >= 0)

@@ -17,7 +17,13 @@
  *   - a client that only persists in-process learns of the restart: the new
  *     daemon orphans the old log, and the next persist reconnects; the marks
  *     made meanwhile (the batch) go into the new log, not as DIRTY, so that
- *     its in-process persist leaves them clean.
+ *     its in-process persist leaves them clean;
+ *   - a region detached and attached again (a program that remaps): on the
+ *     same connection the new attachment has the log of the old one, its
+ *     marks in it, and persists in-process; after a kill -9 or a clean stop
+ *     of the daemon before the detach or between the detach and the attach,
+ *     the new log holds the old one's marks, and the next in-process
+ *     persist flushes them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -526,6 +532,143 @@ out:
 	CHECK_EQ(dt_client_close(c), 0);
 }
 
+/* Write page @page of @r and mark it. */
+static void write_mark(struct dt_client_region *r, uint64_t page)
+{
+	struct dt_client_region_info info;
+
+	dt_client_region_info(r, &info);
+	memset((char *)info.addr + page * PAGE, 0x6b, PAGE);
+	CHECK_EQ(dt_client_dirty(r, page * PAGE, PAGE), 0);
+}
+
+/* Detach @r with page @page marked (and written): the next attachment must persist it. */
+static void detach_marked(struct dt_client_region *r, uint64_t page)
+{
+	write_mark(r, page);
+	CHECK_EQ(dt_client_detach(r), 0);
+}
+
+/* The next fsync of @r (whole) is in-process and flushes exactly page @page. */
+static void persists_page(struct dt_client *c, struct dt_client_region *r, uint64_t page)
+{
+	struct dt_client_region_info info;
+	struct dt_client_counters k0, k1;
+
+	dt_client_region_info(r, &info);
+	CHECK(info.log);
+	CHECK(info.persist_in_process);
+	CHECK_EQ(dt_test_log_pages(r, page, page), 1);
+	memset(&rec, 0, sizeof(rec));
+	rec.base = info.addr;
+	dt_client_flush_hook = record_flush;
+	dt_client_counters(c, &k0);
+	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
+	dt_client_counters(c, &k1);
+	dt_client_flush_hook = pmem_flush;
+	CHECK_EQ(k1.persists_in_process, k0.persists_in_process + 1);
+	CHECK_EQ(k1.sent_by_op[DT_OP_FSYNC], k0.sent_by_op[DT_OP_FSYNC]);
+	CHECK_EQ(rec.n, 1);
+	CHECK_EQ(rec.first[0], page);
+	CHECK_EQ(rec.last[0], page);
+	CHECK_EQ(dt_test_log_pages(r, 0, DTD_DB_SIZE / PAGE - 1), 0);
+}
+
+/*
+ * Detach, attach again on the same connection: the daemon keeps the
+ * connection's log of the region, and the new attachment takes it back
+ * with its marks (no LOG refused, no socket path).  Then the same with a
+ * kill -9, and a clean stop, of the daemon between the detach and the
+ * attach: the attach reconnects, and the new log holds the old one's marks.
+ */
+static void test_reattach(void)
+{
+	struct dt_client *c = connect_flags(0);
+	struct dt_client_region *r = c ? attach_db(c, true) : NULL, *r2;
+	struct dt_client_region_info info;
+	struct dt_client_counters k;
+	uint32_t log_id;
+
+	dt_test_ctx("attach again on the same connection: the same log");
+	if (!r)
+		goto out;
+	dt_client_region_info(r, &info);
+	log_id = info.log_id;
+	detach_marked(r, 40);
+	r = attach_db(c, true);
+	if (!r)
+		goto out;
+	dt_client_region_info(r, &info);
+	CHECK(info.log);
+	CHECK_EQ(info.log_id, log_id);
+	CHECK(logged(r, 40));
+	persists_page(c, r, 40);
+	CHECK(!logged(r, 40));
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.log_refused, 0);
+	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 0);
+
+	dt_test_ctx("a second attachment beside the first: the socket path");
+	r2 = attach_db(c, false);
+	if (r2) {
+		dt_client_region_info(r2, &info);
+		CHECK(!info.log);
+		CHECK_EQ(dt_client_detach(r2), 0);
+	}
+	dt_client_region_info(r, &info);
+	CHECK_EQ(info.log_id, log_id);
+
+	dt_test_ctx("attach again after a kill -9 of the daemon");
+	detach_marked(r, 41);
+	dtd_kill9(&dtd);
+	if (!CHECK_EQ(dtd_start(&dtd), 0))
+		goto out;
+	r = attach_db(c, true);
+	if (!r)
+		goto out;
+	dt_client_region_info(r, &info);
+	CHECK(info.log);
+	CHECK(info.log_id != log_id);
+	persists_page(c, r, 41);
+
+	dt_test_ctx("attach again after a clean stop of the daemon");
+	detach_marked(r, 42);
+	CHECK_EQ(dtd_stop(&dtd), 0);
+	if (!CHECK_EQ(dtd_start(&dtd), 0))
+		goto out;
+	r = attach_db(c, true);
+	if (!r)
+		goto out;
+	persists_page(c, r, 42);
+
+	/*
+	 * The detach's TRACK report finds the connection lost (the new daemon
+	 * flagged the log ORPHAN and FLUSHED, with the page in it): the detach
+	 * parks that log, without reconnecting.
+	 */
+	dt_test_ctx("detach after a kill -9 and restart, then attach again");
+	write_mark(r, 43);
+	/* A state the detach reports (DT_TRACK_NONE), as a tracking client's. */
+	pthread_mutex_lock(&c->lock);
+	CHECK_EQ(dt_client_track_report(r, DT_TRACK_REFUSED, -EOPNOTSUPP), 0);
+	pthread_mutex_unlock(&c->lock);
+	dtd_kill9(&dtd);
+	if (!CHECK_EQ(dtd_start(&dtd), 0))
+		goto out;
+	CHECK_EQ(dt_client_detach(r), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.reconnects, 2);
+	r = attach_db(c, true);
+	if (!r)
+		goto out;
+	persists_page(c, r, 43);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.reconnects, 3);
+	CHECK_EQ(k.log_refused, 1);	/* the second attachment's */
+out:
+	CHECK_EQ(dt_client_close(c), 0);
+}
+
 int main(void)
 {
 	setenv("PMEM_IS_PMEM_FORCE", "1", 1);	/* the daemon says PMEM, the client believes it */
@@ -540,6 +683,7 @@ int main(void)
 	test_fast_path_off();
 	test_reconnect();
 	test_orphaned();
+	test_reattach();
 	CHECK_EQ(dtd_stop(&dtd), 0);
 	dtd_cleanup(&dtd, dt_test_counts.failed);
 	return dt_test_done();
