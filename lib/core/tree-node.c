@@ -72,6 +72,8 @@ static struct dt_node *node_init(struct dt_tree *t, struct dt_node *n, unsigned 
 
 	memset(n, 0, node_size(capacity));
 	n->capacity = (uint8_t)capacity;
+	if (!node_is_full(n))
+		node_keys_clear(n);
 	n->shift = (uint8_t)shift;
 	n->base = base;
 	t->nodes++;
@@ -135,7 +137,7 @@ struct dt_node *node_replace(struct dt_tree *t, struct dt_node *n, struct dt_nod
 	if (m->parent)
 		slot_store(m->parent, m->offset, node_to_slot(m));
 	else
-		__atomic_store_n(&t->root, m, __ATOMIC_RELEASE);
+		root_store(t, m);
 	node_retire(t, n);
 	if (hint)
 		t->hint = m;

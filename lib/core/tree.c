@@ -4,10 +4,11 @@
  *
  * The design of the Linux 4.7 multi-order radix tree: nodes that cover
  * MAP_SIZE slots (full ones with room for all, small ones with room for 4 or
- * 16 and a key per slot, tree-node.h); an entry of order N lives in the node whose shift is N rounded down
- * to a multiple of MAP_SHIFT (an "elevated" entry when that node is not a
- * leaf), in its canonical slot, and the other 2^(N - shift) - 1 slots it
- * covers hold sibling pointers back to the canonical slot.  Tags live in the
+ * 16 and a key per slot, tree-node.h); an entry of order N lives in the
+ * node whose shift is N rounded down to a multiple of MAP_SHIFT (an
+ * "elevated" entry when that node is not a leaf), in its canonical slot,
+ * and the other 2^(N - shift) - 1 slots it covers hold sibling pointers back
+ * to the canonical slot.  Tags live in the
  * canonical slot's bit only; each interior slot's tag bit says whether any
  * entry below has the tag.
  *
@@ -97,7 +98,7 @@ static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, un
 	if (want < es)
 		want = es;
 	if (!root) {
-		__atomic_store_n(&t->root, node_take(t, p, MAP_SIZE, want, 0), __ATOMIC_RELEASE);
+		root_store(t, node_take(t, p, MAP_SIZE, want, 0));
 		return;
 	}
 	while (root->shift < want) {
@@ -109,7 +110,7 @@ static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, un
 				n->tags[tag] = 1;
 		root->parent = n;
 		root->offset = 0;
-		__atomic_store_n(&t->root, n, __ATOMIC_RELEASE);
+		root_store(t, n);
 		root = n;
 	}
 }
@@ -204,7 +205,7 @@ void tree_prune(struct dt_tree *t, struct dt_node *n)
 		if (parent) {
 			slot_store(parent, n->offset, NULL);
 		} else {
-			__atomic_store_n(&t->root, NULL, __ATOMIC_RELEASE);
+			root_store(t, NULL);
 		}
 		node_retire(t, n);
 		n = parent;
@@ -220,7 +221,7 @@ void tree_prune(struct dt_tree *t, struct dt_node *n)
 		child = slot_to_node(slot);
 		child->parent = NULL;
 		/* The old root keeps pointing at the child for its readers. */
-		__atomic_store_n(&t->root, child, __ATOMIC_RELEASE);
+		root_store(t, child);
 		node_retire(t, root);
 		root = child;
 	}
@@ -244,49 +245,51 @@ static inline bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_
 			     struct walk *w)
 {
 	struct dt_node *n;
-	unsigned shift;
-	bool full;
+	unsigned shift, off;
+	uint32_t seq;
+	void *slot;
 
 restart:
-	n = root_load(t);
-	if (!n || index > node_last(n))
+	slot = root_slot_load(t);
+	if (!slot)
 		return false;
-	full = node_is_full(n);
-	/* Track the shift and the kind here: a cold walk through full nodes
-	 * then touches one line a level. */
+	n = slot_to_node(slot);
+	if (!node_covers(n, index))
+		return false;
+	/* Go down by the node slots, which say each node's kind, and track the
+	 * shift here: a walk through full nodes reads no node head, one line a
+	 * level, and a small node's lookup is a word of keys and a slot. */
 	for (shift = n->shift;; shift -= MAP_SHIFT) {
-		unsigned off = (unsigned)((index >> shift) & MAP_MASK);
-		void *slot = slot_load_kind(n, off, full);
-		uint32_t seq;
-
-		if (slot_is_node(slot)) {
-			full = slot_node_full(slot);
-			n = slot_to_node(slot);
-			continue;
-		}
-		if (!slot)
-			return false;
-		if (need == WALK_ENTRY && !slot_is_sibling(slot)) {
-			w->entry = slot;
-			return true;
-		}
-		seq = seq_read_begin(n);
-		slot = slot_load(n, off);
-		if (slot_is_sibling(slot))
-			off = sibling_canonical(slot);
-		else if (!slot_is_entry(slot))
-			goto restart;
-		w->entry = slot_load(n, off);
-		w->node = n;
-		w->off = off;
-		if (need == WALK_RANGE) {
-			w->base = slot_base(n, off);
-			w->order = group_order(n, group_size(n, off));
-		}
-		if (!seq_read_valid(n, seq) || !slot_is_entry(w->entry))
-			goto restart;
+		if (slot_is_full_node(slot))
+			slot = full_slot_load(n = full_slot_to_node(slot), index >> shift);
+		else if (slot_is_node(slot))
+			slot = small_slot_load(n = slot_to_node(slot), index >> shift);
+		else
+			break;
+	}
+	if (!slot)
+		return false;
+	if (need == WALK_ENTRY && !slot_is_sibling(slot)) {
+		w->entry = slot;
 		return true;
 	}
+	off = node_offset(n, index);
+	seq = seq_read_begin(n);
+	slot = slot_load(n, off);
+	if (slot_is_sibling(slot))
+		off = sibling_canonical(slot);
+	else if (!slot_is_entry(slot))
+		goto restart;
+	w->entry = slot_load(n, off);
+	w->node = n;
+	w->off = off;
+	if (need == WALK_RANGE) {
+		w->base = slot_base(n, off);
+		w->order = group_order(n, group_size(n, off));
+	}
+	if (!seq_read_valid(n, seq) || !slot_is_entry(w->entry))
+		goto restart;
+	return true;
 }
 
 /* Public API: life cycle. */
