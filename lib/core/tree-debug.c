@@ -295,6 +295,8 @@ int dt_tree_check(const struct dt_tree *t, FILE *err)
 	memset(&c, 0, sizeof(c));
 	c.err = err;
 	tree_lock(t);
+	if (t->root_slot != (t->root ? node_to_slot(t->root) : NULL))
+		check_fail(&c, t->root, "root slot %p is not that of the root", t->root_slot);
 	if (t->root) {
 		check_node(&c, t->root, NULL, 0);
 		if (!node_count(t->root))
