@@ -20,7 +20,8 @@
  * Concurrency: slots, key words, used, tags and seq are read by lock-free
  * readers and only ever accessed with atomic loads and stores.  shift, base
  * and capacity never change after a node is published.  parent, offset and
- * nkeys are written and read only under the tree's mutex.
+ * nkeys are written and read only under the tree's mutex, and only while the
+ * node is in the tree: once retired, their room is the rcu_head's.
  */
 #ifndef DAXTRACK_TREE_NODE_H
 #define DAXTRACK_TREE_NODE_H
@@ -65,14 +66,17 @@
 struct dt_node {
 	uint32_t seq;		/* odd while a multi-slot change is in flight */
 	uint8_t shift;		/* index bits below one slot of this node */
-	uint8_t offset;		/* slot in the parent */
 	uint8_t capacity;	/* slots allocated; MAP_SIZE: a full node */
-	uint8_t nkeys;		/* a small node's keys in use; read by writers only */
-	struct dt_node *parent;
 	uint64_t base;		/* first index the node covers */
 	uint64_t used;		/* bit per non-NULL slot, siblings included */
 	uint64_t tags[DT_TREE_MAX_TAGS];	/* bit per slot */
+	/* What no reader looks at shares its room with the reclaim link. */
 	union {
+		struct {			/* while in the tree */
+			struct dt_node *parent;
+			uint8_t offset;		/* slot in the parent */
+			uint8_t nkeys;		/* a small node's keys in use */
+		};
 		struct rcu_head rcu;		/* after unlinking */
 		struct dt_node *next_free;	/* while preallocated */
 	};
