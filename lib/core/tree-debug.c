@@ -213,10 +213,9 @@ static void check_slots(struct check *c, const struct dt_node *n)
 		check_fail(c, n, "used bitmap says %u slots, %u are used", node_count(n), used);
 }
 
-/* A small node's keys: distinct offsets, no more than its capacity. */
+/* A small node's keys: distinct offsets, no more than its capacity, the rest unused. */
 static void check_kind(struct check *c, const struct dt_node *n)
 {
-	const uint8_t *keys = node_keys(n);
 	uint64_t seen = 0;
 
 	if (node_is_full(n))
@@ -225,11 +224,17 @@ static void check_kind(struct check *c, const struct dt_node *n)
 		check_fail(c, n, "capacity %u is no node kind", n->capacity);
 	if (n->nkeys > n->capacity)
 		check_fail(c, n, "%u keys in %u slots", n->nkeys, n->capacity);
-	for (unsigned i = 0; i < n->nkeys && i < n->capacity; i++) {
-		if (keys[i] >= MAP_SIZE || (seen >> keys[i]) & 1)
-			check_fail(c, n, "key %u at %u is out of range or repeated", keys[i], i);
-		else
-			seen |= UINT64_C(1) << keys[i];
+	for (unsigned i = 0; i < n->capacity; i++) {
+		unsigned key = key_get(n, i);
+
+		if (i >= n->nkeys) {
+			if (key != 0xff)
+				check_fail(c, n, "key %u at %u, past the %u in use", key, i, n->nkeys);
+		} else if (key >= MAP_SIZE || (seen >> key) & 1) {
+			check_fail(c, n, "key %u at %u is out of range or repeated", key, i);
+		} else {
+			seen |= UINT64_C(1) << key;
+		}
 	}
 	if (used_load(n) & ~seen)
 		check_fail(c, n, "slots in use %#" PRIx64 " without a key", used_load(n) & ~seen);
@@ -290,6 +295,8 @@ int dt_tree_check(const struct dt_tree *t, FILE *err)
 	memset(&c, 0, sizeof(c));
 	c.err = err;
 	tree_lock(t);
+	if (t->root_slot != (t->root ? node_to_slot(t->root) : NULL))
+		check_fail(&c, t->root, "root slot %p is not that of the root", t->root_slot);
 	if (t->root) {
 		check_node(&c, t->root, NULL, 0);
 		if (!node_count(t->root))

@@ -4,9 +4,10 @@
  * side, sequence counts, tag propagation, the writers' hint, and the walks
  * one file does for another.  Private to lib/core/tree*.c.
  *
- * tree.c: allocation, reclaim, the writer's walk, the lookup and the entry
- * and tag operations; tree-walk.c: the walks along the tree; tree-split.c:
- * split and join; tree-debug.c: dump and check.
+ * tree-node.c: allocation, reclaim and the change of a node's kind; tree.c:
+ * the writer's walk, the lookup and the entry and tag operations;
+ * tree-walk.c: the walks along the tree; tree-split.c: split and join;
+ * tree-debug.c: dump and check.
  */
 #ifndef DAXTRACK_TREE_INTERNAL_H
 #define DAXTRACK_TREE_INTERNAL_H
@@ -58,7 +59,11 @@ int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count, unsigne
 void prealloc_release(struct prealloc *p);
 struct dt_node *node_take(struct dt_tree *t, struct prealloc *p, unsigned capacity,
 			  unsigned shift, uint64_t base);
+void node_retire(struct dt_tree *t, struct dt_node *n);
+struct dt_node *node_replace(struct dt_tree *t, struct dt_node *n, struct dt_node *m);
+struct dt_node *node_shrink(struct dt_tree *t, struct dt_node *n);
 void subtree_retire(struct dt_tree *t, struct dt_node *n);
+void subtree_free_now(struct dt_node *n);
 
 /* Sequence count of a node: brackets every change of more than one slot. */
 

@@ -17,10 +17,11 @@
  *                             to the entry whose canonical slot is that offset
  *                             in the same node
  *
- * Concurrency: slots, used, tags and seq are read by lock-free readers and
- * only ever accessed with atomic loads and stores.  shift and base never
- * change after a node is published.  parent and offset are written and read
- * only under the tree's mutex.
+ * Concurrency: slots, key words, used, tags and seq are read by lock-free
+ * readers and only ever accessed with atomic loads and stores.  shift, base
+ * and capacity never change after a node is published.  parent, offset and
+ * nkeys are written and read only under the tree's mutex, and only while the
+ * node is in the tree: once retired, their room is the rcu_head's.
  */
 #ifndef DAXTRACK_TREE_NODE_H
 #define DAXTRACK_TREE_NODE_H
@@ -50,26 +51,32 @@
 /*
  * A node has room for @capacity slots.  A full node (capacity MAP_SIZE)
  * keeps slot i at slots[i].  A small node (capacity 4 or 16, below
- * MAP_SIZE) keeps the offsets it holds in keys[], an array after the slots:
- * slots[i] is the slot of offset keys[i] for i < nkeys.  A writer appends a
- * key (slot, then key, then nkeys with a release store) and never changes
- * or removes one: a slot emptied keeps its key, and the offset comes back
- * to it.  A node that needs more keys than it has room for, or that has
- * emptied enough to fit a smaller kind, is copied into a node of the kind
- * that fits, and the copy replaces it in its parent by one atomic store
+ * MAP_SIZE) keeps the offsets it holds as keys, one byte each in 64-bit
+ * words after the slots (key i in bits 8 * (i % 8) of word i / 8): slots[i]
+ * is the slot of offset key i for i < nkeys, and an unused key is 0xff,
+ * which no offset is.  A reader finds an offset in one word with a few
+ * arithmetic steps (key_find()), without reading nkeys.  A writer appends a
+ * key (the slot, then the key's word with a release store) and never
+ * changes or removes one: a slot emptied keeps its key, and the offset
+ * comes back to it.  A node that needs more keys than it has room for, or
+ * that has emptied enough to fit a smaller kind, is copied into a node of the
+ * kind that fits, and the copy replaces it in its parent by one atomic store
  * (node_replace()); the old one is retired like any unlinked node.
  */
 struct dt_node {
 	uint32_t seq;		/* odd while a multi-slot change is in flight */
 	uint8_t shift;		/* index bits below one slot of this node */
-	uint8_t offset;		/* slot in the parent */
 	uint8_t capacity;	/* slots allocated; MAP_SIZE: a full node */
-	uint8_t nkeys;		/* a small node's keys in use */
-	struct dt_node *parent;
 	uint64_t base;		/* first index the node covers */
 	uint64_t used;		/* bit per non-NULL slot, siblings included */
 	uint64_t tags[DT_TREE_MAX_TAGS];	/* bit per slot */
+	/* What no reader looks at shares its room with the reclaim link. */
 	union {
+		struct {			/* while in the tree */
+			struct dt_node *parent;
+			uint8_t offset;		/* slot in the parent */
+			uint8_t nkeys;		/* a small node's keys in use */
+		};
 		struct rcu_head rcu;		/* after unlinking */
 		struct dt_node *next_free;	/* while preallocated */
 	};
@@ -78,6 +85,7 @@ struct dt_node {
 
 struct dt_tree {
 	struct dt_node *root;
+	void *root_slot;	/* node_to_slot(root): where a lookup starts */
 	pthread_mutex_t lock;
 	struct dt_node *hint;	/* under lock: a bottom node a walk ended in; never a retired one */
 	long fail_countdown;	/* node allocations left before failing; < 0: never */
@@ -109,39 +117,76 @@ static inline unsigned kind_capacity(unsigned slots)
 	return MAP_SIZE;
 }
 
+_Static_assert(SMALL_CAP_MAX <= 16, "a small node's keys fit two words");
+
+#define KEY_BYTES_ONE UINT64_C(0x0101010101010101)
+#define KEY_BYTES_HIGH UINT64_C(0x8080808080808080)
+
 static inline size_t node_size(unsigned capacity)
 {
 	size_t bytes = sizeof(struct dt_node) + capacity * sizeof(void *);
 
 	if (capacity < MAP_SIZE)
-		bytes += (capacity + 7) & ~7u;
+		bytes += (capacity + 7) / 8 * sizeof(uint64_t);
 	return bytes;
 }
 
-static inline uint8_t *node_keys(const struct dt_node *n)
+static inline uint64_t *node_key_words(const struct dt_node *n)
 {
-	return (uint8_t *)&n->slots[n->capacity];
+	return (uint64_t *)&n->slots[n->capacity];
 }
 
-static inline unsigned nkeys_load(const struct dt_node *n)
+/* Writers only: make every key of a new small node unused. */
+static inline void node_keys_clear(struct dt_node *n)
 {
-	return __atomic_load_n(&n->nkeys, __ATOMIC_ACQUIRE);
+	for (unsigned w = 0; w < (n->capacity + 7u) / 8; w++)
+		node_key_words(n)[w] = UINT64_MAX;
+}
+
+static inline unsigned key_get(const struct dt_node *n, unsigned i)
+{
+	return (unsigned)(node_key_words(n)[i / 8] >> (8 * (i % 8))) & 0xff;
+}
+
+/* Writers only: key @i of @n, a new one, becomes @off; readers may see it now. */
+static inline void key_append(struct dt_node *n, unsigned i, unsigned off)
+{
+	uint64_t *word = &node_key_words(n)[i / 8];
+	uint64_t bits = *word & ~(UINT64_C(0xff) << (8 * (i % 8)));
+
+	__atomic_store_n(word, bits | (uint64_t)off << (8 * (i % 8)), __ATOMIC_RELEASE);
+}
+
+/*
+ * The byte of @word that holds @off, or -1.  A byte of word ^ off*0x01..
+ * is zero where @off is; (x - 0x01..) & ~x sets the high bit of the lowest
+ * zero byte exactly (a borrow only reaches bytes above it), and keys are
+ * distinct.
+ */
+static inline int key_find(uint64_t word, unsigned off)
+{
+	uint64_t x = word ^ (KEY_BYTES_ONE * off);
+	uint64_t zero = (x - KEY_BYTES_ONE) & ~x & KEY_BYTES_HIGH;
+
+	return zero ? (int)(__builtin_ctzll(zero) / 8) : -1;
+}
+
+/* The position of offset @off in a small node's slots[], or -1. */
+static inline int small_pos(const struct dt_node *n, unsigned off)
+{
+	const uint64_t *words = node_key_words(n);
+	int pos = key_find(__atomic_load_n(&words[0], __ATOMIC_ACQUIRE), off);
+
+	if (pos >= 0 || n->capacity <= 8)
+		return pos;
+	pos = key_find(__atomic_load_n(&words[1], __ATOMIC_ACQUIRE), off);
+	return pos < 0 ? -1 : pos + 8;
 }
 
 /* The position of offset @off in slots[], or -1 if a small node has no key for it. */
 static inline int slot_pos(const struct dt_node *n, unsigned off)
 {
-	const uint8_t *keys;
-	unsigned count;
-
-	if (node_is_full(n))
-		return (int)off;
-	keys = node_keys(n);
-	count = nkeys_load(n);
-	for (unsigned i = 0; i < count; i++)
-		if (keys[i] == off)
-			return (int)i;
-	return -1;
+	return node_is_full(n) ? (int)off : small_pos(n, off);
 }
 
 /* Slot encoding. */
@@ -176,10 +221,16 @@ static inline struct dt_node *slot_to_node(const void *p)
 	return (struct dt_node *)((uintptr_t)p & ~(uintptr_t)15);
 }
 
-/* Whether the node a node slot points to is a full one. */
-static inline bool slot_node_full(const void *p)
+/* Whether @p is a node slot, of a full node. */
+static inline bool slot_is_full_node(const void *p)
 {
-	return !((uintptr_t)p & 8);
+	return !(((uintptr_t)p - 2) & 15);
+}
+
+/* slot_to_node() of a slot that slot_is_full_node(): its low bits are known. */
+static inline struct dt_node *full_slot_to_node(const void *p)
+{
+	return (struct dt_node *)((uintptr_t)p - 2);
 }
 
 static inline void *sibling_slot(unsigned canonical)
@@ -201,12 +252,18 @@ static inline void *slot_load(const struct dt_node *n, unsigned off)
 	return pos < 0 ? NULL : __atomic_load_n(&n->slots[pos], __ATOMIC_ACQUIRE);
 }
 
-/* slot_load() when the caller knows whether @n is full. */
-static inline void *slot_load_kind(const struct dt_node *n, unsigned off, bool full)
+/* slot_load() for a full node, of the offset in the low bits of @bits. */
+static inline void *full_slot_load(const struct dt_node *n, uint64_t bits)
 {
-	if (full)
-		return __atomic_load_n(&n->slots[off], __ATOMIC_ACQUIRE);
-	return slot_load(n, off);
+	return __atomic_load_n(&n->slots[bits & MAP_MASK], __ATOMIC_ACQUIRE);
+}
+
+/* slot_load() for a small node, of the offset in the low bits of @bits. */
+static inline void *small_slot_load(const struct dt_node *n, uint64_t bits)
+{
+	int pos = small_pos(n, (unsigned)(bits & MAP_MASK));
+
+	return pos < 0 ? NULL : __atomic_load_n(&n->slots[pos], __ATOMIC_ACQUIRE);
 }
 
 /* Where slot @off is, or would be, for a prefetch. */
@@ -232,9 +289,9 @@ static inline void slot_store(struct dt_node *n, unsigned off, void *p)
 		if (!p)
 			return;
 		pos = n->nkeys;
-		node_keys(n)[pos] = (uint8_t)off;
 		__atomic_store_n(&n->slots[pos], p, __ATOMIC_RELAXED);
-		__atomic_store_n(&n->nkeys, (uint8_t)(pos + 1), __ATOMIC_RELEASE);
+		key_append(n, (unsigned)pos, off);
+		n->nkeys = (uint8_t)(pos + 1);
 	} else {
 		__atomic_store_n(&n->slots[pos], p, __ATOMIC_RELEASE);
 	}
@@ -290,6 +347,19 @@ static inline struct dt_node *root_load(const struct dt_tree *t)
 	return __atomic_load_n(&t->root, __ATOMIC_ACQUIRE);
 }
 
+/* The root as a node slot, which says its kind. */
+static inline void *root_slot_load(const struct dt_tree *t)
+{
+	return __atomic_load_n(&t->root_slot, __ATOMIC_ACQUIRE);
+}
+
+/* Writers only: publish @n, or NULL, as the root. */
+static inline void root_store(struct dt_tree *t, struct dt_node *n)
+{
+	__atomic_store_n(&t->root, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->root_slot, n ? node_to_slot(n) : NULL, __ATOMIC_RELEASE);
+}
+
 /* Geometry. */
 
 /* The shift of the node that holds an entry of @order. */
@@ -320,6 +390,13 @@ static inline uint64_t node_last(const struct dt_node *n)
 	if (n->shift + MAP_SHIFT >= 64)
 		return UINT64_MAX;
 	return n->base + ((UINT64_C(1) << (n->shift + MAP_SHIFT)) - 1);
+}
+
+/* index >= n->base && index <= node_last(n), in fewer steps. */
+static inline bool node_covers(const struct dt_node *n, uint64_t index)
+{
+	/* A node at the top covers every index, from base 0. */
+	return ((index - n->base) >> n->shift) <= MAP_MASK;
 }
 
 static inline uint64_t slot_base(const struct dt_node *n, unsigned off)

@@ -4,10 +4,11 @@
  *
  * The design of the Linux 4.7 multi-order radix tree: nodes that cover
  * MAP_SIZE slots (full ones with room for all, small ones with room for 4 or
- * 16 and a key per slot, tree-node.h); an entry of order N lives in the node whose shift is N rounded down
- * to a multiple of MAP_SHIFT (an "elevated" entry when that node is not a
- * leaf), in its canonical slot, and the other 2^(N - shift) - 1 slots it
- * covers hold sibling pointers back to the canonical slot.  Tags live in the
+ * 16 and a key per slot, tree-node.h); an entry of order N lives in the
+ * node whose shift is N rounded down to a multiple of MAP_SHIFT (an
+ * "elevated" entry when that node is not a leaf), in its canonical slot,
+ * and the other 2^(N - shift) - 1 slots it covers hold sibling pointers back
+ * to the canonical slot.  Tags live in the
  * canonical slot's bit only; each interior slot's tag bit says whether any
  * entry below has the tag.
  *
@@ -19,189 +20,17 @@
  * root if it moved.  A node that needs room for more slots, or fits a
  * smaller kind, is replaced by a copy of the kind that fits, published with
  * one store (node_replace()).  Nodes that leave the tree are never modified
- * again and are freed after a grace period.  The file reads top-down: allocation and
- * reclaim, the writer's walk, the lookup, then the public API.  Iteration and
- * the cursor are in tree-walk.c, split and join in tree-split.c.
+ * again and are freed after a grace period.  The file reads top-down: the
+ * writer's walk, the lookup, then the public API.  Allocation, reclaim and
+ * node_replace() are in tree-node.c, iteration and the cursor in
+ * tree-walk.c, split and join in tree-split.c.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tree-internal.h"
 #include "tree-private.h"
-
-#ifdef DT_TSAN
-unsigned long tree_tsan_grace;
-#endif
-
-/*
- * Node allocation and reclaim: all of an operation's nodes are taken before
- * it changes anything (struct prealloc), so that -ENOMEM always leaves the
- * tree as it was.
- */
-
-void prealloc_release(struct prealloc *p)
-{
-	while (p->list) {
-		struct dt_node *n = p->list;
-
-		p->list = n->next_free;
-		free(n);
-	}
-}
-
-/* A node slot keeps the node's kind in bit 3 of its pointer. */
-_Static_assert(_Alignof(max_align_t) >= 16, "malloc() must align nodes to 16 bytes");
-
-/* A node of @capacity slots from the allocator, or NULL (also when a test says so). */
-static struct dt_node *node_alloc(struct dt_tree *t, unsigned capacity)
-{
-	struct dt_node *n;
-
-	if (t->fail_countdown == 0)
-		return NULL;
-	if (t->fail_countdown > 0)
-		t->fail_countdown--;
-	n = malloc(node_size(capacity));
-	if (n)
-		n->capacity = (uint8_t)capacity;
-	return n;
-}
-
-/* Add @count nodes of @capacity slots to @p; on failure release all of @p. */
-int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count, unsigned capacity)
-{
-	for (uint64_t i = 0; i < count; i++) {
-		struct dt_node *n = node_alloc(t, capacity);
-
-		if (!n) {
-			prealloc_release(p);
-			return -ENOMEM;
-		}
-		n->next_free = p->list;
-		p->list = n;
-	}
-	return 0;
-}
-
-/* Make @n an empty node of the tree, of its capacity. */
-static struct dt_node *node_init(struct dt_tree *t, struct dt_node *n, unsigned shift,
-				 uint64_t base)
-{
-	unsigned capacity = n->capacity;
-
-	memset(n, 0, node_size(capacity));
-	n->capacity = (uint8_t)capacity;
-	n->shift = (uint8_t)shift;
-	n->base = base;
-	t->nodes++;
-	t->node_bytes += node_size(capacity);
-	return n;
-}
-
-/* Take a node of @capacity slots from @p, which holds one. */
-struct dt_node *node_take(struct dt_tree *t, struct prealloc *p, unsigned capacity,
-			  unsigned shift, uint64_t base)
-{
-	struct dt_node **link = &p->list, *n;
-
-	while ((*link)->capacity != capacity)
-		link = &(*link)->next_free;
-	n = *link;
-	*link = n->next_free;
-	return node_init(t, n, shift, base);
-}
-
-static void node_free_cb(struct rcu_head *head)
-{
-	tsan_acquire();
-	free(caa_container_of(head, struct dt_node, rcu));
-}
-
-/* Unlink is done: free @n once no reader can hold it. */
-static void node_retire(struct dt_tree *t, struct dt_node *n)
-{
-	if (t->hint == n)
-		t->hint = NULL;
-	t->nodes--;
-	t->node_bytes -= node_size(n->capacity);
-	t->used_call_rcu = true;
-	tsan_release();
-	urcu_memb_call_rcu(&n->rcu, node_free_cb);
-}
-
-/*
- * Put @m, an empty node of another capacity, in the place of @n: copy @n's
- * slots and tags, move its children to it, publish it with one store into
- * the parent's slot (or the root), and retire @n.  A reader inside @n goes
- * on reading it as it was; one that comes later finds @m.
- */
-static struct dt_node *node_replace(struct dt_tree *t, struct dt_node *n, struct dt_node *m)
-{
-	bool hint = t->hint == n;
-
-	m->parent = n->parent;
-	m->offset = n->offset;
-	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
-		m->tags[tag] = tags_load(n, tag);
-	for (uint64_t bits = used_load(n); bits; bits &= bits - 1) {
-		unsigned off = (unsigned)__builtin_ctzll(bits);
-		void *slot = slot_load(n, off);
-
-		if (slot_is_node(slot))
-			slot_to_node(slot)->parent = m;
-		slot_store(m, off, slot);
-	}
-	if (m->parent)
-		slot_store(m->parent, m->offset, node_to_slot(m));
-	else
-		__atomic_store_n(&t->root, m, __ATOMIC_RELEASE);
-	node_retire(t, n);
-	if (hint)
-		t->hint = m;
-	return m;
-}
-
-/*
- * After slots of @n emptied: a node that would fit a smaller kind at half
- * its capacity moves to it.  Best effort: without memory @n stays.
- */
-static struct dt_node *node_shrink(struct dt_tree *t, struct dt_node *n)
-{
-	unsigned count = node_count(n), capacity = kind_capacity(count * 2);
-	struct dt_node *m;
-
-	if (capacity >= n->capacity || !n->parent)
-		return n;	/* the root stays as it is */
-	m = node_alloc(t, capacity);
-	if (!m)
-		return n;
-	return node_replace(t, n, node_init(t, m, n->shift, n->base));
-}
-
-/* Retire a detached subtree, leaving its contents as readers saw them. */
-void subtree_retire(struct dt_tree *t, struct dt_node *n)
-{
-	for (uint64_t bits = used_load(n); bits; bits &= bits - 1) {
-		void *slot = slot_load(n, (unsigned)__builtin_ctzll(bits));
-
-		if (slot_is_node(slot))
-			subtree_retire(t, slot_to_node(slot));
-	}
-	node_retire(t, n);
-}
-
-static void subtree_free_now(struct dt_node *n)
-{
-	for (uint64_t bits = used_load(n); bits; bits &= bits - 1) {
-		void *slot = slot_load(n, (unsigned)__builtin_ctzll(bits));
-
-		if (slot_is_node(slot))
-			subtree_free_now(slot_to_node(slot));
-	}
-	free(n);
-}
 
 /* The writer's walk and changes (under t->lock; locked_find() is in tree-internal.h). */
 
@@ -269,7 +98,7 @@ static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, un
 	if (want < es)
 		want = es;
 	if (!root) {
-		__atomic_store_n(&t->root, node_take(t, p, MAP_SIZE, want, 0), __ATOMIC_RELEASE);
+		root_store(t, node_take(t, p, MAP_SIZE, want, 0));
 		return;
 	}
 	while (root->shift < want) {
@@ -281,7 +110,7 @@ static void tree_extend(struct dt_tree *t, struct prealloc *p, uint64_t base, un
 				n->tags[tag] = 1;
 		root->parent = n;
 		root->offset = 0;
-		__atomic_store_n(&t->root, n, __ATOMIC_RELEASE);
+		root_store(t, n);
 		root = n;
 	}
 }
@@ -376,7 +205,7 @@ void tree_prune(struct dt_tree *t, struct dt_node *n)
 		if (parent) {
 			slot_store(parent, n->offset, NULL);
 		} else {
-			__atomic_store_n(&t->root, NULL, __ATOMIC_RELEASE);
+			root_store(t, NULL);
 		}
 		node_retire(t, n);
 		n = parent;
@@ -392,7 +221,7 @@ void tree_prune(struct dt_tree *t, struct dt_node *n)
 		child = slot_to_node(slot);
 		child->parent = NULL;
 		/* The old root keeps pointing at the child for its readers. */
-		__atomic_store_n(&t->root, child, __ATOMIC_RELEASE);
+		root_store(t, child);
 		node_retire(t, root);
 		root = child;
 	}
@@ -416,49 +245,51 @@ static inline bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_
 			     struct walk *w)
 {
 	struct dt_node *n;
-	unsigned shift;
-	bool full;
+	unsigned shift, off;
+	uint32_t seq;
+	void *slot;
 
 restart:
-	n = root_load(t);
-	if (!n || index > node_last(n))
+	slot = root_slot_load(t);
+	if (!slot)
 		return false;
-	full = node_is_full(n);
-	/* Track the shift and the kind here: a cold walk through full nodes
-	 * then touches one line a level. */
+	n = slot_to_node(slot);
+	if (!node_covers(n, index))
+		return false;
+	/* Go down by the node slots, which say each node's kind, and track the
+	 * shift here: a walk through full nodes reads no node head, one line a
+	 * level, and a small node's lookup is a word of keys and a slot. */
 	for (shift = n->shift;; shift -= MAP_SHIFT) {
-		unsigned off = (unsigned)((index >> shift) & MAP_MASK);
-		void *slot = slot_load_kind(n, off, full);
-		uint32_t seq;
-
-		if (slot_is_node(slot)) {
-			full = slot_node_full(slot);
-			n = slot_to_node(slot);
-			continue;
-		}
-		if (!slot)
-			return false;
-		if (need == WALK_ENTRY && !slot_is_sibling(slot)) {
-			w->entry = slot;
-			return true;
-		}
-		seq = seq_read_begin(n);
-		slot = slot_load(n, off);
-		if (slot_is_sibling(slot))
-			off = sibling_canonical(slot);
-		else if (!slot_is_entry(slot))
-			goto restart;
-		w->entry = slot_load(n, off);
-		w->node = n;
-		w->off = off;
-		if (need == WALK_RANGE) {
-			w->base = slot_base(n, off);
-			w->order = group_order(n, group_size(n, off));
-		}
-		if (!seq_read_valid(n, seq) || !slot_is_entry(w->entry))
-			goto restart;
+		if (slot_is_full_node(slot))
+			slot = full_slot_load(n = full_slot_to_node(slot), index >> shift);
+		else if (slot_is_node(slot))
+			slot = small_slot_load(n = slot_to_node(slot), index >> shift);
+		else
+			break;
+	}
+	if (!slot)
+		return false;
+	if (need == WALK_ENTRY && !slot_is_sibling(slot)) {
+		w->entry = slot;
 		return true;
 	}
+	off = node_offset(n, index);
+	seq = seq_read_begin(n);
+	slot = slot_load(n, off);
+	if (slot_is_sibling(slot))
+		off = sibling_canonical(slot);
+	else if (!slot_is_entry(slot))
+		goto restart;
+	w->entry = slot_load(n, off);
+	w->node = n;
+	w->off = off;
+	if (need == WALK_RANGE) {
+		w->base = slot_base(n, off);
+		w->order = group_order(n, group_size(n, off));
+	}
+	if (!seq_read_valid(n, seq) || !slot_is_entry(w->entry))
+		goto restart;
+	return true;
 }
 
 /* Public API: life cycle. */
