@@ -253,7 +253,7 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 static long count_pages(int pagemap, uintptr_t start, uintptr_t end, uint64_t category,
 			bool inverted)
 {
-	struct page_region v[16];
+	struct page_region v[16] = { { 0 } }; /* valgrind does not know PAGEMAP_SCAN */
 	struct pm_scan_arg a = { .start = start,
 				 .category_inverted = inverted ? category : 0,
 				 .category_mask = category,
