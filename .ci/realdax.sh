@@ -118,7 +118,8 @@ TARGETS=(daemon/daxtrackd tests/realdax/test_realdax_daemon tests/daemon/test_re
 	tests/realdax/first_touch tests/realdax/persist_msync tests/lmdb/lmdb_commits
 	tools/daxtrackctl/daxtrackctl lib/preload/libdaxtrack-preload.so
 	tests/preload/test_preload tests/preload/preload_victim tests/realdax/test_track_realdax
-	tools/dt-bench tests/realdax/test_resize_realdax tests/dbs/gdbm_commits tests/dbs/tdb_commits)
+	tools/dt-bench tests/realdax/test_resize_realdax tests/dbs/gdbm_commits tests/dbs/tdb_commits
+	tests/realdax/perf_hold)
 for prog in lmdb/lmdb_commits:LMDB:liblmdb-dev dbs/gdbm_commits:GDBM:libgdbm-dev \
 	dbs/tdb_commits:TDB:libtdb-dev; do
 	IFS=: read -r target lib pkg <<<"$prog"
@@ -201,9 +202,13 @@ exit $all
 # (no fault recording): each process's first and last per-task perf event
 # flips a static key in the guest kernel's scheduler, and TCG has been seen
 # to take that text patching for a stray int3 and panic the guest (kernel
-# 6.12, QEMU TCG, 2 vCPUs); dt-bench track, one process, keeps it.
+# 6.12, QEMU TCG, 2 vCPUs); dt-bench track, one process, keeps it.  For the
+# whole boot tests/realdax/perf_hold holds one event of each kind open, so
+# that those keys stay enabled and no step flips them.
 # shellcheck disable=SC2016
 GUEST_BP=$STEP'
+"$b/tests/realdax/perf_hold" > "$out/perf_hold.log" 2>&1 &
+hold=$!
 export DAXTRACK_SCAN_ALL=1
 step test_lmdb_guest bash tests/lmdb/test_lmdb_guest.sh "$b"
 grep -E "^lmdb(-trace-check)?: " "$out/test_lmdb_guest.log"
@@ -220,6 +225,7 @@ unset DAXTRACK_SCAN_ALL
 cxl_steps
 step test_bench_track env DT_BENCH_TMPDIR="$DAX_VM_FSDAX_DIR" "$b/tools/dt-bench" track
 sed -n "s/^ *\(track\.[a-z]\)/bench-track: \1/p" "$out/test_bench_track.log"
+kill "$hold" 2>/dev/null
 echo "realdax-guest: done"
 exit $all
 '
