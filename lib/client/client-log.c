@@ -655,6 +655,7 @@ int dt_client_log_persist(struct dt_client_region *r, uint64_t offset, uint64_t 
 int dt_client_log_flush(struct dt_client_region *r, uint64_t offset, uint64_t length)
 {
 	struct dt_client_log *l = log_of(r);
+	uint64_t first, last;
 	bool owned;
 
 	if (!l || !length || offset >= l->size || length > l->size - offset)
@@ -664,10 +665,10 @@ int dt_client_log_flush(struct dt_client_region *r, uint64_t offset, uint64_t le
 		persist_end(r, l, owned);
 		return 1;
 	}
-	flush_pages(r->addr, r->map_len, l->flags & DT_LOG_EADR, offset / DT_CLIENT_PAGE,
-		    (offset + length - 1) / DT_CLIENT_PAGE);
-	__atomic_fetch_add(&r->ahead_pages, (length + DT_CLIENT_PAGE - 1) / DT_CLIENT_PAGE,
-			   __ATOMIC_RELAXED);
+	first = offset / DT_CLIENT_PAGE;
+	last = (offset + length - 1) / DT_CLIENT_PAGE;
+	flush_pages(r->addr, r->map_len, l->flags & DT_LOG_EADR, first, last);
+	__atomic_fetch_add(&r->ahead_pages, last - first + 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&r->ahead_runs, 1, __ATOMIC_RELAXED);
 	persist_end(r, l, owned);
 	return 0;
