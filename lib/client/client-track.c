@@ -268,15 +268,15 @@ static int track_args(struct dt_client_region *r, void *addr, size_t length, uin
 	return 0;
 }
 
-/* A shared, writable mapping of a file: of the region's own when we hold its fd. */
-static int check_mapping(const struct dt_client_region *r, const struct track_map *m,
-			 const char **why)
+/*
+ * A shared, writable mapping of a file: of the region's own when we hold its
+ * fd (@st, its stat, has a non-zero inode then).
+ */
+static int check_mapping(const struct stat *st, const struct track_map *m, const char **why)
 {
-	struct stat st;
-	bool id = r->fd >= 0 && !fstat(r->fd, &st);
+	bool id = st->st_ino != 0;
 
-	return dt_tk_mapping_check(m->addr, m->addr + m->len, id, id ? st.st_dev : 0,
-				   id ? st.st_ino : 0, why);
+	return dt_tk_mapping_check(m->addr, m->addr + m->len, id, st->st_dev, st->st_ino, why);
 }
 
 /* $DAXTRACK_PROBE_MS, else 2 s (20 s under $DAX_VM). */
@@ -350,12 +350,12 @@ static struct {
 static unsigned track_proven_n;
 static pthread_mutex_t track_proven_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Whether @r's file (held by fd) passed a probe; false when not known. */
-static bool proven(const struct dt_client_region *r, struct stat *st)
+/* Whether the file of @st (a zero inode: not known) passed a probe. */
+static bool proven(const struct stat *st)
 {
 	bool found = false;
 
-	if (r->fd < 0 || fstat(r->fd, st))
+	if (!st->st_ino)
 		return false;
 	pthread_mutex_lock(&track_proven_lock);
 	for (unsigned i = 0; i < track_proven_n && !found; i++)
@@ -383,38 +383,40 @@ void dt_track_forget_proven(void)
 	pthread_mutex_unlock(&track_proven_lock);
 }
 
-/* The probe, unless @r's file passed one and the write fault is timed already. */
-static int probe_once(const struct dt_client_region *r, const struct track_map *m,
-		      uint64_t *fault_ns, const char **why)
+/* The probe, unless the file of @st passed one and the write fault is timed already. */
+static int probe_once(const struct stat *st, const struct track_map *m, uint64_t *fault_ns,
+		      const char **why)
 {
-	struct stat st = { 0 };
-	bool known = proven(r, &st);
+	bool known = proven(st);
 	int err;
 
 	if (known && dt_track_calibrated())
 		return 0;
 	err = dt_tk_probe((void *)m->addr, probe_pages(m), probe_ms(), fault_ns, why);
-	if (!err && !known && st.st_ino)
-		prove(&st);
+	if (!err && !known && st->st_ino)
+		prove(st);
 	return err;
 }
 
 static int track_locked(struct dt_client_region *r, void *addr, size_t length, uint64_t offset,
 			unsigned flags, const char **why)
 {
+	struct stat st = { 0 }; /* of the region's file, when we hold its fd */
 	uint64_t fault_ns = 0;
 	struct track_map m;
 	int err;
 
 	memset(&m, 0, sizeof(m));
+	if (r->fd >= 0 && fstat(r->fd, &st))
+		st.st_ino = 0;
 	err = track_args(r, addr, length, offset, flags, &m);
 	if (!err)
-		err = check_mapping(r, &m, why);
+		err = check_mapping(&st, &m, why);
 	if (!err)
 		err = tracks_get(r, why);
 	/* The probe first: a refusal leaves the application's mapping untouched. */
 	if (!err)
-		err = probe_once(r, &m, &fault_ns, why);
+		err = probe_once(&st, &m, &fault_ns, why);
 	if (!err)
 		err = arm(r, &m, why);
 	if (err)
