@@ -19,6 +19,7 @@
  * and the caller then treats everything as possibly written.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@
 #define RING_PAGES_ALL 128
 #define RING_PAGES_MIN 4
 #define MAX_CPUS 256
+/* Passes over the rings a read makes, at most, waiting for them to be still. */
+#define READ_PASSES 4
 
 /* One CPU's events, PAGE_FAULTS_MIN (owns the ring) and PAGE_FAULTS_MAJ. */
 struct tk_ring {
@@ -46,6 +49,7 @@ struct dt_tk_faults {
 	unsigned n;
 	uint64_t records; /* read since the start */
 	uint64_t unseen; /* the counters' faults minus the records, at the last read */
+	bool changed; /* @unseen changed at the last read */
 	struct tk_ring cpu[];
 };
 
@@ -164,6 +168,7 @@ int dt_tk_faults_open(struct dt_tk_faults **fp, const char **why)
 	}
 	/* The baseline: faults counted before the recording started have no record. */
 	dt_tk_faults_read(f, NULL, NULL);
+	f->changed = false;
 	*fp = f;
 	return 0;
 }
@@ -219,17 +224,42 @@ static int ring_read(struct dt_tk_faults *f, struct perf_event_mmap_page *ring, 
 	return gap;
 }
 
-int dt_tk_faults_read(struct dt_tk_faults *f, dt_tk_fault_fn fn, void *arg)
+/* Read every CPU's ring: 1 if a record says some were lost or throttled, else 0. */
+static int rings_read(struct dt_tk_faults *f, dt_tk_fault_fn fn, void *arg)
 {
-	uint64_t unseen;
 	int gap = 0;
 
 	for (unsigned i = 0; i < f->n; i++)
 		gap |= ring_read(f, f->cpu[i].ring, fn, arg);
-	/* After the rings: a fault is counted before its record is written. */
-	unseen = counted() - f->records;
+	return gap;
+}
 
-	if (unseen != f->unseen)
+/*
+ * The rings, then the counters, then the rings again until a pass finds no
+ * record: a fault counted before the counters were read then has its record
+ * read too, the reader's own included (it may fault between the two reads:
+ * its record is written before it goes on).  Only a thread stopped between
+ * counting a fault and recording it escapes, and its record, landing at a
+ * later read, would hide a fault that left none: so a read whose difference
+ * changed makes the next one report a gap too.
+ */
+int dt_tk_faults_read(struct dt_tk_faults *f, dt_tk_fault_fn fn, void *arg)
+{
+	uint64_t unseen, records, count = 0;
+	int gap = rings_read(f, fn, arg);
+	bool settled = false;
+
+	for (int pass = 0; pass < READ_PASSES && !settled; pass++) {
+		count = counted();
+		records = f->records;
+		gap |= rings_read(f, fn, arg);
+		settled = f->records == records;
+	}
+	unseen = count - f->records;
+	if (!settled || f->changed)
+		gap = 1;
+	f->changed = unseen != f->unseen;
+	if (f->changed)
 		gap = 1;
 	f->unseen = unseen;
 	return gap;
