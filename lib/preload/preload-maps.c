@@ -85,6 +85,8 @@ static int cut(unsigned i, uintptr_t addr, uintptr_t end)
 	struct dtp_map *m = &maps[i], right;
 	uintptr_t m_end = m->addr + m->len;
 
+	/* What is left stops being tracked now, and is tracked again at the next fsync(). */
+	m->retrack = m->retrack || m->tracked;
 	dtp_maps_untrack(m);
 	if (addr <= m->addr && end >= m_end) {
 		drop(i);
@@ -96,7 +98,7 @@ static int cut(unsigned i, uintptr_t addr, uintptr_t end)
 		right.len = m_end - end;
 		right.off = m->off + (end - m->addr);
 		if (!dtp_maps_add(&right))
-			right.reg->maps++;
+			dtp_region_get(right.reg);
 		m = &maps[i]; /* the table may have moved */
 		m->len = addr - m->addr;
 		return 0;

@@ -4,7 +4,11 @@
  * of the daemon's regions: connected lazily on the first candidate mmap(),
  * the list (REGIONS) cached with the identity of each region's path, asked
  * again on a miss at most once a second; a region is attached by the
- * application's fd while the application has a mapping of it.
+ * application's fd at its first mapping and, when that descriptor is still
+ * open at its last munmap(), stays attached until the application closes a
+ * descriptor of the file, as an open file keeps its state in the kernel: a
+ * program that maps its file afresh at each transaction (TDB) or growth
+ * (GDBM) keeps its attachment, its shared dirty log and its fault recording.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -142,6 +146,7 @@ int dtp_region_attach(struct dtp_region *reg, int fd)
 	struct dt_client_region_info info;
 	int err;
 
+	reg->fd = fd;
 	if (reg->r)
 		return 0;
 	err = connect_daemon();
@@ -168,18 +173,66 @@ int dtp_region_attach(struct dtp_region *reg, int fd)
 	return 0;
 }
 
-void dtp_region_put(struct dtp_region *reg)
-{
-	int err;
+/* Regions attached with no mapping left: close() looks for them while any. */
+static unsigned nr_idle;
 
-	if (--reg->maps || !reg->r)
+static void set_idle(struct dtp_region *reg, bool idle)
+{
+	if (reg->idle == idle)
 		return;
-	err = dt_client_detach(reg->r);
-	dtp_debug("region \"%s\": detached (no mapping left)%s%s", reg->name, err ? ": " : "",
+	reg->idle = idle;
+	__atomic_store_n(&nr_idle, nr_idle + (idle ? 1 : -1), __ATOMIC_RELAXED);
+}
+
+static void detach(struct dtp_region *reg, const char *why)
+{
+	int err = dt_client_detach(reg->r);
+
+	dtp_debug("region \"%s\": detached (%s)%s%s", reg->name, why, err ? ": " : "",
 		  err ? strerror(-err) : "");
+	set_idle(reg, false);
 	reg->r = NULL;
 	reg->lib_addr = NULL;
 	reg->lib_len = 0;
+}
+
+void dtp_region_get(struct dtp_region *reg)
+{
+	reg->maps++;
+	set_idle(reg, false);
+}
+
+void dtp_region_put(struct dtp_region *reg)
+{
+	struct stat st;
+
+	if (--reg->maps || !reg->r)
+		return;
+	if (fstat(reg->fd, &st) || !region_is(reg, &st)) {
+		detach(reg, "no mapping left, its file closed");
+		return;
+	}
+	set_idle(reg, true);
+	dtp_debug("region \"%s\": no mapping left: attached until its file is closed",
+		  reg->name);
+}
+
+bool dtp_regions_idle(void)
+{
+	return __atomic_load_n(&nr_idle, __ATOMIC_RELAXED);
+}
+
+void dtp_region_closed(int fd, const struct stat *st)
+{
+	struct dtp_region *reg = lookup(st);
+
+	if (!reg || !reg->r)
+		return;
+	if (reg->maps)
+		dtp_debug("close of fd %d: region \"%s\" stays attached while mapped", fd,
+			  reg->name);
+	else
+		detach(reg, "its file closed with no mapping left");
 }
 
 struct dtp_region *dtp_region_of_lib_addr(const void *addr, uint64_t *off)
@@ -205,6 +258,8 @@ void dtp_regions_after_fork(void)
 		regions[i].r = NULL;
 		regions[i].lib_addr = NULL;
 		regions[i].maps = 0;
+		regions[i].idle = false;
 	}
+	__atomic_store_n(&nr_idle, 0, __ATOMIC_RELAXED);
 	dtp_maps_after_fork();
 }

@@ -91,9 +91,9 @@ static void track(struct dtp_map *m)
 			  dt_track_dense_pages());
 }
 
-/* The application's mapping of region @reg, under the lock. */
+/* The application's mapping of region @reg (its file @size bytes now), under the lock. */
 static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot, int flags, int fd,
-			off_t off)
+			off_t off, off_t size)
 {
 	struct dtp_map m = { .reg = reg, .off = off };
 	void *p;
@@ -102,7 +102,7 @@ static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot
 	if (dtp_region_attach(reg, fd))
 		return dtp_real.mmap(addr, len, prot, flags, fd, off);
 	dtp_trace_init();
-	reg->maps++; /* held while mapping: a failure detaches again */
+	dtp_region_get(reg); /* held while mapping */
 	p = dtp_place(addr, len, prot, flags, fd, off, &m.sync);
 	if (p == MAP_FAILED) {
 		dtp_debug("region \"%s\": mmap: %s", reg->name, strerror(errno));
@@ -112,6 +112,8 @@ static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot
 	m.len = page_up(len) < reg->size - off ? page_up(len) : reg->size - off;
 	m.sync = m.sync || reg->chr;
 	track(&m);
+	/* Its pages past the end cannot be made present: tracking refused until the file grows. */
+	m.retrack = !m.tracked && !reg->chr && (uint64_t)off + m.len > (uint64_t)size;
 	if (dtp_maps_add(&m)) {
 		dtp_debug("region \"%s\": no room in the table: left to the kernel", reg->name);
 		if (m.tracked)
@@ -164,7 +166,7 @@ static void *shim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 	reg = dtp_region_find(&st, true);
 	if (reg && (uint64_t)off < reg->size) {
 		errno = saved;
-		p = map_region(reg, addr, len, prot, flags, fd, off);
+		p = map_region(reg, addr, len, prot, flags, fd, off, st.st_size);
 		if (p != MAP_FAILED)
 			errno = saved;
 	} else {
@@ -303,6 +305,25 @@ int msync(void *addr, size_t len, int flags)
 	return 0;
 }
 
+/*
+ * Mapping @m, untracked for a reason that passed (dtp_map.retrack), its file
+ * covering it: tracked from now on, and persisted whole this once, after
+ * the write protection, so that what was written before it is durable too.
+ */
+static int persist_retrack(struct dtp_map *m)
+{
+	bool tracked;
+	int err;
+
+	m->retrack = false;
+	track(m);
+	tracked = m->tracked;
+	m->tracked = false;
+	err = persist_or_flush(m, m->addr, m->addr + m->len);
+	m->tracked = tracked;
+	return err;
+}
+
 /* Persist every mapping of the file of @fd.  Return: 0, or the first persist error. */
 static int persist_fd(int fd)
 {
@@ -318,7 +339,12 @@ static int persist_fd(int fd)
 	dtp_lock();
 	reg = dtp_region_find(&st, false);
 	while (reg && reg->r && (m = dtp_maps_next_of(reg, &i))) {
-		int err = persist_or_flush(m, m->addr, m->addr + m->len);
+		int err;
+
+		if (m->retrack && m->off + m->len <= (uint64_t)st.st_size)
+			err = persist_retrack(m);
+		else
+			err = persist_or_flush(m, m->addr, m->addr + m->len);
 
 		if (err && !ret)
 			ret = err;
@@ -358,20 +384,20 @@ int fdatasync(int fd)
 	return sync_fd(fd, true);
 }
 
-/* The library keeps its own dup of the fd: the region stays attached while mapped. */
+/*
+ * A region attached with no mapping left is detached when the program closes
+ * a descriptor of its file (the library keeps its own duplicate).
+ */
 int close(int fd)
 {
-	struct dtp_region *reg = NULL;
 	int saved = errno;
 	struct stat st;
 
-	if (dtp_active() && dtp_debug_on() && !dtp_maps_empty() && !fstat(fd, &st)) {
+	if (dtp_active() && (dtp_regions_idle() || (dtp_debug_on() && !dtp_maps_empty())) &&
+	    !fstat(fd, &st) && dtp_stat_candidate(&st)) {
 		dtp_enter();
 		dtp_lock();
-		reg = dtp_region_find(&st, false);
-		if (reg && reg->maps)
-			dtp_debug("close of fd %d: region \"%s\" stays attached while mapped", fd,
-				  reg->name);
+		dtp_region_closed(fd, &st);
 		dtp_unlock();
 		dtp_leave();
 		errno = saved;

@@ -70,10 +70,14 @@ void dtp_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * @ino: st_ino of its path (a file), 0 for a device.
  * @chr: The path is a character device (device DAX).
  * @known: @dev (and @ino) hold its identity: the path could be stat()ed.
- * @r: The attachment, while the application has a mapping of it; NULL.
+ * @r: The attachment, from the first mapping until the file is closed
+ *	with no mapping left; NULL.
  * @lib_addr: The library's own mapping (dt_client_map()), or NULL.
  * @lib_len: Its length.
  * @maps: The application's mappings of it in the table.
+ * @fd: The application's descriptor of its latest mapping: while it is open,
+ *	the region stays attached without a mapping.
+ * @idle: Attached without a mapping, until a close() of its file.
  */
 struct dtp_region {
 	uint32_t id;
@@ -88,6 +92,8 @@ struct dtp_region {
 	void *lib_addr;
 	size_t lib_len;
 	unsigned maps;
+	int fd;
+	bool idle;
 };
 
 /* preload-regions.c (under dtp_lock()) */
@@ -95,10 +101,19 @@ void dtp_lock(void);
 void dtp_unlock(void);
 /* The region @st is (refreshing the list on a miss, at most once a second), or NULL. */
 struct dtp_region *dtp_region_find(const struct stat *st, bool refresh);
-/* Attach @reg by @fd (and map it for the in-process persist) if not yet.  0 or -errno. */
+/*
+ * Attach @reg by @fd (and map it for the in-process persist) if not yet;
+ * @fd becomes dtp_region.fd.  0 or -errno.
+ */
 int dtp_region_attach(struct dtp_region *reg, int fd);
-/* Detach @reg once it has no mapping left. */
+/* One mapping more of @reg (attached or about to be). */
+void dtp_region_get(struct dtp_region *reg);
+/* One mapping less: with none left, @reg stays attached until its file is closed. */
 void dtp_region_put(struct dtp_region *reg);
+/* Some region is attached without a mapping (read without the lock: a hint). */
+bool dtp_regions_idle(void);
+/* Descriptor @fd of the file @st is being closed: detach its region if it has no mapping. */
+void dtp_region_closed(int fd, const struct stat *st);
 /* The region whose library mapping holds @addr (its offset in @off), or NULL. */
 struct dtp_region *dtp_region_of_lib_addr(const void *addr, uint64_t *off);
 /* A file or device the shim cares about: a regular file or a character device. */
@@ -115,6 +130,10 @@ void dtp_regions_after_fork(void);
  * @tracked: dt_client_track() accepted it; false: whole-range mode.
  * @sync: MAP_SYNC or device DAX: a flush from it is durable, the kernel's
  *	msync() is not needed (and on device DAX refused).
+ * @retrack: Not tracked for a reason that passes (mapped past the end of
+ *	its file; the piece left by a partial munmap() of a tracked mapping):
+ *	tracked at the next fsync() or fdatasync() that finds the file
+ *	covering it.
  */
 struct dtp_map {
 	uintptr_t addr;
@@ -123,6 +142,7 @@ struct dtp_map {
 	struct dtp_region *reg;
 	bool tracked;
 	bool sync;
+	bool retrack;
 };
 
 /* preload-maps.c (under dtp_lock()) */

@@ -12,7 +12,10 @@
  *   private     map FILE MAP_PRIVATE, store, msync
  *   closefirst  map FILE, close the fd, store, msync, munmap
  *   fsync       map FILE, store, fsync then fdatasync the fd
- *   twice       map FILE twice, unmap one, then the other
+ *   twice       map FILE twice, unmap one, then the other, map it again,
+ *               store, msync, unmap, close both fds
+ *   piece       map FILE, store, unmap its first half, fdatasync, store
+ *               in the half left, fdatasync
  *   threads     4 threads, each maps FILE, stores to its own pages, msyncs
  *   fork        map FILE, fork: the child stores and msyncs, then the parent
  *   errno       failing calls fail with the kernel's errno; successful
@@ -158,8 +161,33 @@ static void mode_twice(const char *path)
 	expect(!msync(b, len, MS_SYNC), "msync of the second");
 	expect(!munmap(b, len), "munmap of the second");
 	fprintf(stderr, "victim: second unmapped\n");
+	a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	expect(a != MAP_FAILED, "mmap again");
+	store(a, 10);
+	expect(!msync(a, len, MS_SYNC), "msync of the third");
+	expect(!munmap(a, len), "munmap of the third");
+	fprintf(stderr, "victim: third unmapped\n");
 	close(fd);
+	fprintf(stderr, "victim: first fd closed\n");
 	close(fd2);
+}
+
+static void mode_piece(const char *path)
+{
+	unsigned char *base;
+	size_t len, half;
+	int fd;
+
+	base = map_file(path, MAP_SHARED, &fd, &len);
+	half = len / 2;
+	store(base, half / PAGE + 1);
+	expect(!munmap(base, half), "munmap of the first half");
+	expect(!fdatasync(fd), "fdatasync after the cut");
+	fprintf(stderr, "victim: cut and synced\n");
+	store(base, half / PAGE + 3);
+	expect(!fdatasync(fd), "fdatasync of the half left");
+	expect(!munmap(base + half, len - half), "munmap of the half left");
+	close(fd);
 }
 
 static void *thread_fn(void *arg)
@@ -333,6 +361,8 @@ int main(int argc, char **argv)
 		mode_fsync(argv[2]);
 	else if (!strcmp(argv[1], "twice"))
 		mode_twice(argv[2]);
+	else if (!strcmp(argv[1], "piece"))
+		mode_piece(argv[2]);
 	else if (!strcmp(argv[1], "threads"))
 		mode_threads(argv[2]);
 	else if (!strcmp(argv[1], "fork"))

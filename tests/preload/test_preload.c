@@ -272,7 +272,8 @@ static void test_scatter(void)
 		CHECK(flushed_exactly(&tr.b[0], scattered, 5));
 	else
 		CHECK(flushed_range(&tr.b[0], 0, DB_PAGES));
-	CHECK(debug_has("detached (no mapping left)", "victim: msync done"));
+	CHECK(debug_has("no mapping left: attached until its file is closed", "victim: msync done"));
+	CHECK(debug_has("detached (its file closed", "victim: munmap done"));
 	CHECK_EQ(dirty_entries(), 0);
 }
 
@@ -379,17 +380,39 @@ static void test_close_and_unmap(void)
 			CHECK(tr.b[0].flushed[3]);
 		CHECK(debug_has("detached", "victim: closed"));
 	}
-	dt_test_ctx("two mappings: the last munmap detaches");
+	dt_test_ctx("two mappings, then a third: one attach, detached at the close");
 	if (CHECK_EQ(run_victim("twice", db_path, true, NULL), 0)) {
-		unsigned detached, n, first, second, dummy;
+		unsigned idle, detached, n, i, second, third, closed, dummy;
 
-		detached = debug_line("detached (no mapping left)", &n);
-		first = debug_line("victim: first unmapped", &dummy);
-		second = debug_line("victim: second unmapped", &dummy);
+		CHECK_EQ(debug_line("attached by fd", &n) > 0, true);
 		CHECK_EQ(n, 1);
-		CHECK(first && detached > first && detached < second);
-		if (CHECK_EQ(tr.nr, 1) && block_ok(&tr.b[0], 0, DB_SIZE))
+		idle = debug_line("no mapping left: attached until", &i);
+		detached = debug_line("detached (its file closed", &n);
+		second = debug_line("victim: second unmapped", &dummy);
+		third = debug_line("victim: third unmapped", &dummy);
+		closed = debug_line("victim: first fd closed", &dummy);
+		CHECK_EQ(i, 2);
+		CHECK_EQ(n, 1);
+		CHECK(idle && idle < second && detached > third && detached < closed);
+		if (CHECK_EQ(tr.nr, 2) && block_ok(&tr.b[0], 0, DB_SIZE) &&
+		    block_ok(&tr.b[1], 0, DB_SIZE)) {
 			CHECK(tr.b[0].flushed[9]);
+			CHECK(tr.b[1].flushed[10]);
+		}
+	}
+	dt_test_ctx("the piece a partial munmap leaves: tracked again at fdatasync");
+	if (CHECK_EQ(run_victim("piece", db_path, true, NULL), 0)) {
+		const uint64_t half = DB_SIZE / 2;
+		unsigned n;
+
+		if (tracked_mode && CHECK_EQ(tr.nr, 2) && block_ok(&tr.b[0], half, half) &&
+		    block_ok(&tr.b[1], half, half)) {
+			/* Once whole (what was written before the tracking), then exact. */
+			CHECK(flushed_range(&tr.b[0], half / PAGE, DB_PAGES));
+			CHECK(flushed_exactly(&tr.b[1], (const unsigned[]){ half / PAGE + 3 }, 1));
+		}
+		debug_line(": tracked", &n);
+		CHECK(n == 2 || !tracked_mode); /* the mapping, then the piece */
 	}
 }
 
