@@ -37,6 +37,7 @@ struct dt_client_tracks {
 	struct track_map *m;
 	void *vec; /* PAGEMAP_SCAN's answer, TRACK_VEC_LEN runs */
 	struct dt_tk_faults *faults; /* NULL: every collection scans its whole range */
+	bool complete; /* the last read of the faults found every fault recorded */
 	bool fine_only; /* no extent leaves 4KiB tracking ($DAXTRACK_DENSE=0) */
 };
 
