@@ -99,10 +99,11 @@ static inline bool dt_rec_fsync(struct dt_client_region *r, const char *p, uint6
  * (dt_rec_flush): 40 pages written in order turn their 2 MiB extent dense;
  * a store there then flushes the extent whole, beside a fine extent's one
  * page and an explicit mark; the 8th fsync probes it (a few pages
- * write-protected): a probe page written keeps it dense, a quiet probe
- * write-protects it whole, and a store to it then faults (no hang: its
- * 4 KiB entries stayed) and is flushed alone; an fsync of 40 pages of
- * another extent turns that one dense too.
+ * write-protected): a probe page written keeps it dense and the next probe
+ * comes at the 16th fsync, a quiet probe write-protects it whole, and a
+ * store to it then faults (no hang: its 4 KiB entries stayed) and is
+ * flushed alone; an fsync of 40 pages of another extent turns that one
+ * dense too.
  */
 static inline void dt_dense_scenario(struct dt_client_region *r, char *p, uint64_t len)
 {
@@ -129,9 +130,9 @@ static inline void dt_dense_scenario(struct dt_client_region *r, char *p, uint64
 	for (unsigned i = 2; i <= 8; i++)
 		dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + ext - 1 }, 1);
 
-	dt_test_ctx("dense: a probe page written, dense still");
+	dt_test_ctx("dense: a probe page written, dense still, probed twice as late");
 	p[e * DT_REC_PAGE + 17]++;
-	for (unsigned i = 1; i <= 8; i++)
+	for (unsigned i = 1; i <= 16; i++)
 		dt_rec_fsync(r, p, len, (const uint64_t[]){ e, e + ext - 1 }, 1);
 
 	dt_test_ctx("dense: a quiet probe, fine again: a store faults and is flushed alone");

@@ -17,18 +17,24 @@
  *
  *   - a fine extent turns dense when a collection finds dense_pages or
  *     more pages written in it, or a run of half as many (written in
- *     order); dense_pages is where the faults of fine pages cost what a
- *     flush of the extent costs, measured once a process;
+ *     order); dense_pages is where the faults and the scan of a fine
+ *     extent cost what a flush of the extent costs, measured once a
+ *     process;
  *   - every DENSE_SYNCS-th collection meeting a dense extent probes it:
  *     PROBE_PAGES of its pages, spread, are write-protected; if none of
  *     them was written by the next collection meeting it, the extent went
  *     quiet or sparse and returns to 4KiB tracking (write-protected whole,
- *     judged at the next scan), else it stays dense.
+ *     judged at the next scan: a trial), else it stays dense;
+ *   - a probe or a trial that finds it dense doubles the collections to
+ *     its next probe (up to DENSE_SYNCS << DENSE_LEVEL_MAX), so that an
+ *     extent written sparsely but above the threshold, which the probe
+ *     pages rarely meet, does not go back and forth.
  *
  * The hot bit of a fine extent says a fault there since its last scan;
- * every dense extent is looked at, and a probe's verdict is PAGEMAP_SCAN's
- * (whether its probe pages are still write-protected), which needs no fault
- * recording.
+ * every dense extent is looked at.  A probe's verdict is the hot bit of
+ * its extent (cleared when the probe began) where the fault recording is
+ * complete, else PAGEMAP_SCAN's (whether its probe pages are still
+ * write-protected).
  *
  * The kernel trap (uffd WP async on a DAX page not mapped, or mapped by a
  * PMD, hangs the fault on 6.12) rules out any 2MiB entry: only present 4KiB
@@ -58,11 +64,13 @@
  * else DENSE_PAGES; a run of half as many.
  */
 #define DENSE_PAGES 64
-#define DENSE_PAGES_MIN 2
+#define DENSE_PAGES_MIN 1
 #define DENSE_PAGES_MAX 256
 #define DENSE_SYNCS 8
 #define PROBE_PAGES 8
-/* Set (2..512): the pages that make an extent dense, not measured. */
+/* A check that finds a dense extent dense doubles its period, up to DENSE_SYNCS << this. */
+#define DENSE_LEVEL_MAX 5
+/* Set (1..512): the pages that make an extent dense, not measured. */
 #define DENSE_PAGES_ENV "DAXTRACK_DENSE_PAGES"
 
 static unsigned dense_pages = DENSE_PAGES;
@@ -71,8 +79,10 @@ static bool calibrated;
 struct track_extent {
 	uint16_t written; /* pages the scan under way found written */
 	uint16_t run; /* the longest run of them */
-	uint8_t age; /* collections that met it while dense */
+	uint16_t age; /* collections that met it while dense */
 	uint8_t probing; /* dense, PROBE_PAGES of its pages write-protected */
+	uint8_t level; /* checks in a row that found it dense (DENSE_LEVEL_MAX at most) */
+	uint8_t trial; /* fine since a quiet probe, not judged yet */
 };
 
 /* ---- bits ---- */
@@ -162,7 +172,10 @@ static void note_fault(void *arg, uintptr_t a)
 
 void dt_track_faults_read(struct dt_client_tracks *t)
 {
-	if (!t || (t->faults && !dt_tk_faults_read(t->faults, note_fault, t)))
+	if (!t)
+		return;
+	t->complete = t->faults && !dt_tk_faults_read(t->faults, note_fault, t);
+	if (t->complete)
 		return;
 	for (unsigned i = 0; i < t->n; i++)
 		memset(t->m[i].hot, 0xff, words(&t->m[i]) * sizeof(*t->m[i].hot));
@@ -224,10 +237,19 @@ static void mark_run(void *arg, uintptr_t start, uintptr_t end)
 
 /* ---- the two modes ---- */
 
+/* A check found dense extent @s dense: the next one comes twice as late. */
+static void confirmed(struct track_extent *s)
+{
+	if (s->level < DENSE_LEVEL_MAX)
+		s->level++;
+}
+
 /*
  * Fine extent @e was scanned in [a, b): dense from now on if that found it
- * dense, else cold if the scan covered it whole (a part not scanned may hold
- * pages written: it stays hot).
+ * dense (the check of a trial that confirms it: checked later next time),
+ * else cold if the scan covered it whole (a part not scanned may hold pages
+ * written: it stays hot), and sparse: its next trial starts from the first
+ * period.
  */
 static void judge(struct dt_client_region *r, struct track_map *m, size_t e, uintptr_t a,
 		  uintptr_t b)
@@ -237,15 +259,21 @@ static void judge(struct dt_client_region *r, struct track_map *m, size_t e, uin
 	bool dense = s->written >= pages || s->run >= (pages + 1) / 2;
 	uintptr_t lo, hi;
 
-	memset(s, 0, sizeof(*s));
+	s->written = s->run = 0;
+	s->age = s->probing = 0;
 	extent_bounds(m, e, &lo, &hi);
 	/* Pages written outside [a, b) are marked by the next collection meeting them. */
 	if (dense && !r->tracks->fine_only && !dt_tk_unprotect(r->tracks->uffd, lo, hi - lo)) {
+		if (s->trial)
+			confirmed(s);
+		s->trial = 0;
 		bit_set(m->dense, e); /* looked at by every collection */
 		return;
 	}
-	if (a <= lo && hi <= b)
+	if (a <= lo && hi <= b) {
 		bit_clear(m->hot, e);
+		s->level = s->trial = 0;
+	}
 }
 
 /* The probe pages of [lo, hi): PROBE_PAGES spread, one every @step bytes. */
@@ -296,11 +324,28 @@ static void flush_dense(struct collect *k, uintptr_t start, uintptr_t end)
 }
 
 /*
- * Dense extent @e, probing since the last collection: a probe page written
- * (PAGEMAP_SCAN says): dense still, the probes undone; none: fine again,
- * write-protected first, then flushed whole (a store lands before and is
- * flushed, or faults after), hot to be judged at the next scan.  Return:
- * true if it is fine again and marked.
+ * Whether a probe page of dense extent @e ([lo, hi)) was written since the
+ * probe began: it faulted there (its hot bit, cleared when the probe began:
+ * only a probe page can fault in a dense extent) when the recording of the
+ * faults is complete, else PAGEMAP_SCAN says.
+ */
+static bool probe_written(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
+{
+	struct dt_client_tracks *t = k->r->tracks;
+
+	if (t->complete)
+		return bit(k->m->hot, e);
+	return !probe_quiet(t->pagemap, lo, hi);
+}
+
+/*
+ * Dense extent @e, probing since the last collection: a probe page written:
+ * dense still, checked twice as late next time (the probe pages not written
+ * stay write-protected: a dense extent is flushed whole, and the next probe
+ * protects them all again); none: fine again, write-protected first, then
+ * flushed whole (a store lands before and is flushed, or faults after), hot
+ * to be judged at the next scan.  Return: true if it is fine again and
+ * marked.
  */
 static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
 {
@@ -308,20 +353,26 @@ static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
 	int uffd = k->r->tracks->uffd;
 
 	m->st[e].probing = 0;
-	if (!probe_quiet(k->r->tracks->pagemap, lo, hi) || dt_tk_protect(uffd, lo, hi - lo)) {
+	if (probe_written(k, e, lo, hi)) {
+		confirmed(&m->st[e]);
+		return false;
+	}
+	if (dt_tk_protect(uffd, lo, hi - lo)) {
 		dt_tk_unprotect(uffd, lo, hi - lo);
 		return false;
 	}
 	bit_clear(m->dense, e);
 	bit_set(m->hot, e);
+	m->st[e].trial = 1;
 	flush_dense(k, lo, hi);
 	return true;
 }
 
 /*
- * Dense extent @e meets [a, b): flush its part.  Every DENSE_SYNCS-th time it
- * starts a probe: a few pages write-protected, whose faults tell at the next
- * collection whether it is still written.
+ * Dense extent @e meets [a, b): flush its part.  Every DENSE_SYNCS-th time
+ * (twice as late after each check that found it dense) it starts a probe: a
+ * few pages write-protected, whose faults tell at the next collection
+ * whether it is still written.
  */
 static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 {
@@ -332,9 +383,11 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 	extent_bounds(m, e, &lo, &hi);
 	if (s->probing && probe_end(k, e, lo, hi))
 		return;
-	if (!s->probing && ++s->age >= DENSE_SYNCS && !probe(k->r->tracks->uffd, lo, hi)) {
+	if (!s->probing && ++s->age >= DENSE_SYNCS << s->level &&
+	    !probe(k->r->tracks->uffd, lo, hi)) {
 		s->probing = 1;
 		s->age = 0;
+		bit_clear(m->hot, e); /* a fault from now on: a probe page written */
 	}
 	flush_dense(k, lo > a ? lo : a, hi < b ? hi : b);
 }
@@ -432,11 +485,69 @@ bool dt_track_calibrated(void)
 	return __atomic_load_n(&calibrated, __ATOMIC_RELAXED);
 }
 
-void dt_track_calibrate(const struct track_map *m, uint64_t fault)
+/* The shorter of two runs of @fn (the first may pay for cold caches and TLBs). */
+static uint64_t time_twice(void (*fn)(const void *arg), const void *arg)
 {
-	size_t len = m->len < EXTENT ? m->len : EXTENT;
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 2; i++) {
+		uint64_t t0 = now_ns(), t;
+
+		fn(arg);
+		t = now_ns() - t0;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+struct calibration {
+	const struct track_map *m;
+	size_t len;
+	int pagemap;
+};
+
+/* Flushing lines changes no data. */
+static void flush_extent(const void *arg)
+{
+	const struct calibration *c = arg;
+
+	pmem_flush((const void *)c->m->addr, c->len);
+	pmem_drain();
+}
+
+/* What a collection of a fine extent walks: its page-table entries, read only. */
+static void scan_extent(const void *arg)
+{
+	const struct calibration *c = arg;
+
+	dt_tk_protected_pages(c->pagemap, c->m->addr, c->m->addr + c->len);
+}
+
+/*
+ * Per interval between two collections, a fine extent with k pages written
+ * costs k faults, one scan and k pages flushed; a dense one, a flush of 512
+ * pages.  So k = (flush - scan) / (fault + flush / 512) pages make it dense.
+ */
+static unsigned dense_threshold(uint64_t fault, uint64_t scan, uint64_t flush)
+{
+	uint64_t per_page = fault + flush / EXTENT_PAGES, n;
+
+	if (!per_page)
+		return DENSE_PAGES;
+	n = flush > scan ? (flush - scan) / per_page : 0;
+	if (n < DENSE_PAGES_MIN)
+		n = DENSE_PAGES_MIN;
+	if (n > DENSE_PAGES_MAX)
+		n = DENSE_PAGES_MAX;
+	return (unsigned)n;
+}
+
+void dt_track_calibrate(const struct track_map *m, int pagemap, uint64_t fault)
+{
+	struct calibration c = { m, m->len < EXTENT ? m->len : EXTENT, pagemap };
 	const char *env = getenv(DENSE_PAGES_ENV);
-	uint64_t t0, flush, n;
+	uint64_t flush, scan, n;
 
 	if (__atomic_exchange_n(&calibrated, true, __ATOMIC_RELAXED))
 		return;
@@ -445,18 +556,9 @@ void dt_track_calibrate(const struct track_map *m, uint64_t fault)
 		__atomic_store_n(&dense_pages, (unsigned)n, __ATOMIC_RELAXED);
 		return;
 	}
-	/* Flushing lines changes no data. */
-	t0 = now_ns();
-	pmem_flush((const void *)m->addr, len);
-	pmem_drain();
-	flush = (now_ns() - t0) * EXTENT / len;
-	/* k faults cost what flushing the other 512 - k pages costs. */
-	n = fault + flush / EXTENT_PAGES ? flush / (fault + flush / EXTENT_PAGES) : DENSE_PAGES;
-	if (n < DENSE_PAGES_MIN)
-		n = DENSE_PAGES_MIN;
-	if (n > DENSE_PAGES_MAX)
-		n = DENSE_PAGES_MAX;
-	__atomic_store_n(&dense_pages, (unsigned)n, __ATOMIC_RELAXED);
+	flush = time_twice(flush_extent, &c) * EXTENT / c.len;
+	scan = time_twice(scan_extent, &c);
+	__atomic_store_n(&dense_pages, dense_threshold(fault, scan, flush), __ATOMIC_RELAXED);
 }
 
 unsigned dt_track_dense_pages(void)

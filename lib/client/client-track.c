@@ -422,7 +422,7 @@ static int track_locked(struct dt_client_region *r, void *addr, size_t length, u
 	if (err)
 		return err;
 	if (!r->tracks->fine_only)
-		dt_track_calibrate(&m, fault_ns);
+		dt_track_calibrate(&m, r->tracks->pagemap, fault_ns);
 	adopt(r, &m);
 	err = tracks_add(r, &m);
 	if (err) {

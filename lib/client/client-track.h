@@ -37,6 +37,7 @@ struct dt_client_tracks {
 	struct track_map *m;
 	void *vec; /* PAGEMAP_SCAN's answer, TRACK_VEC_LEN runs */
 	struct dt_tk_faults *faults; /* NULL: every collection scans its whole range */
+	bool complete; /* the last read of the faults found every fault recorded */
 	bool fine_only; /* no extent leaves 4KiB tracking ($DAXTRACK_DENSE=0) */
 };
 
@@ -68,13 +69,13 @@ long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint6
 
 /*
  * dt_track_calibrate(): once a process, with @fault_ns (what a write fault
- * took in dt_client_track()'s probe) and the time a flush of @m's first
- * extent takes: the pages that make an extent dense ($DAXTRACK_DENSE_PAGES
- * if set, 2..512, instead).
+ * took in dt_client_track()'s probe) and the times a flush and a
+ * PAGEMAP_SCAN (on @pagemap) of @m's first extent take: the pages that make
+ * an extent dense ($DAXTRACK_DENSE_PAGES if set, 1..512, instead).
  * dt_track_calibrated(): whether that was done.
  * dt_track_dense_pages(): the pages that make an extent dense (64 before).
  */
-void dt_track_calibrate(const struct track_map *m, uint64_t fault_ns);
+void dt_track_calibrate(const struct track_map *m, int pagemap, uint64_t fault_ns);
 bool dt_track_calibrated(void);
 unsigned dt_track_dense_pages(void);
 

@@ -788,17 +788,20 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
  * with perf_event_open(2) where allowed; when a fault may have gone
  * unrecorded, the whole range).  An extent found dense (n pages or more
  * written, or a run of n/2, n measured at the first dt_client_track() of
- * the process: where n write faults cost a flush of 2MiB) leaves
- * write-protect tracking and every collection meeting it marks its part
- * whole, until a probe (8 of its pages write-protected every 8th
- * collection) finds it quiet.  $DAXTRACK_DENSE_PAGES sets n.  $DAXTRACK_SCAN_ALL=1 (scan whole ranges) and $DAXTRACK_DENSE=0
- * (no dense extent), read at the first dt_client_track() of the region,
- * turn either off.  Explicit marks keep working beside it.  A tracked mapping of the whole region from offset
- * 0 made with DT_CLIENT_TRACK_SYNC serves the in-process persist when the
- * library has no mapping of its own (it is adopted: dt_client_region_info()
- * shows it; the library never unmaps it; untracking it gives it back).  The
- * mapping must stay mapped, and its pages must not be discarded
- * (MADV_DONTNEED, hole punching), until dt_client_untrack(),
+ * the process: where n write faults and a scan of the extent cost a flush
+ * of 2MiB) leaves write-protect tracking and every collection meeting it
+ * marks its part whole, until a probe (8 of its pages write-protected
+ * every 8th collection, twice as late after each probe that found it
+ * dense, up to every 256th) finds it quiet.  $DAXTRACK_DENSE_PAGES sets
+ * n.  $DAXTRACK_SCAN_ALL=1 (scan whole ranges) and $DAXTRACK_DENSE=0 (no
+ * dense extent), read at the first dt_client_track() of the region, turn
+ * either off.  Explicit marks keep working beside it.  A tracked mapping
+ * of the whole region from offset 0 made with DT_CLIENT_TRACK_SYNC serves
+ * the in-process persist when the library has no mapping of its own (it is
+ * adopted: dt_client_region_info() shows it; the library never unmaps it;
+ * untracking it gives it back).  The mapping must stay mapped, and its
+ * pages must not be discarded (MADV_DONTNEED, hole punching), until
+ * dt_client_untrack(),
  * dt_client_detach() or dt_client_close(); those collect what was written
  * first.  dt_client_track_report() tells the daemon (TRACK) that the region
  * is tracked, or that tracking was refused.
