@@ -64,6 +64,7 @@ static void shape(const char *name, const struct shape_entry *e, size_t n, uint6
 static void test_shapes(void)
 {
 	uint64_t top = (63 / S) * S;	/* shift of the highest possible root */
+	uint64_t leaf_top = 32 / S * S;	/* the highest node with leaves in its slots */
 
 	if (S == 6)
 		SHAPE("order 9 at 0 (default fan-out)", 1, 0, { 0, 9 });
@@ -71,8 +72,8 @@ static void test_shapes(void)
 	SHAPE("order 0 at 1", 1, 1, { 1, 0 });
 	SHAPE("orders 0 at 0 and at 2^S-1", 1, 1, { 0, 0 }, { (1u << S) - 1, 0 });
 	SHAPE("0 and 1<<S", 3, 2, { 0, 0 }, { 1u << S, 0 });
-	SHAPE("0 and 1<<2S", 5, 3, { 0, 0 }, { 1u << (2 * S), 0 });
-	SHAPE("1<<2S alone", 3, 3, { 1u << (2 * S), 0 });
+	SHAPE("0 and 1<<2S (two leaves)", 3, 3, { 0, 0 }, { 1u << (2 * S), 0 });
+	SHAPE("1<<2S alone (a leaf)", 2, 3, { 1u << (2 * S), 0 });
 	SHAPE("order S+3 at 0", 1, 0, { 0, S + 3 });
 	SHAPE("order S-1 at 0", 1, 0, { 0, S - 1 });
 	SHAPE("order S at 0", 1, 0, { 0, S });
@@ -81,11 +82,11 @@ static void test_shapes(void)
 	SHAPE("order 2S at 2^2S", 1, 0, { UINT64_C(1) << (2 * S), 2 * S });
 	SHAPE("order S elevated beside a leaf", 2, 0, { 0, S }, { 1u << S, 0 });
 	SHAPE("order S-1 pair in one leaf", 1, 1, { 0, S - 1 }, { 1u << (S - 1), S - 1 });
-	SHAPE("order 2S+1 and order 0 above it", 3, 0, { 0, 2 * S + 1 },
+	SHAPE("order 2S+1 and order 0 above it", 2, 0, { 0, 2 * S + 1 },
 	      { UINT64_C(1) << (2 * S + 1), 0 });
 	SHAPE("order 1 at 2^S+2 (a path)", 3, 2, { (1u << S) + 2, 1 }, { 0, 0 });
-	SHAPE("order 0 at UINT64_MAX", top / S + 1, (unsigned)(top / S + 1), { UINT64_MAX, 0 });
-	SHAPE("order 0 at 0 and UINT64_MAX", 2 * (top / S) + 1, (unsigned)(top / S + 1),
+	SHAPE("order 0 at UINT64_MAX", (top - leaf_top) / S + 2, (unsigned)(top / S + 1), { UINT64_MAX, 0 });
+	SHAPE("order 0 at 0 and UINT64_MAX", 2 * ((top - leaf_top) / S + 1) + 1, (unsigned)(top / S + 1),
 	      { 0, 0 }, { UINT64_MAX, 0 });
 	/* A 2MiB page as one order-9 entry: 1 node beside a 4KiB neighbour's path. */
 	SHAPE("order 9 at 512 and order 0 at 0", model_nodes(&(struct ref){
