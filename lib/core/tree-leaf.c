@@ -128,9 +128,28 @@ unsigned leaf_items(const struct dt_leaf *l, uint64_t base, struct item *items)
 struct build {
 	struct dt_tree *t;
 	struct prealloc *p;		/* NULL: count only */
-	uint64_t nodes[MAP_SIZE + 1];	/* by capacity */
+	uint64_t nodes[3];		/* by kind: SMALL_CAP_MIN, SMALL_CAP_MAX, MAP_SIZE */
 	uint64_t leaves[LEAF_MAX + 1];	/* by count */
 };
+
+/* The capacities of the node kinds, smallest first, as build.nodes[] counts them. */
+static unsigned kind_of(unsigned i)
+{
+	unsigned capacity = kind_capacity(1);
+
+	while (i-- && capacity < MAP_SIZE)
+		capacity = kind_capacity(capacity + 1);
+	return capacity;
+}
+
+static unsigned kind_index(unsigned capacity)
+{
+	unsigned i = 0;
+
+	while (kind_of(i) != capacity)
+		i++;
+	return i;
+}
 
 static bool item_here(const struct item *it, unsigned shift)
 {
@@ -166,7 +185,7 @@ static struct dt_node *build_node(struct build *b, const struct item *it, unsign
 	if (b->p)
 		node = node_take(b->t, b->p, capacity, shift, base);
 	else
-		b->nodes[capacity]++;
+		b->nodes[kind_index(capacity)]++;
 	for (unsigned i = 0, j; i < n; i = j) {
 		unsigned off = (unsigned)((it[i].index >> shift) & MAP_MASK), tags = 0;
 		void *slot = NULL;
@@ -218,9 +237,9 @@ static int build_alloc(struct build *b, struct prealloc *p)
 {
 	int ret = 0;
 
-	for (unsigned cap = 1; !ret && cap <= MAP_SIZE; cap++)
-		if (b->nodes[cap])
-			ret = prealloc_fill(b->t, p, b->nodes[cap], cap);
+	for (unsigned i = 0; !ret && i < 3; i++)
+		if (b->nodes[i])
+			ret = prealloc_fill(b->t, p, b->nodes[i], kind_of(i));
 	for (unsigned count = 1; !ret && count <= LEAF_MAX; count++)
 		for (uint64_t i = 0; !ret && i < b->leaves[count]; i++)
 			ret = prealloc_leaf(b->t, p, count);
@@ -324,6 +343,20 @@ int leaf_insert(struct dt_tree *t, struct dt_node *n, unsigned off, uint64_t bas
 		if (items[i].index >= base && items[i].index <= last)
 			return -EEXIST;
 	count = items_add(items, count, &item);
+	if (!order && count <= LEAF_MAX) {
+		/* The common case: a copy with one key more. */
+		struct prealloc p = { NULL, NULL };
+
+		ret = prealloc_leaf(t, &p, count);
+		if (ret)
+			return ret;
+		slot_store(n, off, leaf_to_slot(leaf_take(t, &p, items, count, slot_base(n, off))));
+		for (unsigned m = tags; m; m &= m - 1)
+			tag_propagate_set(n, off, (unsigned)__builtin_ctz(m));
+		leaf_retire(t, l);
+		count_entry(t, 0, tags, 1);
+		return 0;
+	}
 	ret = leaf_rebuild(t, n, off, l, items, count);
 	if (!ret)
 		count_entry(t, order, tags, 1);

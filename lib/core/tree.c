@@ -382,16 +382,18 @@ static bool leaf_occupied(const struct dt_node *n, unsigned off, uint64_t base, 
 /*
  * Whether any entry intersects the @size slots at shift @es over @base, by a
  * walk from the root (tree_insert_locked() looks at the hint itself).  Else
- * *@leaf is the node whose slot *@off holds a leaf over the range, if one
- * does, and *@stop the shift of the highest node the range's path lacks or
- * that lacks a slot for it.
+ * *@stop is the shift of the highest node the range's path lacks or that
+ * lacks a slot for it, and *@n the last node above the range's node that the
+ * walk met, *@off its slot on the way: a leaf over the range, or empty at
+ * *@stop.
  */
 static bool range_walk(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
-		       struct dt_node **leaf, unsigned *off, unsigned *stop)
+		       struct dt_node **at, unsigned *off, unsigned *stop)
 {
 	struct dt_node *n = t->root;
 
-	*leaf = NULL;
+	*at = NULL;
+	*off = 0;
 	*stop = index_shift(base);
 	if (!n || base > node_last(n))
 		return false;
@@ -402,13 +404,12 @@ static bool range_walk(const struct dt_tree *t, uint64_t base, unsigned es, unsi
 
 		*off = node_offset(n, base);
 		*stop = n->shift;
+		*at = n;
 		slot = slot_load(n, *off);
 		if (!slot)
 			return false;
-		if (slot_is_leaf(slot)) {
-			*leaf = n;
+		if (slot_is_leaf(slot))
 			return leaf_occupied(n, *off, base, order_last(base, es + __builtin_ctz(size)));
-		}
 		if (!slot_is_node(slot))
 			return true;	/* a bigger entry covers the range */
 		n = slot_to_node(slot);
@@ -425,19 +426,22 @@ static unsigned leaf_target_shift(unsigned stop)
 	return leaf_level(stop) ? stop : 0;
 }
 
-/* A new order-0 entry at @base in a new leaf, with the path down to the slot. */
-static int insert_new_leaf(struct dt_tree *t, uint64_t base, unsigned ls, void *entry,
-			   unsigned tags)
+/*
+ * A new order-0 entry at @base in a new leaf in a slot of the node at shift
+ * @ls, @n if that one has room for it, else with the path down to it.
+ */
+static int insert_new_leaf(struct dt_tree *t, struct dt_node *n, uint64_t base, unsigned ls,
+			   void *entry, unsigned tags)
 {
 	struct item item = { base, entry, 0, tags };
 	struct dt_leaf *l;
-	struct dt_node *n;
 	unsigned off;
 	int ret = leaf_new(t, &item, ls, &l);
 
 	if (ret)
 		return ret;
-	ret = path_prepare(t, base, ls, 1, &n);
+	if (!n || n->shift != ls || !node_room(n, 1))
+		ret = path_prepare(t, base, ls, 1, &n);
 	if (ret) {
 		leaf_drop(t, l);
 		return ret;
@@ -466,15 +470,14 @@ static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, 
 		if (slots_used(n, node_offset(n, base), size))
 			return -EEXIST;
 	} else {
-		struct dt_node *leaf;
 		unsigned stop;
 
-		if (range_walk(t, base, es, size, &leaf, &off, &stop))
+		if (range_walk(t, base, es, size, &n, &off, &stop))
 			return -EEXIST;
-		if (leaf)
-			return leaf_insert(t, leaf, off, base, order, entry, tags);
+		if (n && slot_is_leaf(slot_load(n, off)))
+			return leaf_insert(t, n, off, base, order, entry, tags);
 		if (!order && leaf_target_shift(stop))
-			return insert_new_leaf(t, base, leaf_target_shift(stop), entry, tags);
+			return insert_new_leaf(t, n, base, leaf_target_shift(stop), entry, tags);
 	}
 	ret = path_prepare(t, base, es, size, &n);
 	if (ret)
