@@ -4,7 +4,8 @@
  * side, sequence counts, tag propagation, the writers' hint, and the walks
  * one file does for another.  Private to lib/core/tree*.c.
  *
- * tree-node.c: allocation, reclaim and the change of a node's kind; tree.c:
+ * tree-node.c: allocation, reclaim and the change of a node's kind;
+ * tree-leaf.c: leaves and the canonical shape of a leaf's range; tree.c:
  * the writer's walk, the lookup and the entry and tag operations;
  * tree-walk.c: the walks along the tree; tree-split.c: split and join;
  * tree-debug.c: dump and check.

@@ -13,13 +13,16 @@
  *                             is a small node (nodes are 16-byte aligned): a
  *                             reader goes down a full node's slots without
  *                             reading its head
- *   sibling (low bits 110)    (canonical offset << 3) | 6: this slot belongs
- *                             to the entry whose canonical slot is that offset
- *                             in the same node
+ *   sibling (low bits 110)    (canonical offset << 3) | 6, below 512: this
+ *                             slot belongs to the entry whose canonical slot
+ *                             is that offset in the same node
+ *   leaf   (low bits 110)     a pointer to a leaf (struct dt_leaf), plus 6:
+ *                             an address, far above any sibling
  *
- * Concurrency: slots, key words, used, tags and seq are read by lock-free
- * readers and only ever accessed with atomic loads and stores.  shift, base
- * and capacity never change after a node is published.  parent, offset and
+ * Concurrency: slots, key words, used, tags, seq and a leaf's entries and
+ * tag bytes are read by lock-free readers and only ever accessed with atomic
+ * loads and stores.  shift, base and capacity, and a leaf's count and keys,
+ * never change after a node or leaf is published.  parent, offset and
  * nkeys are written and read only under the tree's mutex, and only while the
  * node is in the tree: once retired, their room is the rcu_head's.
  */

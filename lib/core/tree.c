@@ -17,9 +17,10 @@
  * one node (a sibling group appearing, going, splitting or joining) is made
  * inside a write of the node's sequence count, and a reader that resolves a
  * sibling or measures a group validates that count and restarts from the
- * root if it moved.  A node that needs room for more slots, or fits a
- * smaller kind, is replaced by a copy of the kind that fits, published with
- * one store (node_replace()).  Nodes that leave the tree are never modified
+ * root if it moved.  A slot at a leaf level may hold a leaf of a few
+ * order-0 entries instead of nodes (tree-leaf.c).  A node that needs room
+ * for more slots, or fits a smaller kind, is replaced by a copy of the kind
+ * that fits, published with one store (node_replace()).  Nodes that leave the tree are never modified
  * again and are freed after a grace period.  The file reads top-down: the
  * writer's walk, the lookup, then the public API.  Allocation, reclaim and
  * node_replace() are in tree-node.c, iteration and the cursor in
