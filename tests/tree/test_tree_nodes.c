@@ -7,6 +7,8 @@
  * 2^N copies.  The expected counts are derived from dt_tree_map_shift(),
  * by hand for a few shapes and by the model in tree_util.h for random ones.
  */
+#include <tree-private.h>
+
 #include "tree_util.h"
 
 DT_TEST_DEFINE("test_tree_nodes");
@@ -177,6 +179,55 @@ static void test_random(void)
 	}
 }
 
+/*
+ * A leaf: up to 8 order-0 keys of a slot's range in one chunk; a ninth makes
+ * nodes, a delete back to 8 collapses them; a delete without memory for the
+ * leaf's copy leaves a hole that no walk returns.
+ */
+static void test_leaves(void)
+{
+	struct dt_tree *t = new_tree();
+	struct ref r = { 0 };
+	uint64_t base = UINT64_C(1) << 20, nodes;
+	struct dt_iter it;
+	unsigned seen = 0;
+
+	dt_test_ctx("leaves at shift %u", S);
+	for (unsigned k = 0; k < 9; k++) {
+		CHECK_EQ(ref_tree_insert(t, &r, base + 3 * k, 0, obj(k)), 0);
+		TREE_OK(t);
+		CHECK_EQ(tree_stats(t).nodes, model_nodes(&r, S, NULL));
+	}
+	CHECK_EQ(dt_tree_delete(t, base + 24), obj(8));
+	ref_del(&r, ref_lower(&r, base + 24));
+	TREE_OK(t);
+	nodes = tree_stats(t).nodes;
+	CHECK_EQ(nodes, model_nodes(&r, S, NULL));
+	CHECK_EQ(nodes, 2);	/* the root and one leaf */
+	CHECK_EQ(dt_tree_tag_set(t, base + 3, 1), 0);
+	dt_tree_fail_alloc(t, 0);
+	CHECK_EQ(dt_tree_delete(t, base + 6), obj(2));
+	dt_tree_fail_alloc(t, -1);
+	TREE_OK(t);
+	CHECK_EQ(tree_stats(t).entries, 7);
+	CHECK_EQ(tree_stats(t).nodes, nodes);
+	CHECK(dt_tree_lookup(t, base + 6) == NULL);
+	CHECK_EQ(dt_tree_tag_set(t, base + 6, 0), -ENOENT);
+	dt_iter_init(&it, 0);
+	while (dt_tree_next(t, &it, UINT64_MAX))
+		seen += it.index != base + 6;
+	CHECK_EQ(seen, 7);
+	dt_iter_init(&it, 0);
+	CHECK(dt_tree_next_tagged(t, &it, UINT64_MAX, 1) && it.index == base + 3);
+	CHECK(!dt_tree_next_tagged(t, &it, UINT64_MAX, 1));
+	CHECK_EQ(dt_tree_insert(t, base + 6, 0, obj(2)), 0);
+	TREE_OK(t);
+	CHECK_EQ(tree_stats(t).nodes, model_nodes(&r, S, NULL));
+	CHECK(dt_tree_tag_get(t, base + 3, 1));
+	ref_free(&r);
+	dt_tree_free(t);
+}
+
 int main(void)
 {
 	struct dt_tree *t;
@@ -192,6 +243,7 @@ int main(void)
 	dt_tree_free(t);
 	test_shapes();
 	test_copies();
+	test_leaves();
 	test_random();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
