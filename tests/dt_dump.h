@@ -16,8 +16,8 @@
 #define DT_DUMP_HEX "(0|0x[0-9a-f]+)"
 
 /*
- * Whether every line of @text is one of the dump's three forms (tree, node,
- * entry): no other field, hence no address.  Prints the first line that is not.
+ * Whether every line of @text is one of the dump's four forms (tree, node,
+ * leaf, entry): no other field, hence no address.  Prints the first line that is not.
  */
 static inline bool dt_dump_grammar_ok(const char *text)
 {
@@ -25,8 +25,9 @@ static inline bool dt_dump_grammar_ok(const char *text)
 		"^ *(tree map_shift [0-9]+ nodes [0-9]+ entries [0-9]+"
 		"|node [0-9]+ shift [0-9]+ base " DT_DUMP_HEX " last " DT_DUMP_HEX
 		" used " DT_DUMP_HEX "( tags[0-9] " DT_DUMP_HEX ")+"
-		"|entry " DT_DUMP_HEX "-" DT_DUMP_HEX " order [0-9]+ slot [0-9]+ "
-		"(value " DT_DUMP_HEX "|ptr #[0-9a-f]{16})( tag[0-9])*)$";
+		"|leaf slot [0-9]+ keys [0-9]+"
+		"|entry " DT_DUMP_HEX "-" DT_DUMP_HEX " order [0-9]+ (slot|key) [0-9]+ "
+		"(value " DT_DUMP_HEX "|ptr #[0-9a-f]{16}|hole)( tag[0-9])*)$";
 	char *copy = strdup(text), *line, *save = NULL;
 	bool ok = copy != NULL;
 	regex_t re;

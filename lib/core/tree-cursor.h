@@ -37,6 +37,7 @@
 #include <daxtrack/tree.h>
 
 struct dt_node;
+struct dt_leaf;
 
 /**
  * struct dt_cursor - A place in a tree.
@@ -46,7 +47,9 @@ struct dt_node;
  * @order: The order of the entry found.
  * @entry: The entry found, or NULL.
  * @node: Private: the entry's node; NULL: the next step walks from the root.
- * @off: Private: its canonical slot.
+ * @off: Private: its canonical slot, or the slot of its leaf.
+ * @leaf: Private: the entry's leaf, or NULL.
+ * @pos: Private: its position in the leaf.
  * @end: Private: the index space is exhausted.
  */
 struct dt_cursor {
@@ -56,6 +59,8 @@ struct dt_cursor {
 	void *entry;
 	struct dt_node *node;
 	unsigned off;
+	struct dt_leaf *leaf;
+	unsigned pos;
 	bool end;
 };
 

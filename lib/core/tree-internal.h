@@ -4,7 +4,8 @@
  * side, sequence counts, tag propagation, the writers' hint, and the walks
  * one file does for another.  Private to lib/core/tree*.c.
  *
- * tree-node.c: allocation, reclaim and the change of a node's kind; tree.c:
+ * tree-node.c: allocation, reclaim and the change of a node's kind;
+ * tree-leaf.c: leaves and the canonical shape of a leaf's range; tree.c:
  * the writer's walk, the lookup and the entry and tag operations;
  * tree-walk.c: the walks along the tree; tree-split.c: split and join;
  * tree-debug.c: dump and check.
@@ -51,8 +52,19 @@ static inline void read_unlock(void)
 /* Node allocation: all of an operation's nodes are taken before it changes
  * anything, so that -ENOMEM always leaves the tree as it was. */
 
+/* Whether the next allocation may go ahead: false once a test's countdown ran out. */
+static inline bool alloc_allowed(struct dt_tree *t)
+{
+	if (t->fail_countdown == 0)
+		return false;
+	if (t->fail_countdown > 0)
+		t->fail_countdown--;
+	return true;
+}
+
 struct prealloc {
 	struct dt_node *list;
+	struct dt_leaf *leaves;
 };
 
 int prealloc_fill(struct dt_tree *t, struct prealloc *p, uint64_t count, unsigned capacity);
@@ -151,6 +163,20 @@ static inline void count_entry(struct dt_tree *t, unsigned order, unsigned tags,
 			t->tagged[tag] += (uint64_t)delta;
 }
 
+/*
+ * A place found: an entry's node and canonical slot, or, for an entry of a
+ * leaf, the node and slot that hold the leaf and the entry's position in it.
+ */
+struct walk {
+	struct dt_node *node;
+	unsigned off;		/* canonical slot, or the leaf's slot */
+	struct dt_leaf *leaf;	/* NULL: the entry is in the node's slot */
+	unsigned pos;		/* in the leaf */
+	void *entry;
+	uint64_t base;
+	unsigned order;
+};
+
 /* The writer's walk (under t->lock). */
 
 /*
@@ -173,15 +199,28 @@ static inline void hint_set(struct dt_tree *t, struct dt_node *n)
 		t->hint = n;
 }
 
-/* Find the node and canonical slot of the entry covering @index. */
-static inline struct dt_node *locked_find(struct dt_tree *t, uint64_t index, unsigned *offp)
+/* Fill @w with the entry at @pos of the leaf in slot @off of @n. */
+static inline void walk_at_leaf(struct walk *w, struct dt_node *n, unsigned off,
+				struct dt_leaf *l, unsigned pos)
+{
+	w->node = n;
+	w->off = off;
+	w->leaf = l;
+	w->pos = pos;
+	w->entry = leaf_entry(l, pos);
+	w->base = slot_base(n, off) + l->keys[pos];
+	w->order = 0;
+}
+
+/* Find the entry covering @index: its node and canonical slot, or its leaf. */
+static inline bool locked_find(struct dt_tree *t, uint64_t index, struct walk *w)
 {
 	struct dt_node *n = hint_covering(t, index);
 
 	if (!n) {
 		n = t->root;
 		if (!n || index > node_last(n))
-			return NULL;
+			return false;
 	}
 	for (;;) {
 		unsigned off = node_offset(n, index);
@@ -189,17 +228,61 @@ static inline struct dt_node *locked_find(struct dt_tree *t, uint64_t index, uns
 
 		hint_set(t, n);
 		if (!slot)
-			return NULL;
+			return false;
 		if (slot_is_node(slot)) {
 			n = slot_to_node(slot);
 			continue;
 		}
+		if (slot_is_leaf(slot)) {
+			struct dt_leaf *l = slot_to_leaf(slot);
+			int pos = leaf_pos(l, leaf_key(n->shift, index));
+
+			if (pos < 0 || !leaf_entry(l, (unsigned)pos))
+				return false;
+			walk_at_leaf(w, n, off, l, (unsigned)pos);
+			return true;
+		}
 		if (slot_is_sibling(slot))
 			off = sibling_canonical(slot);
-		*offp = off;
-		return n;
+		w->node = n;
+		w->off = off;
+		w->leaf = NULL;
+		w->pos = 0;
+		w->entry = slot_load(n, off);
+		return true;
 	}
 }
+
+/* The tags of the entry at @w, a mask. */
+static inline unsigned walk_tags(const struct walk *w)
+{
+	return w->leaf ? leaf_tag_mask(w->leaf, w->pos) : slot_tag_mask(w->node, w->off);
+}
+
+/* Leaves (tree-leaf.c). */
+
+/* An entry to place, for the builder of a leaf's range. */
+struct item {
+	uint64_t index;
+	void *entry;
+	unsigned order;
+	unsigned tags;
+};
+
+void leaf_retire(struct dt_tree *t, struct dt_leaf *l);
+int leaf_new(struct dt_tree *t, const struct item *item, unsigned ls, struct dt_leaf **lp);
+void leaf_drop(struct dt_tree *t, struct dt_leaf *l);
+void walk_store(struct walk *w, void *entry);
+void walk_change_tags(struct dt_tree *t, const struct walk *w, unsigned set_tags,
+		      unsigned clear_tags);
+int leaf_insert(struct dt_tree *t, struct dt_node *n, unsigned off, uint64_t base,
+		unsigned order, void *entry, unsigned tags);
+int leaf_join(struct dt_tree *t, struct dt_node *n, unsigned off, uint64_t base,
+	      unsigned order, void *entry);
+void leaf_delete(struct dt_tree *t, const struct walk *w);
+bool tree_collapse(struct dt_tree *t, struct dt_node *n);
+bool root_lower_leaf(struct dt_tree *t);
+unsigned leaf_items(const struct dt_leaf *l, uint64_t base, struct item *items);
 
 int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 		 struct dt_node **target);
@@ -210,13 +293,6 @@ void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off, unsign
 
 /* The reader's walks (inside read_lock, or under t->lock). */
 
-struct walk {
-	struct dt_node *node;
-	unsigned off;		/* canonical slot */
-	void *entry;
-	uint64_t base;
-	unsigned order;
-};
 
 static inline bool slot_has_tag(const struct dt_node *n, unsigned off, int tag)
 {

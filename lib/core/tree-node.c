@@ -28,6 +28,12 @@ void prealloc_release(struct prealloc *p)
 		p->list = n->next_free;
 		free(n);
 	}
+	while (p->leaves) {
+		struct dt_leaf *l = p->leaves;
+
+		p->leaves = l->next_free;
+		free(l);
+	}
 }
 
 /* A node slot keeps the node's kind in bit 3 of its pointer. */
@@ -38,10 +44,8 @@ static struct dt_node *node_alloc(struct dt_tree *t, unsigned capacity)
 {
 	struct dt_node *n;
 
-	if (t->fail_countdown == 0)
+	if (!alloc_allowed(t))
 		return NULL;
-	if (t->fail_countdown > 0)
-		t->fail_countdown--;
 	n = malloc(node_size(capacity));
 	if (n)
 		n->capacity = (uint8_t)capacity;
@@ -169,6 +173,8 @@ void subtree_retire(struct dt_tree *t, struct dt_node *n)
 
 		if (slot_is_node(slot))
 			subtree_retire(t, slot_to_node(slot));
+		else if (slot_is_leaf(slot))
+			leaf_retire(t, slot_to_leaf(slot));
 	}
 	node_retire(t, n);
 }
@@ -180,6 +186,8 @@ void subtree_free_now(struct dt_node *n)
 
 		if (slot_is_node(slot))
 			subtree_free_now(slot_to_node(slot));
+		else if (slot_is_leaf(slot))
+			free(slot_to_leaf(slot));
 	}
 	free(n);
 }

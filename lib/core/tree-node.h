@@ -13,13 +13,16 @@
  *                             is a small node (nodes are 16-byte aligned): a
  *                             reader goes down a full node's slots without
  *                             reading its head
- *   sibling (low bits 110)    (canonical offset << 3) | 6: this slot belongs
- *                             to the entry whose canonical slot is that offset
- *                             in the same node
+ *   sibling (low bits 110)    (canonical offset << 3) | 6, below 512: this
+ *                             slot belongs to the entry whose canonical slot
+ *                             is that offset in the same node
+ *   leaf   (low bits 110)     a pointer to a leaf (struct dt_leaf), plus 6:
+ *                             an address, far above any sibling
  *
- * Concurrency: slots, key words, used, tags and seq are read by lock-free
- * readers and only ever accessed with atomic loads and stores.  shift, base
- * and capacity never change after a node is published.  parent, offset and
+ * Concurrency: slots, key words, used, tags, seq and a leaf's entries and
+ * tag bytes are read by lock-free readers and only ever accessed with atomic
+ * loads and stores.  shift, base and capacity, and a leaf's count and keys,
+ * never change after a node or leaf is published.  parent, offset and
  * nkeys are written and read only under the tree's mutex, and only while the
  * node is in the tree: once retired, their room is the rcu_head's.
  */
@@ -27,6 +30,7 @@
 #define DAXTRACK_TREE_NODE_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -201,9 +205,17 @@ static inline bool slot_is_node(const void *p)
 	return ((uintptr_t)p & 7) == 2;
 }
 
+/* Sibling values are below 512; a leaf is an address, far above. */
+#define SIBLING_LIMIT 512u
+
 static inline bool slot_is_sibling(const void *p)
 {
-	return ((uintptr_t)p & 7) == 6;
+	return ((uintptr_t)p & 7) == 6 && (uintptr_t)p < SIBLING_LIMIT;
+}
+
+static inline bool slot_is_leaf(const void *p)
+{
+	return ((uintptr_t)p & 7) == 6 && (uintptr_t)p >= SIBLING_LIMIT;
 }
 
 static inline bool slot_is_entry(const void *p)
@@ -241,6 +253,114 @@ static inline void *sibling_slot(unsigned canonical)
 static inline unsigned sibling_canonical(const void *p)
 {
 	return (unsigned)((uintptr_t)p >> 3);
+}
+
+/*
+ * Leaves.  A slot of a node whose shift is LEAF_MIN_SHIFT..LEAF_TOP_SHIFT may
+ * hold, instead of a child node, a leaf: up to LEAF_MAX order-0 entries of
+ * the slot's range, as their index bits below the slot (keys, ascending),
+ * their entries and a bit per key and tag.  A leaf is never changed under a
+ * reader but by an entry's replacement or a tag byte, each one atomic
+ * store; a key added or removed makes a copy that replaces it (RCU).  An
+ * entry emptied in place (a delete that could not allocate the copy) is a
+ * hole: NULL, no tags, and not an entry.
+ */
+#define LEAF_MAX 8u
+/* A leaf's range holds more indices than keys, and its keys fit 32 bits. */
+#define LEAF_MIN_SHIFT (MAP_SHIFT > 3 ? MAP_SHIFT : 2 * MAP_SHIFT)
+#define LEAF_TOP_SHIFT (32 / MAP_SHIFT * MAP_SHIFT)
+
+struct dt_leaf {
+	union {
+		struct rcu_head rcu;		/* after unlinking */
+		struct dt_leaf *next_free;	/* while preallocated */
+	};
+	uint8_t count;
+	uint8_t tags[DT_TREE_MAX_TAGS];		/* bit per key */
+	uint32_t keys[];			/* then the entries, 8-aligned */
+};
+
+_Static_assert(LEAF_MAX <= 8, "a leaf's tags are a byte a tag");
+
+static inline bool leaf_level(unsigned shift)
+{
+	return shift >= LEAF_MIN_SHIFT && shift <= LEAF_TOP_SHIFT;
+}
+
+static inline size_t leaf_entries_offset(unsigned count)
+{
+	return (offsetof(struct dt_leaf, keys) + count * sizeof(uint32_t) + 7) & ~(size_t)7;
+}
+
+static inline size_t leaf_size(unsigned count)
+{
+	return leaf_entries_offset(count) + count * sizeof(void *);
+}
+
+static inline void **leaf_entries(const struct dt_leaf *l)
+{
+	return (void **)((char *)l + leaf_entries_offset(l->count));
+}
+
+static inline void *leaf_to_slot(struct dt_leaf *l)
+{
+	return (void *)((uintptr_t)l | 6);
+}
+
+static inline struct dt_leaf *slot_to_leaf(const void *p)
+{
+	return (struct dt_leaf *)((uintptr_t)p - 6);
+}
+
+static inline void *leaf_entry(const struct dt_leaf *l, unsigned pos)
+{
+	return __atomic_load_n(&leaf_entries(l)[pos], __ATOMIC_ACQUIRE);
+}
+
+/* The position of the first key >= @key, or count. */
+static inline unsigned leaf_seek(const struct dt_leaf *l, uint32_t key)
+{
+	unsigned pos = 0;
+
+	while (pos < l->count && l->keys[pos] < key)
+		pos++;
+	return pos;
+}
+
+/* The position of @key, or -1. */
+static inline int leaf_pos(const struct dt_leaf *l, uint32_t key)
+{
+	unsigned pos = leaf_seek(l, key);
+
+	return pos < l->count && l->keys[pos] == key ? (int)pos : -1;
+}
+
+static inline uint32_t leaf_key(unsigned shift, uint64_t index)
+{
+	return (uint32_t)(index & ((UINT64_C(1) << shift) - 1));
+}
+
+static inline bool leaf_tag(const struct dt_leaf *l, unsigned tag, unsigned pos)
+{
+	return (__atomic_load_n(&l->tags[tag], __ATOMIC_RELAXED) >> pos) & 1;
+}
+
+static inline unsigned leaf_tag_mask(const struct dt_leaf *l, unsigned pos)
+{
+	unsigned mask = 0;
+
+	for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+		mask |= (unsigned)leaf_tag(l, tag, pos) << tag;
+	return mask;
+}
+
+/* The first position at or after @pos holding an entry with @tag (any if negative), or count. */
+static inline unsigned leaf_next(const struct dt_leaf *l, unsigned pos, int tag)
+{
+	for (; pos < l->count; pos++)
+		if (tag < 0 ? leaf_entry(l, pos) != NULL : leaf_tag(l, (unsigned)tag, pos))
+			return pos;
+	return pos;
 }
 
 /* Atomic access to what readers see. */

@@ -70,7 +70,7 @@ static int split_to_children(struct dt_tree *t, struct dt_node *n, unsigned off,
 	struct dt_node *children[MAP_SIZE];
 	uint64_t per_slot = 0, level_nodes = 1;
 	void *entry = slot_load(n, off);
-	struct prealloc p = { NULL };
+	struct prealloc p = { NULL, NULL };
 	int ret;
 
 	for (unsigned l = 0; l < levels; l++) {
@@ -108,14 +108,21 @@ int dt_tree_split(struct dt_tree *t, uint64_t index, unsigned new_order)
 {
 	unsigned off, size, order, tags;
 	struct dt_node *n;
+	struct walk w;
 	int ret = 0;
 
 	tree_lock(t);
-	n = locked_find(t, index, &off);
-	if (!n) {
+	if (!locked_find(t, index, &w)) {
 		ret = -ENOENT;
 		goto out;
 	}
+	if (w.leaf) {
+		/* An order-0 entry: nothing smaller. */
+		ret = new_order ? -EINVAL : 0;
+		goto out;
+	}
+	n = w.node;
+	off = w.off;
 	size = group_size(n, off);
 	order = group_order(n, size);
 	if (new_order > order) {
@@ -140,6 +147,34 @@ out:
 	return ret;
 }
 
+/* Count out the entries of a leaf that a join removes. */
+static void leaf_uncount(struct dt_tree *t, const struct dt_leaf *l)
+{
+	for (unsigned pos = 0; pos < l->count; pos++)
+		if (leaf_entry(l, pos))
+			count_entry(t, 0, leaf_tag_mask(l, pos), -1);
+}
+
+/* The node whose slot *@off holds a leaf on the way to shift @es over @base, or NULL. */
+static struct dt_node *leaf_on_path(const struct dt_tree *t, uint64_t base, unsigned es,
+				    unsigned *off)
+{
+	struct dt_node *n = t->root;
+
+	if (!n || base > node_last(n))
+		return NULL;
+	while (n->shift > es) {
+		void *slot = slot_load(n, *off = node_offset(n, base));
+
+		if (slot_is_leaf(slot))
+			return n;
+		if (!slot_is_node(slot))
+			return NULL;
+		n = slot_to_node(slot);
+	}
+	return NULL;
+}
+
 /* Count out every entry of a subtree that a join removes. */
 static void subtree_uncount(struct dt_tree *t, const struct dt_node *n)
 {
@@ -148,6 +183,8 @@ static void subtree_uncount(struct dt_tree *t, const struct dt_node *n)
 
 		if (slot_is_node(slot))
 			subtree_uncount(t, slot_to_node(slot));
+		else if (slot_is_leaf(slot))
+			leaf_uncount(t, slot_to_leaf(slot));
 		else if (slot_is_entry(slot))
 			count_entry(t, group_order(n, group_size(n, off)), slot_tag_mask(n, off),
 				    -1);
@@ -158,7 +195,9 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 {
 	uint64_t base = order_base(index, order);
 	struct dt_node *n, *detached[MAP_SIZE];
-	unsigned es, size, off, ndetached = 0, tags = 0;
+	struct dt_leaf *leaves[MAP_SIZE];
+	unsigned es, size, off, ndetached = 0, nleaves = 0, tags = 0;
+	struct walk w;
 	int ret;
 
 	if (order > DT_TREE_MAX_ORDER || !entry_storable(entry))
@@ -167,9 +206,16 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 	size = 1u << (order - es);
 	tree_lock(t);
 	/* Entries are aligned: one bigger than the range covers its base. */
-	n = locked_find(t, base, &off);
-	if (n && group_order(n, group_size(n, off)) > order) {
+	if (locked_find(t, base, &w) && !w.leaf &&
+	    group_order(w.node, group_size(w.node, w.off)) > order) {
 		ret = -EINVAL;
+		goto out;
+	}
+	n = leaf_on_path(t, base, es, &off);
+	if (n) {
+		ret = leaf_join(t, n, off, base, order, entry);
+		if (!ret)
+			tree_prune(t, n);
 		goto out;
 	}
 	ret = path_prepare(t, base, es, size, &n);
@@ -185,6 +231,9 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 		if (slot_is_node(slot)) {
 			detached[ndetached++] = slot_to_node(slot);
 			subtree_uncount(t, slot_to_node(slot));
+		} else if (slot_is_leaf(slot)) {
+			leaves[nleaves++] = slot_to_leaf(slot);
+			leaf_uncount(t, slot_to_leaf(slot));
 		} else if (slot_is_entry(slot)) {
 			count_entry(t, group_order(n, group_size(n, i)), slot_tag_mask(n, i), -1);
 		}
@@ -204,6 +253,9 @@ int dt_tree_join(struct dt_tree *t, uint64_t index, unsigned order, void *entry)
 	count_entry(t, order, tags, 1);
 	for (unsigned i = 0; i < ndetached; i++)
 		subtree_retire(t, detached[i]);
+	for (unsigned i = 0; i < nleaves; i++)
+		leaf_retire(t, leaves[i]);
+	tree_prune(t, n);
 out:
 	tree_unlock(t);
 	return ret;

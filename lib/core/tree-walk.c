@@ -26,7 +26,8 @@ descend:;
 	uint32_t seq = seq_read_begin(n);
 	unsigned off = node_offset(n, from);
 	void *slot = slot_load(n, off);
-	unsigned i = off;
+	unsigned i = off, pos;
+	struct dt_leaf *l;
 
 	if (slot_is_sibling(slot)) {
 		/* @from is inside an entry that starts before it. */
@@ -37,11 +38,27 @@ descend:;
 			goto found;
 		}
 		off++;
+	} else if (slot_is_leaf(slot)) {
+		/* The keys of the leaf from @from's on. */
+		l = slot_to_leaf(slot);
+		pos = leaf_next(l, leaf_seek(l, leaf_key(n->shift, from)), tag);
+		if (pos < l->count)
+			goto found_leaf;
+		off++;
 	}
 	for (i = next_candidate(n, off, tag); i < MAP_SIZE; i = next_candidate(n, i + 1, tag)) {
 		slot = slot_load(n, i);
 		if (!slot || slot_is_sibling(slot))
 			continue;	/* changing under us; the seq check tells */
+		if (slot_is_leaf(slot)) {
+			/* Slot @off may have become a leaf since the look above. */
+			l = slot_to_leaf(slot);
+			pos = from > slot_base(n, i) ? leaf_seek(l, leaf_key(n->shift, from)) : 0;
+			pos = leaf_next(l, pos, tag);
+			if (pos < l->count)
+				goto found_leaf;
+			continue;
+		}
 		if (slot_is_node(slot)) {
 			/* Move on without touching the child unless it is needed. */
 			if (from < slot_base(n, i))
@@ -60,10 +77,18 @@ descend:;
 	from = node_last(n) + 1;
 	goto restart;
 
+found_leaf:
+	walk_at_leaf(w, n, i, l, pos);
+	if (!seq_read_valid(n, seq) || !w->entry)
+		goto restart;	/* a group changing beside it, or a hole made meanwhile */
+	return w->base <= last;
+
 found:
 	w->entry = slot_load(n, i);
 	w->node = n;
 	w->off = i;
+	w->leaf = NULL;
+	w->pos = 0;
 	w->base = slot_base(n, i);
 	w->order = group_order(n, group_size(n, i));
 	if (!seq_read_valid(n, seq) || !slot_is_entry(w->entry))
@@ -113,6 +138,8 @@ static void prefetch_next_children(const struct dt_node *n, unsigned i, int tag,
 		if (i >= MAP_SIZE)
 			return;
 		slot = slot_load(n, i);
+		if (slot_is_leaf(slot))
+			__builtin_prefetch(slot_to_leaf(slot), 1);
 		if (!slot_is_node(slot))
 			continue;
 		/* k == 0: its head was asked for at the step before. */
@@ -142,8 +169,18 @@ static unsigned entry_slots(const struct dt_node *n, unsigned off)
 static bool locked_next_entry(int tag, bool slots, struct walk *w)
 {
 	struct dt_node *n = w->node;
-	unsigned i = w->off + (1u << (w->order - n->shift));	/* past its siblings */
+	unsigned i, pos;
 
+	if (w->leaf) {
+		pos = leaf_next(w->leaf, w->pos + 1, tag);
+		if (pos < w->leaf->count) {
+			walk_at_leaf(w, n, w->off, w->leaf, pos);
+			return true;
+		}
+		i = w->off + 1;
+	} else {
+		i = w->off + (1u << (w->order - n->shift));	/* past its siblings */
+	}
 	for (;;) {
 		void *slot;
 
@@ -162,8 +199,21 @@ static bool locked_next_entry(int tag, bool slots, struct walk *w)
 			i = 0;
 			continue;
 		}
+		if (slot_is_leaf(slot)) {
+			struct dt_leaf *l = slot_to_leaf(slot);
+
+			pos = leaf_next(l, 0, tag);
+			if (pos < l->count) {
+				walk_at_leaf(w, n, i, l, pos);
+				return true;
+			}
+			i++;
+			continue;
+		}
 		w->node = n;
 		w->off = i;
+		w->leaf = NULL;
+		w->pos = 0;
 		w->entry = slot;
 		w->base = slot_base(n, i);
 		w->order = group_order(n, entry_slots(n, i));
@@ -185,10 +235,24 @@ static void *cursor_at(struct dt_cursor *c, const struct walk *w)
 {
 	c->node = w->node;
 	c->off = w->off;
+	c->leaf = w->leaf;
+	c->pos = w->pos;
 	c->index = w->base;
 	c->order = w->order;
 	c->entry = w->entry;
 	return w->entry;
+}
+
+/* The place of the entry the cursor found. */
+static void cursor_walk(const struct dt_cursor *c, struct walk *w)
+{
+	w->node = c->node;
+	w->off = c->off;
+	w->leaf = c->leaf;
+	w->pos = c->pos;
+	w->entry = c->entry;
+	w->base = c->index;
+	w->order = c->order;
 }
 
 /* Past the range: nothing found, and nothing more to find. */
@@ -251,14 +315,14 @@ void *dt_cursor_load(struct dt_cursor *c)
 {
 	struct walk w;
 
-	w.node = locked_find(c->tree, c->index, &w.off);
-	if (!w.node) {
+	if (!locked_find(c->tree, c->index, &w)) {
 		cursor_forget(c);
 		return NULL;
 	}
-	w.entry = slot_load(w.node, w.off);
-	w.base = slot_base(w.node, w.off);
-	w.order = group_order(w.node, entry_slots(w.node, w.off));
+	if (!w.leaf) {
+		w.base = slot_base(w.node, w.off);
+		w.order = group_order(w.node, entry_slots(w.node, w.off));
+	}
 	return cursor_at(c, &w);
 }
 
@@ -277,9 +341,7 @@ static void *cursor_next(struct dt_cursor *c, uint64_t last, int tag)
 	}
 	if (order_last(c->index, c->order) >= last)
 		return cursor_past(c, last);
-	w.node = c->node;
-	w.off = c->off;
-	w.order = c->order;
+	cursor_walk(c, &w);
 	if (!locked_next_entry(tag, true, &w) || w.base > last)
 		return cursor_past(c, last);
 	return cursor_at(c, &w);
@@ -300,17 +362,24 @@ void *dt_cursor_next_tagged(struct dt_cursor *c, uint64_t last, unsigned tag)
 void *dt_cursor_store(struct dt_cursor *c, void *entry)
 {
 	void *old = c->entry;
+	struct walk w;
 
 	if (!c->node || !entry_storable(entry))
 		return NULL;
-	slot_store(c->node, c->off, entry);
+	cursor_walk(c, &w);
+	walk_store(&w, entry);
 	c->entry = entry;
 	return old;
 }
 
 unsigned dt_cursor_tags(const struct dt_cursor *c)
 {
-	return c->node ? slot_tag_mask(c->node, c->off) : 0;
+	struct walk w;
+
+	if (!c->node)
+		return 0;
+	cursor_walk(c, &w);
+	return walk_tags(&w);
 }
 
 /*
@@ -326,6 +395,13 @@ static int cursor_change_tag(struct dt_cursor *c, unsigned tag, bool set)
 		return -EINVAL;
 	if (!n)
 		return -ENOENT;
+	if (c->leaf) {
+		struct walk w;
+
+		cursor_walk(c, &w);
+		walk_change_tags(c->tree, &w, set ? 1u << tag : 0, set ? 0 : 1u << tag);
+		return 0;
+	}
 	bit = UINT64_C(1) << c->off;
 	bits = tags_load(n, tag);
 	if (!!(bits & bit) == set)

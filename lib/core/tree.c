@@ -17,9 +17,10 @@
  * one node (a sibling group appearing, going, splitting or joining) is made
  * inside a write of the node's sequence count, and a reader that resolves a
  * sibling or measures a group validates that count and restarts from the
- * root if it moved.  A node that needs room for more slots, or fits a
- * smaller kind, is replaced by a copy of the kind that fits, published with
- * one store (node_replace()).  Nodes that leave the tree are never modified
+ * root if it moved.  A slot at a leaf level may hold a leaf of a few
+ * order-0 entries instead of nodes (tree-leaf.c).  A node that needs room
+ * for more slots, or fits a smaller kind, is replaced by a copy of the kind
+ * that fits, published with one store (node_replace()).  Nodes that leave the tree are never modified
  * again and are freed after a grace period.  The file reads top-down: the
  * writer's walk, the lookup, then the public API.  Allocation, reclaim and
  * node_replace() are in tree-node.c, iteration and the cursor in
@@ -150,7 +151,7 @@ int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 	uint64_t roots, missing = path_probe(t, base, es, target, &attach, &roots);
 	/* A new node below the root holds a child or the entry's group. */
 	unsigned need = 0, capacity = kind_capacity(size), grow = 0;
-	struct prealloc p = { NULL };
+	struct prealloc p = { NULL, NULL };
 	int ret;
 
 	if (attach) {
@@ -175,8 +176,13 @@ int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 	if (grow)
 		attach = node_replace(t, attach, node_take(t, &p, grow, attach->shift, attach->base));
 	if (missing) {
+		struct dt_node *old_root = t->root;
+
 		tree_extend(t, &p, base, es);
 		*target = path_create(t, &p, capacity, base, es);
+		/* The old root, now below new levels, may fit a leaf there. */
+		if (old_root && old_root != t->root)
+			tree_collapse(t, old_root);
 	} else {
 		*target = attach;
 	}
@@ -194,8 +200,9 @@ void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry)
 }
 
 /*
- * Free @n and its ancestors while they are empty, move the first one left
- * to a smaller kind if it fits one, then lower the root.
+ * Free @n and its ancestors while they are empty, collapse the first one
+ * left into a leaf or move it to a smaller kind if it fits one, then lower
+ * the root.
  */
 void tree_prune(struct dt_tree *t, struct dt_node *n)
 {
@@ -210,12 +217,16 @@ void tree_prune(struct dt_tree *t, struct dt_node *n)
 		node_retire(t, n);
 		n = parent;
 	}
-	if (n)
+	if (n && !tree_collapse(t, n))
 		node_shrink(t, n);
 	for (struct dt_node *root = t->root; root && node_count(root) == 1;) {
 		void *slot = slot_load(root, 0);
 		struct dt_node *child;
 
+		if (slot_is_leaf(slot)) {
+			root_lower_leaf(t);
+			break;
+		}
 		if (!slot_is_node(slot))
 			break;
 		child = slot_to_node(slot);
@@ -239,10 +250,11 @@ enum walk_need {
 /*
  * Find the entry covering @index.  A single-slot entry found with WALK_ENTRY
  * is returned as read; anything that involves a sibling group is read under
- * the node's sequence count.
+ * the node's sequence count.  Inlined in every reader (it outgrew the
+ * compiler's own choice with leaves): a lookup is a few instructions a level.
  */
-static inline bool walk_find(const struct dt_tree *t, uint64_t index, enum walk_need need,
-			     struct walk *w)
+static inline __attribute__((always_inline)) bool
+walk_find(const struct dt_tree *t, uint64_t index, enum walk_need need, struct walk *w)
 {
 	struct dt_node *n;
 	unsigned shift, off;
@@ -269,9 +281,22 @@ restart:
 	}
 	if (!slot)
 		return false;
-	if (need == WALK_ENTRY && !slot_is_sibling(slot)) {
+	if (need == WALK_ENTRY && !slot_is_internal(slot)) {
 		w->entry = slot;
 		return true;
+	}
+	if (slot_is_leaf(slot)) {
+		/* The loop went one level on: the leaf is in a slot of n. */
+		struct dt_leaf *l = slot_to_leaf(slot);
+		int pos = leaf_pos(l, leaf_key(shift + MAP_SHIFT, index));
+
+		if (pos < 0)
+			return false;
+		if (need == WALK_ENTRY)
+			w->entry = leaf_entry(l, (unsigned)pos);
+		else
+			walk_at_leaf(w, n, node_offset(n, index), l, (unsigned)pos);
+		return w->entry != NULL;
 	}
 	off = node_offset(n, index);
 	seq = seq_read_begin(n);
@@ -283,6 +308,8 @@ restart:
 	w->entry = slot_load(n, off);
 	w->node = n;
 	w->off = off;
+	w->leaf = NULL;
+	w->pos = 0;
 	if (need == WALK_RANGE) {
 		w->base = slot_base(n, off);
 		w->order = group_order(n, group_size(n, off));
@@ -339,30 +366,94 @@ static bool slots_used(const struct dt_node *n, unsigned off, unsigned size)
 	return (used_load(n) >> off) & (UINT64_MAX >> (64 - size));
 }
 
+/* Whether a live key of the leaf in slot @off of @n is in [@base, @last]. */
+static bool leaf_occupied(const struct dt_node *n, unsigned off, uint64_t base, uint64_t last)
+{
+	struct dt_leaf *l = slot_to_leaf(slot_load(n, off));
+	uint64_t first = slot_base(n, off);
+
+	for (unsigned pos = 0; pos < l->count; pos++) {
+		uint64_t index = first + l->keys[pos];
+
+		if (index >= base && index <= last && leaf_entry(l, pos))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Whether any entry intersects the @size slots at shift @es over @base, by a
- * walk from the root (tree_insert_locked() looks at the hint itself).
+ * walk from the root (tree_insert_locked() looks at the hint itself).  Else
+ * *@stop is the shift of the highest node the range's path lacks or that
+ * lacks a slot for it, and *@n the last node above the range's node that the
+ * walk met, *@off its slot on the way: a leaf over the range, or empty at
+ * *@stop.
  */
-static bool range_occupied(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size)
+static bool range_walk(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
+		       struct dt_node **at, unsigned *off, unsigned *stop)
 {
 	struct dt_node *n = t->root;
-	unsigned off;
 
+	*at = NULL;
+	*off = 0;
+	*stop = index_shift(base);
 	if (!n || base > node_last(n))
 		return false;
 	if (n->shift < es)
 		return true;	/* the range covers the whole, non-empty tree */
 	while (n->shift > es) {
-		void *slot = slot_load(n, node_offset(n, base));
+		void *slot;
 
+		*off = node_offset(n, base);
+		*stop = n->shift;
+		*at = n;
+		slot = slot_load(n, *off);
 		if (!slot)
 			return false;
+		if (slot_is_leaf(slot))
+			return leaf_occupied(n, *off, base, order_last(base, es + __builtin_ctz(size)));
 		if (!slot_is_node(slot))
 			return true;	/* a bigger entry covers the range */
 		n = slot_to_node(slot);
 	}
+	*stop = es;
+	return slots_used(n, node_offset(n, base), size);
+}
+
+/* The shift of the node whose slot takes a new order-0 entry where a walk stopped at @stop. */
+static unsigned leaf_target_shift(unsigned stop)
+{
+	if (stop > LEAF_TOP_SHIFT)
+		return LEAF_TOP_SHIFT;
+	return leaf_level(stop) ? stop : 0;
+}
+
+/*
+ * A new order-0 entry at @base in a new leaf in a slot of the node at shift
+ * @ls, @n if that one has room for it, else with the path down to it.
+ */
+static int insert_new_leaf(struct dt_tree *t, struct dt_node *n, uint64_t base, unsigned ls,
+			   void *entry, unsigned tags)
+{
+	struct item item = { base, entry, 0, tags };
+	struct dt_leaf *l;
+	unsigned off;
+	int ret = leaf_new(t, &item, ls, &l);
+
+	if (ret)
+		return ret;
+	if (!n || n->shift != ls || !node_room(n, 1))
+		ret = path_prepare(t, base, ls, 1, &n);
+	if (ret) {
+		leaf_drop(t, l);
+		return ret;
+	}
 	off = node_offset(n, base);
-	return slots_used(n, off, size);
+	slot_store(n, off, leaf_to_slot(l));
+	for (unsigned m = tags; m; m &= m - 1)
+		tag_propagate_set(n, off, (unsigned)__builtin_ctz(m));
+	count_entry(t, 0, tags, 1);
+	return 0;
 }
 
 /* Insert @entry with @tags (a mask); a new entry's slot has no tag bit yet. */
@@ -377,8 +468,19 @@ static int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, 
 
 	/* The common case of a batch of inserts: the bottom node of the last one. */
 	n = es ? NULL : hint_covering(t, base);
-	if (n ? slots_used(n, node_offset(n, base), size) : range_occupied(t, base, es, size))
-		return -EEXIST;
+	if (n) {
+		if (slots_used(n, node_offset(n, base), size))
+			return -EEXIST;
+	} else {
+		unsigned stop;
+
+		if (range_walk(t, base, es, size, &n, &off, &stop))
+			return -EEXIST;
+		if (n && slot_is_leaf(slot_load(n, off)))
+			return leaf_insert(t, n, off, base, order, entry, tags);
+		if (!order && leaf_target_shift(stop))
+			return insert_new_leaf(t, n, base, leaf_target_shift(stop), entry, tags);
+	}
 	ret = path_prepare(t, base, es, size, &n);
 	if (ret)
 		return ret;
@@ -433,9 +535,7 @@ static void *lookup_range(const struct dt_tree *t, uint64_t index, uint64_t *bas
 		if (order)
 			*order = w.order;
 		if (tags)
-			*tags = 0;
-		for (unsigned tag = 0; tags && tag < DT_TREE_MAX_TAGS; tag++)
-			*tags |= (unsigned)tag_bit(w.node, tag, w.off) << tag;
+			*tags = walk_tags(&w);
 	}
 	read_unlock();
 	return entry;
@@ -464,6 +564,8 @@ void dt_tree_prefetch(const struct dt_tree *t, uint64_t index)
 	for (unsigned shift = n->shift; shift >= MAP_SHIFT; shift -= MAP_SHIFT) {
 		void *slot = slot_load(n, (unsigned)((index >> shift) & MAP_MASK));
 
+		if (slot_is_leaf(slot))
+			__builtin_prefetch(slot_to_leaf(slot), 1);
 		if (!slot_is_node(slot))
 			break;
 		n = slot_to_node(slot);
@@ -513,16 +615,14 @@ int dt_tree_insert_tagged(struct dt_tree *t, uint64_t index, unsigned order, voi
 static void *tree_exchange(struct dt_tree *t, uint64_t index, bool compare, void *old,
 			   void *entry, unsigned set_tags, unsigned clear_tags)
 {
-	struct dt_node *n;
-	unsigned off;
+	struct walk w;
 	void *found;
 
 	tree_lock(t);
-	n = locked_find(t, index, &off);
-	found = n ? slot_load(n, off) : NULL;
+	found = locked_find(t, index, &w) ? w.entry : NULL;
 	if (found && (!compare || found == old) && entry_storable(entry)) {
-		slot_store(n, off, entry);
-		slot_change_tags(t, n, off, set_tags, clear_tags);
+		walk_store(&w, entry);
+		walk_change_tags(t, &w, set_tags, clear_tags);
 	} else if (!compare) {
 		found = NULL;
 	}
@@ -551,12 +651,19 @@ void *dt_tree_delete(struct dt_tree *t, uint64_t index)
 	struct dt_node *n;
 	unsigned off, size, tags;
 	void *entry = NULL;
+	struct walk w;
 
 	tree_lock(t);
-	n = locked_find(t, index, &off);
-	if (!n)
+	if (!locked_find(t, index, &w))
 		goto out;
-	entry = slot_load(n, off);
+	entry = w.entry;
+	n = w.node;
+	off = w.off;
+	if (w.leaf) {
+		leaf_delete(t, &w);
+		tree_prune(t, n);
+		goto out;
+	}
 	size = group_size(n, off);
 	tags = slot_tag_mask(n, off);
 	if (size > 1)
@@ -584,25 +691,16 @@ bool dt_tree_empty(const struct dt_tree *t)
 
 static int tree_tag_change(struct dt_tree *t, uint64_t index, unsigned tag, bool set)
 {
-	struct dt_node *n;
-	unsigned off;
+	struct walk w;
 	int ret = 0;
 
 	if (tag >= DT_TREE_MAX_TAGS)
 		return -EINVAL;
 	tree_lock(t);
-	n = locked_find(t, index, &off);
-	if (!n) {
+	if (!locked_find(t, index, &w))
 		ret = -ENOENT;
-	} else if (tag_bit(n, tag, off) != set) {
-		if (set) {
-			tag_propagate_set(n, off, tag);
-			t->tagged[tag]++;
-		} else {
-			tag_propagate_clear(n, off, tag);
-			t->tagged[tag]--;
-		}
-	}
+	else
+		walk_change_tags(t, &w, set ? 1u << tag : 0, set ? 0 : 1u << tag);
 	tree_unlock(t);
 	return ret;
 }
@@ -626,7 +724,7 @@ bool dt_tree_tag_get(const struct dt_tree *t, uint64_t index, unsigned tag)
 		return false;
 	read_lock();
 	if (walk_find(t, index, WALK_SLOT, &w))
-		ret = tag_bit(w.node, tag, w.off);
+		ret = (walk_tags(&w) >> tag) & 1;
 	read_unlock();
 	return ret;
 }

@@ -7,6 +7,8 @@
  * 2^N copies.  The expected counts are derived from dt_tree_map_shift(),
  * by hand for a few shapes and by the model in tree_util.h for random ones.
  */
+#include <tree-private.h>
+
 #include "tree_util.h"
 
 DT_TEST_DEFINE("test_tree_nodes");
@@ -64,6 +66,7 @@ static void shape(const char *name, const struct shape_entry *e, size_t n, uint6
 static void test_shapes(void)
 {
 	uint64_t top = (63 / S) * S;	/* shift of the highest possible root */
+	uint64_t leaf_top = 32 / S * S;	/* the highest node with leaves in its slots */
 
 	if (S == 6)
 		SHAPE("order 9 at 0 (default fan-out)", 1, 0, { 0, 9 });
@@ -71,8 +74,8 @@ static void test_shapes(void)
 	SHAPE("order 0 at 1", 1, 1, { 1, 0 });
 	SHAPE("orders 0 at 0 and at 2^S-1", 1, 1, { 0, 0 }, { (1u << S) - 1, 0 });
 	SHAPE("0 and 1<<S", 3, 2, { 0, 0 }, { 1u << S, 0 });
-	SHAPE("0 and 1<<2S", 5, 3, { 0, 0 }, { 1u << (2 * S), 0 });
-	SHAPE("1<<2S alone", 3, 3, { 1u << (2 * S), 0 });
+	SHAPE("0 and 1<<2S (two leaves)", 3, 3, { 0, 0 }, { 1u << (2 * S), 0 });
+	SHAPE("1<<2S alone (a leaf)", 2, 3, { 1u << (2 * S), 0 });
 	SHAPE("order S+3 at 0", 1, 0, { 0, S + 3 });
 	SHAPE("order S-1 at 0", 1, 0, { 0, S - 1 });
 	SHAPE("order S at 0", 1, 0, { 0, S });
@@ -81,11 +84,11 @@ static void test_shapes(void)
 	SHAPE("order 2S at 2^2S", 1, 0, { UINT64_C(1) << (2 * S), 2 * S });
 	SHAPE("order S elevated beside a leaf", 2, 0, { 0, S }, { 1u << S, 0 });
 	SHAPE("order S-1 pair in one leaf", 1, 1, { 0, S - 1 }, { 1u << (S - 1), S - 1 });
-	SHAPE("order 2S+1 and order 0 above it", 3, 0, { 0, 2 * S + 1 },
+	SHAPE("order 2S+1 and order 0 above it", 2, 0, { 0, 2 * S + 1 },
 	      { UINT64_C(1) << (2 * S + 1), 0 });
 	SHAPE("order 1 at 2^S+2 (a path)", 3, 2, { (1u << S) + 2, 1 }, { 0, 0 });
-	SHAPE("order 0 at UINT64_MAX", top / S + 1, (unsigned)(top / S + 1), { UINT64_MAX, 0 });
-	SHAPE("order 0 at 0 and UINT64_MAX", 2 * (top / S) + 1, (unsigned)(top / S + 1),
+	SHAPE("order 0 at UINT64_MAX", (top - leaf_top) / S + 2, (unsigned)(top / S + 1), { UINT64_MAX, 0 });
+	SHAPE("order 0 at 0 and UINT64_MAX", 2 * ((top - leaf_top) / S + 1) + 1, (unsigned)(top / S + 1),
 	      { 0, 0 }, { UINT64_MAX, 0 });
 	/* A 2MiB page as one order-9 entry: 1 node beside a 4KiB neighbour's path. */
 	SHAPE("order 9 at 512 and order 0 at 0", model_nodes(&(struct ref){
@@ -176,6 +179,55 @@ static void test_random(void)
 	}
 }
 
+/*
+ * A leaf: up to 8 order-0 keys of a slot's range in one chunk; a ninth makes
+ * nodes, a delete back to 8 collapses them; a delete without memory for the
+ * leaf's copy leaves a hole that no walk returns.
+ */
+static void test_leaves(void)
+{
+	struct dt_tree *t = new_tree();
+	struct ref r = { 0 };
+	uint64_t base = UINT64_C(1) << 20, nodes;
+	struct dt_iter it;
+	unsigned seen = 0;
+
+	dt_test_ctx("leaves at shift %u", S);
+	for (unsigned k = 0; k < 9; k++) {
+		CHECK_EQ(ref_tree_insert(t, &r, base + 3 * k, 0, obj(k)), 0);
+		TREE_OK(t);
+		CHECK_EQ(tree_stats(t).nodes, model_nodes(&r, S, NULL));
+	}
+	CHECK_EQ(dt_tree_delete(t, base + 24), obj(8));
+	ref_del(&r, ref_lower(&r, base + 24));
+	TREE_OK(t);
+	nodes = tree_stats(t).nodes;
+	CHECK_EQ(nodes, model_nodes(&r, S, NULL));
+	CHECK_EQ(nodes, 2);	/* the root and one leaf */
+	CHECK_EQ(dt_tree_tag_set(t, base + 3, 1), 0);
+	dt_tree_fail_alloc(t, 0);
+	CHECK_EQ(dt_tree_delete(t, base + 6), obj(2));
+	dt_tree_fail_alloc(t, -1);
+	TREE_OK(t);
+	CHECK_EQ(tree_stats(t).entries, 7);
+	CHECK_EQ(tree_stats(t).nodes, nodes);
+	CHECK(dt_tree_lookup(t, base + 6) == NULL);
+	CHECK_EQ(dt_tree_tag_set(t, base + 6, 0), -ENOENT);
+	dt_iter_init(&it, 0);
+	while (dt_tree_next(t, &it, UINT64_MAX))
+		seen += it.index != base + 6;
+	CHECK_EQ(seen, 7);
+	dt_iter_init(&it, 0);
+	CHECK(dt_tree_next_tagged(t, &it, UINT64_MAX, 1) && it.index == base + 3);
+	CHECK(!dt_tree_next_tagged(t, &it, UINT64_MAX, 1));
+	CHECK_EQ(dt_tree_insert(t, base + 6, 0, obj(2)), 0);
+	TREE_OK(t);
+	CHECK_EQ(tree_stats(t).nodes, model_nodes(&r, S, NULL));
+	CHECK(dt_tree_tag_get(t, base + 3, 1));
+	ref_free(&r);
+	dt_tree_free(t);
+}
+
 int main(void)
 {
 	struct dt_tree *t;
@@ -191,6 +243,7 @@ int main(void)
 	dt_tree_free(t);
 	test_shapes();
 	test_copies();
+	test_leaves();
 	test_random();
 	urcu_memb_unregister_thread();
 	return dt_test_done();

@@ -144,7 +144,9 @@ static void split_case(uint64_t b, unsigned o, unsigned n, bool neighbours)
 		ref_free(&m);
 	}
 	CHECK_EQ(s.nodes, want_nodes);
-	CHECK(s.nodes >= nodes_before);
+	/* Order-0 pieces few enough for a leaf may take fewer. */
+	if (n || r.n + pieces > 8)
+		CHECK(s.nodes >= nodes_before);
 	/* Neighbours untouched. */
 	for (size_t i = 0; i < r.n; i++)
 		ok &= dt_tree_lookup(t, r.e[i].base) == r.e[i].entry &&

@@ -344,7 +344,9 @@ static inline void ref_check_stats(const struct dt_tree *t, const struct ref *r)
  * The node count the design implies: an entry of order o lives in the node
  * of shift floor(o / S) * S (capped at the highest level), the root is the
  * lowest level that holds every entry, and every node on the way from the
- * root to an entry's node exists.  Nodes are (shift, index >> (shift + S)).
+ * root to an entry's node exists, except that a slot of a node at a leaf
+ * level (S or, at S = 3, 2S, up to 32) whose range holds only order-0
+ * entries, at most 8, holds them as one leaf, counted as a node.
  */
 static inline unsigned model_top_shift(unsigned shift)
 {
@@ -367,22 +369,46 @@ static inline unsigned model_cover_shift(uint64_t last, unsigned shift)
 	return r;
 }
 
+static inline bool model_leaf_level(unsigned s, unsigned shift)
+{
+	return s >= (shift > 3 ? shift : 2 * shift) && s <= 32 / shift * shift;
+}
+
 static inline int model_cmp(const void *a, const void *b)
 {
-	const uint64_t *x = a, *y = b;
+	const struct ref_entry *x = a, *y = b;
 
-	if (x[0] != y[0])
-		return x[0] < y[0] ? -1 : 1;
-	if (x[1] != y[1])
-		return x[1] < y[1] ? -1 : 1;
-	return 0;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* The nodes and leaves of a node at shift @s holding @e[0..n), sorted. */
+static inline uint64_t model_node_count(const struct ref_entry *e, size_t n, unsigned s,
+					unsigned shift)
+{
+	uint64_t count = 1;
+
+	for (size_t i = 0, j; i < n; i = j) {
+		bool leaf = model_leaf_level(s, shift);
+
+		j = i + 1;
+		if (model_entry_shift(e[i].order, shift) == s)
+			continue;
+		while (j < n && e[j].base >> s == e[i].base >> s)
+			j++;
+		leaf &= j - i <= 8;
+		for (size_t k = i; k < j; k++)
+			leaf &= e[k].order == 0;
+		count += leaf ? 1 : model_node_count(e + i, j - i, s - shift, shift);
+	}
+	return count;
 }
 
 /* Returns the node count; *height is the number of levels, root to shift 0. */
 static inline uint64_t model_nodes(const struct ref *r, unsigned shift, unsigned *height)
 {
-	unsigned root = 0, levels = 64 / shift + 2;
-	uint64_t (*keys)[2], n = 0, uniq = 0;
+	struct ref_entry *e;
+	unsigned root = 0;
+	uint64_t nodes;
 
 	if (!r->n) {
 		if (height)
@@ -398,26 +424,16 @@ static inline uint64_t model_nodes(const struct ref *r, unsigned shift, unsigned
 		if (c > root)
 			root = c;
 	}
-	keys = malloc(r->n * levels * sizeof(*keys));
-	if (!keys)
+	e = malloc(r->n * sizeof(*e));
+	if (!e)
 		abort();
-	for (size_t i = 0; i < r->n; i++) {
-		unsigned s = model_entry_shift(r->e[i].order, shift);
-
-		for (int lv = (int)root; lv >= (int)s; lv -= (int)shift) {
-			keys[n][0] = (uint64_t)lv;
-			keys[n][1] = lv + shift >= 64 ? 0 : r->e[i].base >> (lv + shift);
-			n++;
-		}
-	}
-	qsort(keys, n, sizeof(*keys), model_cmp);
-	for (uint64_t i = 0; i < n; i++)
-		if (i == 0 || model_cmp(keys[i], keys[i - 1]))
-			uniq++;
-	free(keys);
+	memcpy(e, r->e, r->n * sizeof(*e));
+	qsort(e, r->n, sizeof(*e), model_cmp);
+	nodes = model_node_count(e, r->n, root, shift);
+	free(e);
 	if (height)
 		*height = root / shift + 1;
-	return uniq;
+	return nodes;
 }
 
 static inline struct dt_tree *new_tree(void)
