@@ -38,9 +38,10 @@
  *
  * The kernel trap (uffd WP async on a DAX page not mapped, or mapped by a
  * PMD, hangs the fault on 6.12) rules out any 2MiB entry: only present 4KiB
- * entries are ever write-protected.  Nothing here maps, unmaps or remaps a
- * page: a dense extent keeps the 4KiB entries dt_client_track() populated,
- * only their write-protect bit changes (UFFDIO_WRITEPROTECT, both ways).
+ * entries are ever write-protected (track-kernel.c).  Nothing here unmaps or
+ * remaps a page: a dense extent keeps the 4KiB entries its pages' first
+ * touches mapped, only their write-protect bit changes (PAGEMAP_SCAN on,
+ * UFFDIO_WRITEPROTECT off).
  * Going back to fine, the extent is write-protected before it is flushed
  * whole, so a store either lands before (and is flushed now) or faults.
  */
@@ -80,7 +81,7 @@ struct track_extent {
 	uint16_t written; /* pages the scan under way found written */
 	uint16_t run; /* the longest run of them */
 	uint16_t age; /* collections that met it while dense */
-	uint8_t probing; /* dense, PROBE_PAGES of its pages write-protected */
+	uint8_t probing; /* dense, this many probe pages (of PROBE_PAGES) write-protected */
 	uint8_t level; /* checks in a row that found it dense (DENSE_LEVEL_MAX at most) */
 	uint8_t trial; /* fine since a quiet probe, not judged yet */
 };
@@ -284,24 +285,28 @@ static uintptr_t probe_step(uintptr_t lo, uintptr_t hi)
 	return step ? step : DT_CLIENT_PAGE;
 }
 
-/* Write-protect the probe pages of [lo, hi): 0, or -errno (none left protected). */
-static int probe(int uffd, uintptr_t lo, uintptr_t hi)
+/*
+ * Write-protect the probe pages of [lo, hi) that are present (a page not
+ * present is not written, and cannot be write-protected: the trap, in
+ * track-kernel.c).  Return: how many, or -errno or 0 (none left protected).
+ */
+static long probe(const struct dt_client_tracks *t, uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t step = probe_step(lo, hi);
-	int err = 0;
+	long n = 0;
 
-	for (uintptr_t a = lo; a < hi && !err; a += step)
-		err = dt_tk_protect(uffd, a, DT_CLIENT_PAGE);
-	if (err)
-		dt_tk_unprotect(uffd, lo, hi - lo);
-	return err;
+	for (uintptr_t a = lo; a < hi && !n; a += step)
+		n = dt_tk_protect(t->pagemap, a, DT_CLIENT_PAGE);
+	if (!n)
+		n = dt_tk_protected_pages(t->pagemap, lo, hi);
+	if (n <= 0)
+		dt_tk_unprotect(t->uffd, lo, hi - lo);
+	return n;
 }
 
-/* Whether every probe page of [lo, hi) is still write-protected (none written). */
-static bool probe_quiet(int pagemap, uintptr_t lo, uintptr_t hi)
+/* Whether the @probes probe pages of [lo, hi) are still write-protected (none written). */
+static bool probe_quiet(int pagemap, uintptr_t lo, uintptr_t hi, long probes)
 {
-	long probes = (long)((hi - lo + probe_step(lo, hi) - 1) / probe_step(lo, hi));
-
 	return dt_tk_protected_pages(pagemap, lo, hi) == probes;
 }
 
@@ -326,7 +331,8 @@ static void flush_dense(struct collect *k, uintptr_t start, uintptr_t end)
 /*
  * Whether a probe page of dense extent @e ([lo, hi)) was written since the
  * probe began: it faulted there (its hot bit, cleared when the probe began:
- * only a probe page can fault in a dense extent) when the recording of the
+ * only a probe page, or a page mapped for the first time, which keeps the
+ * extent dense too, can fault in a dense extent) when the recording of the
  * faults is complete, else PAGEMAP_SCAN says.
  */
 static bool probe_written(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
@@ -335,7 +341,7 @@ static bool probe_written(struct collect *k, size_t e, uintptr_t lo, uintptr_t h
 
 	if (t->complete)
 		return bit(k->m->hot, e);
-	return !probe_quiet(t->pagemap, lo, hi);
+	return !probe_quiet(t->pagemap, lo, hi, k->m->st[e].probing);
 }
 
 /*
@@ -351,13 +357,14 @@ static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
 {
 	struct track_map *m = k->m;
 	int uffd = k->r->tracks->uffd;
+	bool written = probe_written(k, e, lo, hi);
 
 	m->st[e].probing = 0;
-	if (probe_written(k, e, lo, hi)) {
+	if (written) {
 		confirmed(&m->st[e]);
 		return false;
 	}
-	if (dt_tk_protect(uffd, lo, hi - lo)) {
+	if (dt_tk_protect(k->r->tracks->pagemap, lo, hi - lo)) {
 		dt_tk_unprotect(uffd, lo, hi - lo);
 		return false;
 	}
@@ -379,13 +386,14 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 	struct track_map *m = k->m;
 	struct track_extent *s = &m->st[e];
 	uintptr_t lo, hi;
+	long probes;
 
 	extent_bounds(m, e, &lo, &hi);
 	if (s->probing && probe_end(k, e, lo, hi))
 		return;
 	if (!s->probing && ++s->age >= DENSE_SYNCS << s->level &&
-	    !probe(k->r->tracks->uffd, lo, hi)) {
-		s->probing = 1;
+	    (probes = probe(k->r->tracks, lo, hi)) > 0) {
+		s->probing = (uint8_t)probes;
 		s->age = 0;
 		bit_clear(m->hot, e); /* a fault from now on: a probe page written */
 	}

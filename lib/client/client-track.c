@@ -290,8 +290,13 @@ static unsigned probe_ms(void)
 	return getenv("DAX_VM") ? TRACK_PROBE_VM_MS : TRACK_PROBE_MS;
 }
 
-/* Pin, register and write-protect @m (the probe passed): 0 or -EOPNOTSUPP. */
-static int arm(struct dt_client_region *r, const struct track_map *m, const char **why)
+/*
+ * Pin, register and write-protect @m (the probe passed), the dense mode's
+ * costs timed in between (once a process, on pages then write-protected):
+ * 0 or -EOPNOTSUPP.
+ */
+static int arm(struct dt_client_region *r, const struct track_map *m, uint64_t fault_ns,
+	       const char **why)
 {
 	struct dt_client_tracks *t = r->tracks;
 	int err;
@@ -306,9 +311,11 @@ static int arm(struct dt_client_region *r, const struct track_map *m, const char
 		*why = "userfaultfd write-protect refused for this mapping";
 		return -EOPNOTSUPP;
 	}
-	if (dt_tk_protect(t->uffd, m->addr, m->len)) {
+	if (!t->fine_only)
+		dt_track_calibrate(m, t->pagemap, fault_ns);
+	if (dt_tk_protect(t->pagemap, m->addr, m->len)) {
 		dt_tk_unregister(t->uffd, m->addr, m->len);
-		*why = "UFFDIO_WRITEPROTECT failed";
+		*why = "PAGEMAP_SCAN write-protect failed";
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -418,11 +425,9 @@ static int track_locked(struct dt_client_region *r, void *addr, size_t length, u
 	if (!err)
 		err = probe_once(&st, &m, &fault_ns, why);
 	if (!err)
-		err = arm(r, &m, why);
+		err = arm(r, &m, fault_ns, why);
 	if (err)
 		return err;
-	if (!r->tracks->fine_only)
-		dt_track_calibrate(&m, r->tracks->pagemap, fault_ns);
 	adopt(r, &m);
 	err = tracks_add(r, &m);
 	if (err) {

@@ -9,9 +9,13 @@
  * PM_SCAN_WP_MATCHING returns the written runs and write-protects them again
  * in the same walk.  A trap (seen on 6.12 with fsdax MAP_SYNC): a store to a
  * write-protected page that was not mapped, or mapped by a 2MiB entry, hangs
- * in the page fault; so the pages are mapped with 4KiB entries first
- * (dt_tk_pin()) and a child process tries a store before the caller's range
- * is write-protected (dt_tk_probe()).
+ * in the page fault.  So a range gets no 2MiB entry (dt_tk_pin()), a child
+ * process tries a store before the caller's range is write-protected
+ * (dt_tk_probe()), and only pages present are ever write-protected: every
+ * scan that write-protects asks for present (or swapped) pages, never for
+ * an empty entry, which would get the write-protect marker of the trap.  A
+ * page not present is not written; its first store faults like any, and the
+ * page is present and written after it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -160,11 +164,6 @@ static int write_protect(int uffd, uintptr_t start, size_t len, uint64_t mode)
 	return ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) ? -errno : 0;
 }
 
-int dt_tk_protect(int uffd, uintptr_t start, size_t len)
-{
-	return write_protect(uffd, start, len, UFFDIO_WRITEPROTECT_MODE_WP);
-}
-
 int dt_tk_unprotect(int uffd, uintptr_t start, size_t len)
 {
 	return write_protect(uffd, start, len, 0);
@@ -237,19 +236,43 @@ static long scan(int pagemap, struct pm_scan_arg *a, uintptr_t end, struct page_
 	return pages;
 }
 
-long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
-		   dt_tk_run_fn fn, void *arg)
+/*
+ * Written: present (or swapped) and not write-protected.  The kernel also
+ * calls an empty entry written, and write-protecting it leaves the marker
+ * of the trap: asking for one of the two categories excludes it.
+ */
+#define TK_MAPPED (PAGE_IS_PRESENT | PAGE_IS_SWAPPED)
+
+/* The written pages of [@start, @end), write-protected again, each run passed to @fn. */
+static long protect_written(int pagemap, uintptr_t start, uintptr_t end, struct page_region *v,
+			    size_t vec_len, dt_tk_run_fn fn, void *arg)
 {
 	struct pm_scan_arg a = { .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
 				 .start = start,
 				 .category_mask = PAGE_IS_WRITTEN,
+				 .category_anyof_mask = TK_MAPPED,
 				 .return_mask = PAGE_IS_WRITTEN };
 
-	__atomic_fetch_add(&dt_tk_walked, end - start, __ATOMIC_RELAXED);
-	return scan(pagemap, &a, end, vec, vec_len, fn, arg);
+	return scan(pagemap, &a, end, v, vec_len, fn, arg);
 }
 
-/* The pages of [start, end) in @category (or not in it, @inverted), or -errno. */
+long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
+		   dt_tk_run_fn fn, void *arg)
+{
+	__atomic_fetch_add(&dt_tk_walked, end - start, __ATOMIC_RELAXED);
+	return protect_written(pagemap, start, end, vec, vec_len, fn, arg);
+}
+
+int dt_tk_protect(int pagemap, uintptr_t start, size_t len)
+{
+	struct page_region v[16] = { { 0 } }; /* valgrind does not know PAGEMAP_SCAN */
+	long n = protect_written(pagemap, start, start + len, v, sizeof(v) / sizeof(v[0]), NULL,
+				 NULL);
+
+	return n < 0 ? (int)n : 0;
+}
+
+/* The pages of [start, end) in @category (or mapped and not in it, @inverted), or -errno. */
 static long count_pages(int pagemap, uintptr_t start, uintptr_t end, uint64_t category,
 			bool inverted)
 {
@@ -257,6 +280,7 @@ static long count_pages(int pagemap, uintptr_t start, uintptr_t end, uint64_t ca
 	struct pm_scan_arg a = { .start = start,
 				 .category_inverted = inverted ? category : 0,
 				 .category_mask = category,
+				 .category_anyof_mask = inverted ? TK_MAPPED : 0,
 				 .return_mask = category };
 
 	return scan(pagemap, &a, end, v, sizeof(v) / sizeof(v[0]), NULL, NULL);
@@ -313,6 +337,13 @@ int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why)
 		*why = "madvise(MADV_DONTNEED) of 2MiB-mapped pages refused";
 		return -EOPNOTSUPP;
 	}
+	return 0;
+}
+
+int dt_tk_populate(int pagemap, void *addr, size_t len, const char **why)
+{
+	uintptr_t start = (uintptr_t)addr;
+
 	if (madvise(addr, len, MADV_POPULATE_WRITE)) {
 		*why = errno == EFAULT ?
 			       "a 4KiB write fault fails here (a 2MiB-aligned device DAX?)" :
@@ -320,7 +351,8 @@ int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why)
 		return -EOPNOTSUPP;
 	}
 	/* Not present, or huge. */
-	if (any_page(pagemap, start, end, PAGE_IS_PRESENT, 0, PAGE_IS_PRESENT | PAGE_IS_HUGE)) {
+	if (any_page(pagemap, start, start + len, PAGE_IS_PRESENT, 0,
+		     PAGE_IS_PRESENT | PAGE_IS_HUGE)) {
 		*why = "pages not mapped by 4KiB entries after populating (2MiB mappings?)";
 		return -EOPNOTSUPP;
 	}
@@ -377,12 +409,12 @@ static int probe_child(void *page, size_t pages, uint64_t *fault_ns)
 	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (pm < 0)
 		return PROBE_PAGEMAP;
-	if (dt_tk_pin(pm, page, len, &why))
+	if (dt_tk_pin(pm, page, len, &why) || dt_tk_populate(pm, page, len, &why))
 		return PROBE_PIN;
 	uffd = dt_tk_uffd_open(&why);
 	if (uffd < 0)
 		return PROBE_UFFD;
-	if (dt_tk_register(uffd, p, len) || dt_tk_protect(uffd, p, len))
+	if (dt_tk_register(uffd, p, len) || dt_tk_protect(pm, p, len))
 		return PROBE_REGISTER;
 	if (dt_tk_collect(pm, p, p + len, v, 2, NULL, NULL) != 0)
 		return PROBE_CLEAN;

@@ -28,19 +28,26 @@ int dt_tk_uffd_open(const char **why);
 int dt_tk_pagemap_open(const char **why);
 
 /*
- * Register [start, start + len) for write-protect, write-protect it (its
- * present pages), make it writable again (no fault, counted as written by
- * the next scan), unregister it.
+ * Register [start, start + len) for write-protect, make it writable again
+ * (no fault, counted as written by the next scan), unregister it.
  */
 int dt_tk_register(int uffd, uintptr_t start, size_t len);
-int dt_tk_protect(int uffd, uintptr_t start, size_t len);
 int dt_tk_unprotect(int uffd, uintptr_t start, size_t len);
 int dt_tk_unregister(int uffd, uintptr_t start, size_t len);
+/*
+ * dt_tk_protect(): write-protect the pages of [start, start + len) that are
+ * present (or swapped) and writable, by a PAGEMAP_SCAN of @pagemap; a page
+ * not present stays so, with no marker (the trap, track-kernel.c).
+ * Return: 0 or -errno.
+ */
+int dt_tk_protect(int pagemap, uintptr_t start, size_t len);
 
 /*
  * dt_tk_collect(): the pages of [start, end) written since they were last
- * write-protected, each run passed to @fn, and write-protected again (one
- * PAGEMAP_SCAN a @vec_len runs).  Return: the pages collected, or -errno.
+ * write-protected, or mapped since (a page's first fault, read or write,
+ * counts as written once), each run passed to @fn, and write-protected
+ * again (one PAGEMAP_SCAN a @vec_len runs).  Return: the pages collected,
+ * or -errno.
  */
 long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_t vec_len,
 		   dt_tk_run_fn fn, void *arg);
@@ -48,17 +55,24 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 extern uint64_t dt_tk_walked;
 /* dt_tk_huge_pages(): the pages of [start, end) mapped by 2MiB entries, or -errno. */
 long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end);
-/* dt_tk_protected_pages(): the pages of [start, end) write-protected, not written, or -errno. */
+/* dt_tk_protected_pages(): the pages of [start, end) present and write-protected, or -errno. */
 long dt_tk_protected_pages(int pagemap, uintptr_t start, uintptr_t end);
 /* The size of one element of dt_tk_collect()'s @vec. */
 size_t dt_tk_vec_size(void);
 
 /*
- * dt_tk_pin(): map every page of [addr, addr + len) with a 4KiB page-table
- * entry, written (MADV_NOHUGEPAGE; MADV_DONTNEED if a 2MiB entry maps part
- * of it; MADV_POPULATE_WRITE), and check it: 0 or -EOPNOTSUPP with @why.
+ * dt_tk_pin(): let no 2MiB entry map a page of [addr, addr + len)
+ * (MADV_NOHUGEPAGE; MADV_DONTNEED if one maps part of it: a shared file
+ * mapping keeps its data): 0 or -EOPNOTSUPP with @why.  It maps nothing:
+ * the pages fault with 4KiB entries as they are used.
  */
 int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why);
+/*
+ * dt_tk_populate(): map every page of [addr, addr + len) with a 4KiB entry,
+ * written (MADV_POPULATE_WRITE; the data stays), and check it: 0 or
+ * -EOPNOTSUPP with @why (a device that faults only 2MiB entries).
+ */
+int dt_tk_populate(int pagemap, void *addr, size_t len, const char **why);
 
 /*
  * dt_tk_probe(): in a child process, pin the @pages pages (4KiB) from @page,

@@ -94,6 +94,35 @@ static void touch(char *base, uint64_t page)
 	base[page * PAGE + 17]++;
 }
 
+/* The pages of [p, p + len) mapped in this process (/proc/self/pagemap), or -1. */
+static long present_pages(const char *p, size_t len)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t e;
+	long n = 0;
+
+	if (fd < 0)
+		return -1;
+	for (size_t i = 0; i < len / PAGE && n >= 0; i++) {
+		off_t at = (off_t)(((uintptr_t)p / PAGE + i) * sizeof(e));
+
+		if (pread(fd, &e, sizeof(e), at) != (ssize_t)sizeof(e))
+			n = -1;
+		else
+			n += (long)(e >> 63);
+	}
+	close(fd);
+	return n;
+}
+
+/* A load of @page whose value is kept: valgrind drops a load nothing uses. */
+static volatile char peeked;
+
+static void peek(const char *base, uint64_t page)
+{
+	peeked = base[page * PAGE + 17];
+}
+
 /* ---- the scenarios (each in a child) ---- */
 
 /* Can this kernel track a /dev/shm mapping?  0, or DT_TEST_SKIP with the reason printed. */
@@ -114,6 +143,31 @@ static int can_track(void)
 		CHECK_EQ(err, 0);
 	dt_client_close(c);
 	return err == -EOPNOTSUPP ? DT_TEST_SKIP : 0;
+}
+
+/*
+ * A mapping tracked (the process timed its costs already): no page mapped;
+ * a page's first read maps it and counts as written once, a store as ever.
+ */
+static void fresh_mapping(struct dt_client_region *r)
+{
+	char *q = app_map(0, DTD_DB_SIZE, MAP_SHARED);
+
+	dt_test_ctx("a fresh mapping: tracking maps no page; a first read counts once");
+	if (!q || !CHECK_EQ(dt_client_track(r, q, DTD_DB_SIZE, 0, 0, NULL), 0))
+		return;
+	CHECK_EQ(present_pages(q, DTD_DB_SIZE), 0);
+	peek(q, 42);
+	CHECK_EQ(present_pages(q, DTD_DB_SIZE), 1);
+	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 1);
+	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 0);
+	peek(q, 42);
+	touch(q, 700);
+	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 1);
+	CHECK_EQ(dt_test_log_pages(r, 700, 700), 1);
+	CHECK_EQ(present_pages(q, DTD_DB_SIZE), 2);
+	CHECK_EQ(dt_client_untrack(r, q, 0), 0);
+	CHECK_EQ(munmap(q, DTD_DB_SIZE), 0);
 }
 
 /* The whole region tracked and adopted: exact pages, seen again, marks beside. */
@@ -191,6 +245,7 @@ static int whole_region(void)
 	CHECK_EQ(dt_client_untrack(r, p, 0), -ENOENT);
 	dt_client_counters(c, &k);
 	CHECK_EQ(k.sent_by_op[DT_OP_DIRTY], 0);
+	fresh_mapping(r);
 	CHECK_EQ(dt_client_close(c), 0);
 	CHECK_EQ(munmap(p, DTD_DB_SIZE), 0);
 	return 0;

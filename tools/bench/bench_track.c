@@ -434,7 +434,7 @@ static int start_tracking(const struct bench_opts *o, struct trk *t)
 		bench_fail("dt_client_track of 64 MiB: %s", strerror(-ret));
 		return -1;
 	}
-	bench_note(o, "tracked: 64 MiB tracked in %.1f ms (populate, probe, write-protect)",
+	bench_note(o, "tracked: 64 MiB tracked in %.1f ms (probe, register, write-protect)",
 		   (double)(bench_now_ns() - t0) / 1e6);
 	return 0;
 }

@@ -772,13 +772,14 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
  * page with a 4KiB entry, write-protects it with a userfaultfd of its own,
  * stores an atomic OR of zero, and is killed if the store hangs: after
  * $DAXTRACK_PROBE_MS milliseconds if set, else 2 s, 20 s with $DAX_VM set),
- * then maps every page of the range with a 4KiB
- * page-table entry (MADV_NOHUGEPAGE; MADV_DONTNEED where 2MiB entries map
- * it, the data staying in the file; MADV_POPULATE_WRITE; checked with
- * PAGEMAP_SCAN: the kernel cannot track stores to pages not mapped or
- * mapped by 2MiB entries, and on some kernels such a store hangs), and
- * registers it with userfaultfd in asynchronous write-protect mode.  A
- * refusal leaves the application's mapping as it was.  From then on every
+ * then lets no 2MiB page-table entry map the range (MADV_NOHUGEPAGE;
+ * MADV_DONTNEED where 2MiB entries map it, the data staying in the file:
+ * the kernel cannot track stores to pages mapped by 2MiB entries, and on
+ * some kernels such a store hangs), registers it with userfaultfd in
+ * asynchronous write-protect mode and write-protects the pages mapped (a
+ * page not mapped yet is not written; its first touch maps it with a 4KiB
+ * entry, and the next collection counts it written once).  It maps nothing.
+ * A refusal leaves the application's mapping as it was.  From then on every
  * dt_client_persist(), dt_client_persist_range() and dt_client_fsync() whose
  * range meets a tracked range first collects the pages written in it since
  * the last collection (PAGEMAP_SCAN, which write-protects them again) and
@@ -806,8 +807,8 @@ int dt_client_persist_range(struct dt_client_region *r, uint64_t offset, uint64_
  * first.  dt_client_track_report() tells the daemon (TRACK) that the region
  * is tracked, or that tracking was refused.
  *
- * Context: Any thread.  Takes the handle's lock; blocks (populating the
- * range faults in every page of it; the probe forks).
+ * Context: Any thread.  Takes the handle's lock; blocks (the probe forks;
+ * the first call of the process times a flush and a scan of 2MiB).
  * Return: 0; -EOPNOTSUPP where tracking cannot work here (kernel without
  * UFFD_FEATURE_WP_ASYNC or PAGEMAP_SCAN, userfaultfd refused, a mapping the
  * kernel maps with 2MiB entries such as a 2MiB-aligned device DAX, a probe
