@@ -14,6 +14,7 @@
 #ifndef DT_TRACK_TEST_H
 #define DT_TRACK_TEST_H
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -63,6 +64,27 @@ static inline bool dt_rec_exactly(const uint64_t *runs, unsigned n)
 				(unsigned long long)dt_rec.first[i],
 				(unsigned long long)dt_rec.last[i]);
 	return ok;
+}
+
+/* The pages of [p, p + len) mapped in this process (/proc/self/pagemap), or -1. */
+static inline long dt_present_pages(const char *p, size_t len)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t e;
+	long n = 0;
+
+	if (fd < 0)
+		return -1;
+	for (size_t i = 0; i < len / DT_REC_PAGE && n >= 0; i++) {
+		off_t at = (off_t)(((uintptr_t)p / DT_REC_PAGE + i) * sizeof(e));
+
+		if (pread(fd, &e, sizeof(e), at) != (ssize_t)sizeof(e))
+			n = -1;
+		else
+			n += (long)(e >> 63);
+	}
+	close(fd);
+	return n;
 }
 
 /* Merge the recorded flushes that touch: one run a range of pages flushed. */

@@ -112,7 +112,7 @@ static void *map_region(struct dtp_region *reg, void *addr, size_t len, int prot
 	m.len = page_up(len) < reg->size - off ? page_up(len) : reg->size - off;
 	m.sync = m.sync || reg->chr;
 	track(&m);
-	/* Its pages past the end cannot be made present: tracking refused until the file grows. */
+	/* Refused with pages past the end (the probe's page there): tracked once the file covers it. */
 	m.retrack = !m.tracked && !reg->chr && (uint64_t)off + m.len > (uint64_t)size;
 	if (dtp_maps_add(&m)) {
 		dtp_debug("region \"%s\": no room in the table: left to the kernel", reg->name);

@@ -94,27 +94,6 @@ static void touch(char *base, uint64_t page)
 	base[page * PAGE + 17]++;
 }
 
-/* The pages of [p, p + len) mapped in this process (/proc/self/pagemap), or -1. */
-static long present_pages(const char *p, size_t len)
-{
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	uint64_t e;
-	long n = 0;
-
-	if (fd < 0)
-		return -1;
-	for (size_t i = 0; i < len / PAGE && n >= 0; i++) {
-		off_t at = (off_t)(((uintptr_t)p / PAGE + i) * sizeof(e));
-
-		if (pread(fd, &e, sizeof(e), at) != (ssize_t)sizeof(e))
-			n = -1;
-		else
-			n += (long)(e >> 63);
-	}
-	close(fd);
-	return n;
-}
-
 /* A load of @page whose value is kept: valgrind drops a load nothing uses. */
 static volatile char peeked;
 
@@ -156,16 +135,16 @@ static void fresh_mapping(struct dt_client_region *r)
 	dt_test_ctx("a fresh mapping: tracking maps no page; a first read counts once");
 	if (!q || !CHECK_EQ(dt_client_track(r, q, DTD_DB_SIZE, 0, 0, NULL), 0))
 		return;
-	CHECK_EQ(present_pages(q, DTD_DB_SIZE), 0);
+	CHECK_EQ(dt_present_pages(q, DTD_DB_SIZE), 0);
 	peek(q, 42);
-	CHECK_EQ(present_pages(q, DTD_DB_SIZE), 1);
+	CHECK_EQ(dt_present_pages(q, DTD_DB_SIZE), 1);
 	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 1);
 	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 0);
 	peek(q, 42);
 	touch(q, 700);
 	CHECK_EQ(dt_client_track_collect(r, 0, DTD_DB_SIZE), 1);
 	CHECK_EQ(dt_test_log_pages(r, 700, 700), 1);
-	CHECK_EQ(present_pages(q, DTD_DB_SIZE), 2);
+	CHECK_EQ(dt_present_pages(q, DTD_DB_SIZE), 2);
 	CHECK_EQ(dt_client_untrack(r, q, 0), 0);
 	CHECK_EQ(munmap(q, DTD_DB_SIZE), 0);
 }

@@ -373,6 +373,7 @@ static int fsdax_sub_range(void)
 		return 0;
 	}
 	CHECK_EQ(dt_client_track(r, q, MiB, base * PG, 0, NULL), 0);
+	CHECK_EQ(dt_present_pages(q, MiB), 0); /* the stores below map their pages */
 	dt_client_flush_hook = record_flush;
 	dt_rec_reset(p);
 	stamp_at(q, base, base + 4, 5);
