@@ -16,6 +16,11 @@
  *              (ru_maxrss) and the daemon's VmHWM after it (both bounded:
  *              the walk is paged);
  *   fsync      one whole-region FSYNC through the socket;
+ *   track      the client's own mapping of the whole region tracked
+ *              (dt_client_track(), which maps none of its pages): its time
+ *              and the client's page tables (VmPTE), then SCALE_STORES of
+ *              the random pages stored and one collection of the whole
+ *              range (it scans the extents where they faulted);
  *   recovery   the pages marked again, the daemon killed (SIGKILL) and
  *              started again: exec -> accepting, the recovery flushing what
  *              the logs name.
@@ -30,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,6 +52,7 @@
 #define SCALE_PG	4096ULL
 #define SCALE_WAIT_NS	(120ULL * 1000000000ULL)
 #define SEED_SCALE	0x7363616c65ULL
+#define SCALE_STORES	1000ULL
 
 #ifndef DT_BENCH_DAXTRACKCTL
 #define DT_BENCH_DAXTRACKCTL "daxtrackctl"	/* searched in $PATH */
@@ -109,6 +116,60 @@ static int wait_consumed(struct scale *s, uint64_t *nodes, uint64_t *bytes)
 		return 0;
 	bench_fail("the daemon counts %" PRIu64 " of %" PRIu64 " pages dirty", dirty, s->n);
 	return -1;
+}
+
+/* Stores to @n of the random pages of the tracked mapping @p, then their collection. */
+static int track_stores(const struct bench_opts *o, struct scale *s, char *p, uint64_t n)
+{
+	uint64_t t0;
+	long got;
+
+	for (uint64_t i = 0; i < n; i++)
+		p[s->pages[i] * SCALE_PG] = 1;
+	t0 = bench_now_ns();
+	got = dt_client_track_collect(s->r, 0, SCALE_SIZE);
+	if (got != (long)n) {
+		bench_fail("collection of %" PRIu64 " pages stored: %ld", n, got);
+		return -1;
+	}
+	bench_value(o, "scale.track.collect", ms_since(t0), "ms",
+		    "%" PRIu64 " pages stored and collected; VmPTE %ld KiB", n,
+		    load_proc_kb(getpid(), "VmPTE"));
+	return 0;
+}
+
+/* The whole region mapped by the client and tracked: dt_client_track() maps no page. */
+static int track_whole(const struct bench_opts *o, struct scale *s)
+{
+	char reason[DT_CLIENT_TRACK_REASON_MAX];
+	int fd = open(s->b.path[0], O_RDWR | O_CLOEXEC);
+	uint64_t t0;
+	char *p;
+	int ret;
+
+	p = fd < 0 ? MAP_FAILED : mmap(NULL, SCALE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (p == MAP_FAILED) {
+		bench_fail("mmap of %s: %s", s->b.path[0], strerror(errno));
+		return -1;
+	}
+	t0 = bench_now_ns();
+	ret = dt_client_track(s->r, p, SCALE_SIZE, 0, 0, reason);
+	if (ret == -EOPNOTSUPP)
+		bench_note(o, "tracking refused here (%s): not measured", reason);
+	else if (ret)
+		bench_fail("dt_client_track of 1 TiB: %s", strerror(-ret));
+	else
+		bench_value(o, "scale.track", ms_since(t0), "ms",
+			    "dt_client_track() of the 1 TiB; VmPTE %ld KiB",
+			    load_proc_kb(getpid(), "VmPTE"));
+	if (!ret)
+		ret = track_stores(o, s, p, s->n < SCALE_STORES ? s->n : SCALE_STORES);
+	if (!ret)
+		ret = dt_client_untrack(s->r, p, 0);
+	munmap(p, SCALE_SIZE);
+	return ret == -EOPNOTSUPP ? 0 : ret;
 }
 
 /* `daxtrackctl --socket S list --dirty big` > a pipe we count: its lines, its peak RSS. */
@@ -251,6 +312,8 @@ int bench_scale(const struct bench_opts *o)
 	}
 	bench_value(o, "scale.fsync_whole", ms_since(t0), "ms", "msync path");
 	ret = 1;
+	if (track_whole(o, s))
+		goto out;
 	if (mark_all(s) || dt_client_flush_dirty(s->c) || wait_consumed(s, &nodes, &bytes))
 		goto out;
 	dth_kill(&s->b.h);
