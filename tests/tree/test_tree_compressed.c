@@ -312,6 +312,104 @@ static void test_split_join(void)
 	dt_tree_free(t);
 }
 
+/* A ref entry covering @index, or -1. */
+static long ref_covering(const struct ref *r, uint64_t index)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i].base <= index && index <= ref_last(&r->e[i]))
+			return (long)i;
+	return -1;
+}
+
+/* Split the entry at @index to @order in the reference as the tree does. */
+static void ref_split(struct ref *r, uint64_t index, unsigned order)
+{
+	long i = ref_covering(r, index);
+	struct ref_entry e;
+
+	if (i < 0 || r->e[i].order < order)
+		return;
+	e = r->e[i];
+	ref_del(r, (size_t)i);
+	for (uint64_t k = 0; k < UINT64_C(1) << (e.order - order); k++)
+		ref_add(r, e.base + (k << order), order, e.entry, e.tags);
+}
+
+/* Join [@base, order @order] into @entry in the reference; false if an entry is bigger. */
+static bool ref_join(struct ref *r, uint64_t base, unsigned order, void *entry)
+{
+	uint64_t last = range_last(base, order);
+	unsigned tags = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (r->e[i].base <= last && ref_last(&r->e[i]) >= base && r->e[i].order > order)
+			return false;
+	for (size_t i = r->n; i-- > 0;) {
+		if (r->e[i].base >= base && r->e[i].base <= last) {
+			tags |= r->e[i].tags;
+			ref_del(r, i);
+		}
+	}
+	ref_add(r, base, order, entry, tags);
+	return true;
+}
+
+/*
+ * Random inserts, deletes, splits and joins around a few places that part
+ * at different levels: after each, the node count is the model's (the
+ * shape is canonical, with links wherever a chain would be).
+ */
+static void test_random_shapes(void)
+{
+	static const unsigned orders[] = { 0, 0, 0, 0, 1, 3 };
+	uint64_t seed = test_seed(0x5eedu), places[4];
+	struct dt_tree *t = new_tree();
+	struct ref r = { 0 };
+	bool ok = true;
+
+	for (unsigned k = 0; k < 4; k++)
+		places[k] = run_base() + ((rng_next(&seed) & 3) << (k * S + S));
+	for (unsigned step = 0; step < scaled(3000) && ok; step++) {
+		unsigned pick = (unsigned)(rng_next(&seed) % 10);
+		uint64_t index = places[rng_next(&seed) % 4] + rng_next(&seed) % (4u << S);
+		unsigned order = orders[rng_next(&seed) % 6];
+		long i;
+
+		if (order >= S)
+			order = S;
+		if (pick < 5) {
+			if (!ref_overlaps(&r, range_base(index, order), order))
+				ref_tree_insert(t, &r, index, order, dt_value(step));
+		} else if (pick < 8) {
+			i = ref_covering(&r, index);
+			if (i >= 0) {
+				CHECK(dt_tree_delete(t, index) == r.e[i].entry);
+				ref_del(&r, (size_t)i);
+			}
+		} else if (pick < 9) {
+			i = ref_covering(&r, index);
+			if (i >= 0 && r.e[i].order) {
+				CHECK_EQ(dt_tree_split(t, index, 0), 0);
+				ref_split(&r, index, 0);
+			}
+		} else {
+			order = rng_next(&seed) % 2 ? S : 2 * S;
+			index = range_base(index, order);
+			if (ref_join(&r, index, order, obj(step % 100)))
+				CHECK_EQ(dt_tree_join(t, index, order, obj(step % 100)), 0);
+			else
+				CHECK_EQ(dt_tree_join(t, index, order, obj(step % 100)), -EINVAL);
+		}
+		dt_test_ctx("random shapes step %u", step);
+		ok = CHECK_EQ(tree_stats(t).nodes, model_nodes(&r, S, NULL)) &&
+		     CHECK_EQ(dt_tree_check(t, stderr), 0);
+	}
+	check_all(t, &r);
+	ref_check_iter(t, &r, 0, UINT64_MAX, -1);
+	ref_free(&r);
+	dt_tree_free(t);
+}
+
 int main(void)
 {
 	urcu_memb_register_thread();
@@ -323,6 +421,7 @@ int main(void)
 	}
 	test_walks();
 	test_split_join();
+	test_random_shapes();
 	urcu_memb_unregister_thread();
 	return dt_test_done();
 }
