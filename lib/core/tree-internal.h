@@ -291,9 +291,8 @@ unsigned leaf_items(const struct dt_leaf *l, uint64_t base, struct item *items);
 
 int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 		 struct dt_node **target);
-bool range_walk(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
-		struct dt_node **at, unsigned *off, unsigned *stop);
-bool slots_used(const struct dt_node *n, unsigned off, unsigned size);
+int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, void *entry,
+		       unsigned tags);
 bool node_elide(struct dt_tree *t, struct dt_node *n);
 void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry);
 void tree_prune(struct dt_tree *t, struct dt_node *n);

@@ -138,23 +138,16 @@ static unsigned node_tag_mask(const struct dt_node *n)
 	return mask;
 }
 
-/*
- * Get the node at shift @es over @base with room for the @size slots from
- * @base: the nodes that are missing are allocated first (a new root, the
- * node where the path leaves a compressed one, the entry's node, and a
- * copy with room of the node that gets new slots), then linked in, each
- * built before the one store that publishes it.
- */
-int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
-		 struct dt_node **target)
+/* Make what @p says is missing; allocate all of it first. */
+static int path_build(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
+		      const struct path *probed, struct dt_node **target)
 {
 	struct prealloc pre = { NULL, NULL };
 	unsigned capacity = kind_capacity(size);
 	struct dt_node *at, *top = NULL, *old_root = t->root, *tn = NULL;
-	struct path p;
+	struct path p = *probed;
 	int ret = 0;
 
-	path_probe(t, base, es, size, &p);
 	if (p.new_root)
 		ret = prealloc_fill(t, &pre, 1, MAP_SIZE);
 	if (!ret && p.link)
@@ -213,6 +206,28 @@ int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 	*target = p.target;
 	hint_set(t, *target);
 	return 0;
+}
+
+/*
+ * Get the node at shift @es over @base with room for the @size slots from
+ * @base: the nodes that are missing are allocated first (a new root, the
+ * node where the path leaves a compressed one, the entry's node, and a
+ * copy with room of the node that gets new slots), then linked in, each
+ * built before the one store that publishes it.
+ */
+int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
+		 struct dt_node **target)
+{
+	struct path p;
+
+	path_probe(t, base, es, size, &p);
+	if (!p.new_root && !p.link && !p.new_target && !p.grow) {
+		/* The common case: the entry's node is there, with room. */
+		*target = p.target;
+		hint_set(t, *target);
+		return 0;
+	}
+	return path_build(t, base, es, size, &p, target);
 }
 
 /* Store @entry as a group of @size slots at @off of @n, which has room for them. */
@@ -310,7 +325,7 @@ void tree_prune(struct dt_tree *t, struct dt_node *n)
 }
 
 /* Whether any of the @size slots of @n from @off is in use. */
-bool slots_used(const struct dt_node *n, unsigned off, unsigned size)
+static bool slots_used(const struct dt_node *n, unsigned off, unsigned size)
 {
 	return (used_load(n) >> off) & (UINT64_MAX >> (64 - size));
 }
@@ -339,10 +354,9 @@ static bool leaf_occupied(const struct dt_node *n, unsigned off, uint64_t base, 
  * the range's node that the walk met, *@off its slot on the way: a leaf
  * over the range, empty, or the compressed path's link.
  */
-bool range_walk(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
-		struct dt_node **at, unsigned *off, unsigned *stop)
+static bool range_walk(const struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
+		       struct dt_node **at, unsigned *off, unsigned *stop)
 {
-	uint64_t last = order_last(base, es + (unsigned)__builtin_ctz(size));
 	struct dt_node *n = t->root;
 
 	*at = NULL;
@@ -363,12 +377,14 @@ bool range_walk(const struct dt_tree *t, uint64_t base, unsigned es, unsigned si
 		if (!slot)
 			return false;
 		if (slot_is_leaf(slot))
-			return leaf_occupied(n, *off, base, last);
+			return leaf_occupied(n, *off, base,
+					     order_last(base, es + (unsigned)__builtin_ctz(size)));
 		if (!slot_is_node(slot))
 			return true;	/* a bigger entry covers the range */
 		c = slot_to_node(slot);
 		if (c->shift < es || !node_covers(c, base)) {
-			if (c->base >= base && node_last(c) <= last)
+			if (c->base >= base &&
+			    node_last(c) <= order_last(base, es + (unsigned)__builtin_ctz(size)))
 				return true;	/* the range holds the link's node */
 			*stop = diverge_shift(c->base, base);
 			if (*stop < es)
@@ -379,4 +395,80 @@ bool range_walk(const struct dt_tree *t, uint64_t base, unsigned es, unsigned si
 	}
 	*stop = es;
 	return slots_used(n, node_offset(n, base), size);
+}
+
+/* The shift of the node whose slot takes a new order-0 entry where a walk stopped at @stop. */
+static unsigned leaf_target_shift(unsigned stop)
+{
+	if (stop > LEAF_TOP_SHIFT)
+		return LEAF_TOP_SHIFT;
+	return leaf_level(stop) ? stop : 0;
+}
+
+/*
+ * A new order-0 entry at @base in a new leaf in a slot of the node at shift
+ * @ls, @n if that one has room for it, else with the path down to it.
+ */
+static int insert_new_leaf(struct dt_tree *t, struct dt_node *n, uint64_t base, unsigned ls,
+			   void *entry, unsigned tags)
+{
+	struct item item = { base, entry, 0, tags };
+	struct dt_leaf *l;
+	unsigned off;
+	int ret = leaf_new(t, &item, ls, &l);
+
+	if (ret)
+		return ret;
+	if (!n || n->shift != ls || !node_room(n, 1))
+		ret = path_prepare(t, base, ls, 1, &n);
+	if (ret) {
+		leaf_drop(t, l);
+		return ret;
+	}
+	off = node_offset(n, base);
+	slot_store(n, off, leaf_to_slot(l));
+	for (unsigned m = tags; m; m &= m - 1)
+		tag_propagate_set(n, off, (unsigned)__builtin_ctz(m));
+	count_entry(t, 0, tags, 1);
+	return 0;
+}
+
+/* Insert @entry with @tags (a mask); a new entry's slot has no tag bit yet. */
+int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, void *entry,
+			      unsigned tags)
+{
+	unsigned es = order_shift(order);
+	unsigned size = 1u << (order - es);
+	struct dt_node *n;
+	unsigned off;
+	int ret;
+
+	/* The common case of a batch of inserts: the bottom node of the last one. */
+	n = es ? NULL : hint_covering(t, base);
+	if (n) {
+		if (slots_used(n, node_offset(n, base), size))
+			return -EEXIST;
+	} else {
+		unsigned stop;
+
+		if (range_walk(t, base, es, size, &n, &off, &stop))
+			return -EEXIST;
+		if (n && slot_is_leaf(slot_load(n, off)))
+			return leaf_insert(t, n, off, base, order, entry, tags);
+		if (!order && leaf_target_shift(stop))
+			return insert_new_leaf(t, n, base, leaf_target_shift(stop), entry, tags);
+	}
+	ret = path_prepare(t, base, es, size, &n);
+	if (ret)
+		return ret;
+	off = node_offset(n, base);
+	if (size > 1)
+		seq_write_begin(n);
+	group_fill(n, off, size, entry);
+	if (size > 1)
+		seq_write_end(n);
+	for (unsigned m = tags; m; m &= m - 1)
+		tag_propagate_set(n, off, (unsigned)__builtin_ctz(m));
+	count_entry(t, order, tags, 1);
+	return 0;
 }
