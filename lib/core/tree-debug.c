@@ -266,8 +266,10 @@ static void check_slots(struct check *c, const struct dt_node *n)
 			continue;
 		}
 		if (slot_is_node(slot)) {
-			const struct dt_node *child = slot_to_node(slot);
+			struct dt_node *child = slot_to_node(slot);
 
+			if (slot != node_link(n, child))
+				check_fail(c, n, "slot %u: the link's kind bit is wrong", off);
 			for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
 				if (tag_bit(n, tag, off) != (tags_load(child, tag) != 0))
 					check_fail(c, n, "summary tag %u of slot %u is wrong", tag,
@@ -315,6 +317,30 @@ static void check_kind(struct check *c, const struct dt_node *n)
 		check_fail(c, n, "slots in use %#" PRIx64 " without a key", used_load(n) & ~seen);
 }
 
+/*
+ * A node's place below its parent: one level down, or lower below a
+ * compressed path, inside the slot's range; and never a node that holds
+ * nothing but one node (a compressed path leaves it out).
+ */
+static void check_link(struct check *c, const struct dt_node *n, const struct dt_node *parent,
+		       unsigned offset)
+{
+	uint64_t used = used_load(n);
+	uint64_t first = slot_base(parent, offset);
+	uint64_t last = first + ((UINT64_C(1) << parent->shift) - 1);
+
+	if (n->offset != offset)
+		check_fail(c, n, "offset %u, expected %u", n->offset, offset);
+	if (n->shift >= parent->shift)
+		check_fail(c, n, "shift not below the parent's %u", parent->shift);
+	else if (n->base < first || node_last(n) > last ||
+		 n->base != order_base(n->base, n->shift + MAP_SHIFT))
+		check_fail(c, n, "range not inside slot %u of the parent", offset);
+	if (used && !(used & (used - 1)) &&
+	    slot_is_node(slot_load(n, (unsigned)__builtin_ctzll(used))))
+		check_fail(c, n, "one slot in use, a node: a compressed path skips it");
+}
+
 static void check_node(struct check *c, const struct dt_node *n, const struct dt_node *parent,
 		       unsigned offset)
 {
@@ -328,12 +354,7 @@ static void check_node(struct check *c, const struct dt_node *n, const struct dt
 	if (n->parent != parent)
 		check_fail(c, n, "parent %p, expected %p", (void *)n->parent, (const void *)parent);
 	if (parent) {
-		if (n->offset != offset)
-			check_fail(c, n, "offset %u, expected %u", n->offset, offset);
-		if (n->shift + MAP_SHIFT != parent->shift)
-			check_fail(c, n, "shift does not follow the parent's %u", parent->shift);
-		if (n->base != slot_base(parent, offset))
-			check_fail(c, n, "base does not match slot %u of the parent", offset);
+		check_link(c, n, parent, offset);
 		if (!node_count(n))
 			check_fail(c, n, "empty node left in the tree");
 	} else if (n->base) {
@@ -363,6 +384,15 @@ static void check_counters(struct check *c, const struct dt_tree *t)
 				   t->tagged[tag], c->tagged[tag]);
 }
 
+static bool root_unlowered(const struct dt_node *root)
+{
+	void *slot = slot_load(root, 0);
+
+	if (node_count(root) != 1)
+		return false;
+	return slot_is_leaf(slot) || (slot_is_node(slot) && slot_to_node(slot)->base);
+}
+
 int dt_tree_check(const struct dt_tree *t, FILE *err)
 {
 	struct check c;
@@ -376,9 +406,9 @@ int dt_tree_check(const struct dt_tree *t, FILE *err)
 		check_node(&c, t->root, NULL, 0);
 		if (!node_count(t->root))
 			check_fail(&c, t->root, "empty root");
-		/* A root over one leaf in slot 0 stays when it could not be lowered. */
-		if (t->root->shift != c.needed_shift &&
-		    !(node_count(t->root) == 1 && slot_is_leaf(slot_load(t->root, 0))))
+		/* A root over one leaf, or one link to a node that does not start at
+		 * 0, in slot 0 stays when it could not be lowered. */
+		if (t->root->shift != c.needed_shift && !root_unlowered(t->root))
 			check_fail(&c, t->root, "root shift %u, the entries need %u",
 				   t->root->shift, c.needed_shift);
 	}

@@ -5,8 +5,9 @@
  * one file does for another.  Private to lib/core/tree*.c.
  *
  * tree-node.c: allocation, reclaim and the change of a node's kind;
- * tree-leaf.c: leaves and the canonical shape of a leaf's range; tree.c:
- * the writer's walk, the lookup and the entry and tag operations;
+ * tree-leaf.c: leaves and the canonical shape of a leaf's range;
+ * tree-path.c: the writer's path, compressed paths and pruning; tree.c:
+ * the lookup and the entry and tag operations;
  * tree-walk.c: the walks along the tree; tree-split.c: split and join;
  * tree-debug.c: dump and check.
  */
@@ -231,6 +232,8 @@ static inline bool locked_find(struct dt_tree *t, uint64_t index, struct walk *w
 			return false;
 		if (slot_is_node(slot)) {
 			n = slot_to_node(slot);
+			if (!node_covers(n, index))
+				return false;	/* a compressed path goes elsewhere */
 			continue;
 		}
 		if (slot_is_leaf(slot)) {
@@ -284,8 +287,13 @@ bool tree_collapse(struct dt_tree *t, struct dt_node *n);
 bool root_lower_leaf(struct dt_tree *t);
 unsigned leaf_items(const struct dt_leaf *l, uint64_t base, struct item *items);
 
+/* The writer's path (tree-path.c). */
+
 int path_prepare(struct dt_tree *t, uint64_t base, unsigned es, unsigned size,
 		 struct dt_node **target);
+int tree_insert_locked(struct dt_tree *t, uint64_t base, unsigned order, void *entry,
+		       unsigned tags);
+bool node_elide(struct dt_tree *t, struct dt_node *n);
 void group_fill(struct dt_node *n, unsigned off, unsigned size, void *entry);
 void tree_prune(struct dt_tree *t, struct dt_node *n);
 void slot_change_tags(struct dt_tree *t, struct dt_node *n, unsigned off, unsigned set_tags,

@@ -213,24 +213,51 @@ static struct dt_node *build_node(struct build *b, const struct item *it, unsign
 	return node;
 }
 
+/* Whether a slot of a node at @shift holding @it[0..n) is a leaf. */
+static bool items_fit_leaf(const struct item *it, unsigned n, unsigned shift)
+{
+	bool leaf = leaf_level(shift) && n <= LEAF_MAX;
+
+	for (unsigned i = 0; leaf && i < n; i++)
+		leaf = !it[i].order;
+	return leaf;
+}
+
+/*
+ * Whether a node at @shift holding @it[0..n), sorted, would have one slot
+ * in use and a node in it: such a node is left out (a compressed path).
+ */
+static bool items_elided(const struct item *it, unsigned n, unsigned shift)
+{
+	if (it[0].index >> shift != it[n - 1].index >> shift)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (item_here(&it[i], shift))
+			return false;
+	return !items_fit_leaf(it, n, shift);
+}
+
 /* The contents of a slot of a node at @pshift whose range starts at @base. */
 static void *build_child(struct build *b, const struct item *it, unsigned n, unsigned pshift,
 			 uint64_t base)
 {
-	bool leaf = leaf_level(pshift) && n <= LEAF_MAX;
+	unsigned shift = pshift - MAP_SHIFT;
 	struct dt_node *node;
 
-	for (unsigned i = 0; leaf && i < n; i++)
-		leaf = !it[i].order;
-	if (leaf) {
+	if (items_fit_leaf(it, n, pshift)) {
 		if (!b->p) {
 			b->leaves[n]++;
 			return NULL;
 		}
 		return leaf_to_slot(leaf_take(b->t, b->p, it, n, base));
 	}
-	node = build_node(b, it, n, pshift - MAP_SHIFT, base, 0);
-	return node ? node_to_slot(node) : NULL;
+	/* Skip the nodes that would hold nothing but one node. */
+	while (items_elided(it, n, shift)) {
+		base += ((it[0].index >> shift) & MAP_MASK) << shift;
+		shift -= MAP_SHIFT;
+	}
+	node = build_node(b, it, n, shift, base, 0);
+	return node ? node_link_at(pshift, node) : NULL;
 }
 
 static int build_alloc(struct build *b, struct prealloc *p)
@@ -358,9 +385,12 @@ int leaf_insert(struct dt_tree *t, struct dt_node *n, unsigned off, uint64_t bas
 		return 0;
 	}
 	ret = leaf_rebuild(t, n, off, l, items, count);
-	if (!ret)
-		count_entry(t, order, tags, 1);
-	return ret;
+	if (ret)
+		return ret;
+	count_entry(t, order, tags, 1);
+	/* A node whose only slot was the leaf and is now a node leaves the tree. */
+	node_elide(t, n);
+	return 0;
 }
 
 /*
@@ -502,6 +532,56 @@ static bool subtree_gather(const struct dt_node *n, struct item *items, unsigned
 
 
 /*
+ * Whether the leaf for the range of @a, linked from a parent above the leaf
+ * levels, goes in a slot of a new node at LEAF_TOP_SHIFT between them (the
+ * compressed path left that node out): the highest leaf level over @a.
+ */
+static bool collapse_below(const struct dt_node *a)
+{
+	return a->parent->shift > LEAF_TOP_SHIFT && a->shift < LEAF_TOP_SHIFT;
+}
+
+/*
+ * Put a leaf of @items in the place of @a: in its parent's slot, or in a
+ * new node at LEAF_TOP_SHIFT there.
+ */
+static bool collapse_into(struct dt_tree *t, struct dt_node *a, const struct item *items,
+			  unsigned count)
+{
+	struct dt_node *parent = a->parent, *n = parent;
+	struct prealloc p = { NULL, NULL };
+	bool below = collapse_below(a);
+	unsigned off = a->offset, tags = 0;
+	struct dt_leaf *l;
+
+	if (below && prealloc_fill(t, &p, 1, kind_capacity(1)))
+		return false;
+	if (prealloc_leaf(t, &p, count))
+		return false;
+	if (below) {
+		n = node_take(t, &p, kind_capacity(1), LEAF_TOP_SHIFT,
+			      order_base(a->base, LEAF_TOP_SHIFT + MAP_SHIFT));
+		off = node_offset(n, a->base);
+		for (unsigned i = 0; i < count; i++)
+			tags |= items[i].tags;
+		for (unsigned tag = 0; tag < DT_TREE_MAX_TAGS; tag++)
+			if (tags & (1u << tag))
+				n->tags[tag] = UINT64_C(1) << off;
+	}
+	/* Gathered in slot order, which is index order. */
+	l = leaf_take(t, &p, items, count, slot_base(n, off));
+	prealloc_release(&p);
+	slot_store(n, off, leaf_to_slot(l));
+	if (below) {
+		n->parent = parent;
+		n->offset = a->offset;
+		slot_store(parent, a->offset, node_link(parent, n));
+	}
+	subtree_retire(t, a);
+	return true;
+}
+
+/*
  * After entries below @n went: the highest of @n and its ancestors whose
  * range fits a leaf becomes one.  Best effort: without memory the nodes
  * stay.  Returns whether @n left the tree.
@@ -509,31 +589,25 @@ static bool subtree_gather(const struct dt_node *n, struct item *items, unsigned
 bool tree_collapse(struct dt_tree *t, struct dt_node *n)
 {
 	struct item items[LEAF_MAX], best_items[LEAF_MAX];
-	struct dt_node *best = NULL, *parent;
+	struct dt_node *best = NULL;
 	unsigned count, best_count = 0;
-	struct prealloc p = { NULL, NULL };
 
 	/* Every node above holds what @n holds: once too many, stop. */
-	for (struct dt_node *a = n; a->parent && a->parent->shift <= LEAF_TOP_SHIFT;
-	     a = a->parent) {
+	for (struct dt_node *a = n; a->parent; a = a->parent) {
+		if (a->parent->shift > LEAF_TOP_SHIFT && !collapse_below(a))
+			break;
 		count = 0;
 		if (!subtree_gather(a, items, &count))
 			break;
-		if (!leaf_level(a->parent->shift))
+		if (!leaf_level(a->parent->shift) && !collapse_below(a))
 			continue;
 		best = a;
 		best_count = count;
 		memcpy(best_items, items, count * sizeof(*items));
+		if (collapse_below(a))
+			break;
 	}
-	if (!best || prealloc_leaf(t, &p, best_count))
-		return false;
-	/* Gathered in slot order, which is index order. */
-	parent = best->parent;
-	slot_store(parent, best->offset,
-		   leaf_to_slot(leaf_take(t, &p, best_items, best_count,
-					  slot_base(parent, best->offset))));
-	subtree_retire(t, best);
-	return true;
+	return best && collapse_into(t, best, best_items, best_count);
 }
 
 /*

@@ -139,7 +139,7 @@ struct dt_node *node_replace(struct dt_tree *t, struct dt_node *n, struct dt_nod
 		slot_store(m, off, slot);
 	}
 	if (m->parent)
-		slot_store(m->parent, m->offset, node_to_slot(m));
+		slot_store(m->parent, m->offset, node_link(m->parent, m));
 	else
 		root_store(t, m);
 	node_retire(t, n);

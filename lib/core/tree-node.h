@@ -10,9 +10,11 @@
  *   entry  (low bits != 10)   a user entry: a 4-byte aligned pointer (..00)
  *                             or a value entry (..1)
  *   node   (low bits 010)     a pointer to a child node, plus 2, plus 8 if it
- *                             is a small node (nodes are 16-byte aligned): a
- *                             reader goes down a full node's slots without
- *                             reading its head
+ *                             is a small node or lies more than one level
+ *                             down (nodes are 16-byte aligned): a reader goes
+ *                             down a full node one level down without
+ *                             reading its head, and takes any other node's
+ *                             shift and base from its head (node_link_at())
  *   sibling (low bits 110)    (canonical offset << 3) | 6, below 512: this
  *                             slot belongs to the entry whose canonical slot
  *                             is that offset in the same node
@@ -223,9 +225,30 @@ static inline bool slot_is_entry(const void *p)
 	return p && !slot_is_internal(p);
 }
 
+/*
+ * The slot that links @n below a node at shift @pshift: bit 3 clear only
+ * for a full node exactly one level down, which a lookup indexes without
+ * reading its head; a small node, or one whose shift is lower than
+ * @pshift - MAP_SHIFT (a compressed path: the single-child nodes between
+ * are left out), sets it, and the reader takes the geometry from its head.
+ */
+static inline void *node_link_at(unsigned pshift, struct dt_node *n)
+{
+	bool exact = node_is_full(n) && n->shift + MAP_SHIFT == (int)pshift;
+
+	return (void *)((uintptr_t)n | 2 | (exact ? 0 : 8));
+}
+
+/* The slot that links @n below @parent. */
+static inline void *node_link(const struct dt_node *parent, struct dt_node *n)
+{
+	return node_link_at(parent->shift, n);
+}
+
+/* The root as a slot: a lookup reads the root's head anyway. */
 static inline void *node_to_slot(struct dt_node *n)
 {
-	return (void *)((uintptr_t)n | 2 | (node_is_full(n) ? 0 : 8));
+	return node_link_at(n->shift + MAP_SHIFT, n);
 }
 
 static inline struct dt_node *slot_to_node(const void *p)
@@ -522,6 +545,17 @@ static inline bool node_covers(const struct dt_node *n, uint64_t index)
 static inline uint64_t slot_base(const struct dt_node *n, unsigned off)
 {
 	return n->base + ((uint64_t)off << n->shift);
+}
+
+/*
+ * The highest shift, a multiple of MAP_SHIFT, at which @a and @b fall in
+ * different slots: where the paths to them part (0 if they are equal).
+ */
+static inline unsigned diverge_shift(uint64_t a, uint64_t b)
+{
+	uint64_t x = a ^ b;
+
+	return x ? (63u - (unsigned)__builtin_clzll(x)) / MAP_SHIFT * MAP_SHIFT : 0;
 }
 
 /* The smallest root shift that reaches @index. */

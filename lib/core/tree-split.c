@@ -38,7 +38,7 @@ static struct dt_node *subtree_build(struct dt_tree *t, struct prealloc *p, unsi
 
 		child->parent = n;
 		child->offset = (uint8_t)off;
-		slot_store(n, off, node_to_slot(child));
+		slot_store(n, off, node_link(n, child));
 	}
 	return n;
 }
@@ -99,7 +99,7 @@ static int split_to_children(struct dt_tree *t, struct dt_node *n, unsigned off,
 	}
 	seq_write_begin(n);
 	for (unsigned i = size; i-- > 0;)
-		slot_store(n, off + i, node_to_slot(children[i]));
+		slot_store(n, off + i, node_link(n, children[i]));
 	seq_write_end(n);
 	return 0;
 }
@@ -171,6 +171,8 @@ static struct dt_node *leaf_on_path(const struct dt_tree *t, uint64_t base, unsi
 		if (!slot_is_node(slot))
 			return NULL;
 		n = slot_to_node(slot);
+		if (!node_covers(n, base) || n->shift < es)
+			return NULL;	/* a compressed path beside the range, or in it */
 	}
 	return NULL;
 }

@@ -60,12 +60,17 @@ descend:;
 			continue;
 		}
 		if (slot_is_node(slot)) {
-			/* Move on without touching the child unless it is needed. */
-			if (from < slot_base(n, i))
-				from = slot_base(n, i);
+			/* The child's own range: below a compressed path it is
+			 * only part of the slot's. */
+			struct dt_node *c = slot_to_node(slot);
+
+			if (from > node_last(c))
+				continue;
+			if (from < c->base)
+				from = c->base;
 			if (from > last)
 				return false;
-			n = slot_to_node(slot);
+			n = c;
 			goto descend;
 		}
 		goto found;

@@ -66,7 +66,6 @@ static void shape(const char *name, const struct shape_entry *e, size_t n, uint6
 static void test_shapes(void)
 {
 	uint64_t top = (63 / S) * S;	/* shift of the highest possible root */
-	uint64_t leaf_top = 32 / S * S;	/* the highest node with leaves in its slots */
 
 	if (S == 6)
 		SHAPE("order 9 at 0 (default fan-out)", 1, 0, { 0, 9 });
@@ -87,9 +86,18 @@ static void test_shapes(void)
 	SHAPE("order 2S+1 and order 0 above it", 2, 0, { 0, 2 * S + 1 },
 	      { UINT64_C(1) << (2 * S + 1), 0 });
 	SHAPE("order 1 at 2^S+2 (a path)", 3, 2, { (1u << S) + 2, 1 }, { 0, 0 });
-	SHAPE("order 0 at UINT64_MAX", (top - leaf_top) / S + 2, (unsigned)(top / S + 1), { UINT64_MAX, 0 });
-	SHAPE("order 0 at 0 and UINT64_MAX", 2 * ((top - leaf_top) / S + 1) + 1, (unsigned)(top / S + 1),
-	      { 0, 0 }, { UINT64_MAX, 0 });
+	/* The root, a node at the highest leaf level (the levels between left
+	 * out: a compressed path) and a leaf in its slot. */
+	SHAPE("order 0 at UINT64_MAX", 3, (unsigned)(top / S + 1), { UINT64_MAX, 0 });
+	SHAPE("order 0 at 0 and UINT64_MAX", 5, (unsigned)(top / S + 1), { 0, 0 }, { UINT64_MAX, 0 });
+	/* Compressed paths: the root links straight to the entry's node. */
+	SHAPE("order S at 2^4S (a compressed path)", 2, 5, { UINT64_C(1) << (4 * S), S });
+	SHAPE("orders S at 2^4S and 2^4S+2^3S (two paths part at 3S)", 4, 5,
+	      { UINT64_C(1) << (4 * S), S }, { (UINT64_C(1) << (4 * S)) + (UINT64_C(1) << (3 * S)), S });
+	SHAPE("orders S at 2^4S and 2^4S+2^2S (they part at 2S)", 4, 5,
+	      { UINT64_C(1) << (4 * S), S }, { (UINT64_C(1) << (4 * S)) + (UINT64_C(1) << (2 * S)), S });
+	SHAPE("orders S at 2^4S and 2^4S+2^S (one node)", 2, 5,
+	      { UINT64_C(1) << (4 * S), S }, { (UINT64_C(1) << (4 * S)) + (UINT64_C(1) << S), S });
 	/* A 2MiB page as one order-9 entry: 1 node beside a 4KiB neighbour's path. */
 	SHAPE("order 9 at 512 and order 0 at 0", model_nodes(&(struct ref){
 		.e = (struct ref_entry[]){ { 0, 0, NULL, 0 }, { 512, 9, NULL, 0 } }, .n = 2 },

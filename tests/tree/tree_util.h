@@ -346,7 +346,9 @@ static inline void ref_check_stats(const struct dt_tree *t, const struct ref *r)
  * lowest level that holds every entry, and every node on the way from the
  * root to an entry's node exists, except that a slot of a node at a leaf
  * level (S or, at S = 3, 2S, up to 32) whose range holds only order-0
- * entries, at most 8, holds them as one leaf, counted as a node.
+ * entries, at most 8, holds them as one leaf, counted as a node, and that
+ * a node below the root whose only slot in use would hold a node is left
+ * out (a compressed path).
  */
 static inline unsigned model_top_shift(unsigned shift)
 {
@@ -381,6 +383,36 @@ static inline int model_cmp(const void *a, const void *b)
 	return x->base < y->base ? -1 : x->base > y->base;
 }
 
+static inline uint64_t model_node_count(const struct ref_entry *e, size_t n, unsigned s,
+					unsigned shift);
+
+/*
+ * Whether a node at shift @s below the root holding @e[0..n), sorted, is
+ * left out: its only slot in use would hold a node (not entries, not a leaf).
+ */
+static inline bool model_elided(const struct ref_entry *e, size_t n, unsigned s, unsigned shift)
+{
+	bool leaf = model_leaf_level(s, shift) && n <= 8;
+
+	if (e[0].base >> s != e[n - 1].base >> s)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		if (model_entry_shift(e[k].order, shift) >= s)
+			return false;
+		leaf &= e[k].order == 0;
+	}
+	return !leaf;
+}
+
+/* The nodes and leaves of the node below a slot, at shift @s or lower. */
+static inline uint64_t model_child_count(const struct ref_entry *e, size_t n, unsigned s,
+					 unsigned shift)
+{
+	while (model_elided(e, n, s, shift))
+		s -= shift;
+	return model_node_count(e, n, s, shift);
+}
+
 /* The nodes and leaves of a node at shift @s holding @e[0..n), sorted. */
 static inline uint64_t model_node_count(const struct ref_entry *e, size_t n, unsigned s,
 					unsigned shift)
@@ -398,7 +430,7 @@ static inline uint64_t model_node_count(const struct ref_entry *e, size_t n, uns
 		leaf &= j - i <= 8;
 		for (size_t k = i; k < j; k++)
 			leaf &= e[k].order == 0;
-		count += leaf ? 1 : model_node_count(e + i, j - i, s - shift, shift);
+		count += leaf ? 1 : model_child_count(e + i, j - i, s - shift, shift);
 	}
 	return count;
 }
