@@ -128,7 +128,7 @@ unsigned leaf_items(const struct dt_leaf *l, uint64_t base, struct item *items)
 struct build {
 	struct dt_tree *t;
 	struct prealloc *p;		/* NULL: count only */
-	uint64_t nodes[3];		/* by kind: SMALL_CAP_MIN, SMALL_CAP_MAX, MAP_SIZE */
+	uint64_t nodes[2];		/* by kind: SMALL_CAP, MAP_SIZE */
 	uint64_t leaves[LEAF_MAX + 1];	/* by count */
 };
 
@@ -264,7 +264,7 @@ static int build_alloc(struct build *b, struct prealloc *p)
 {
 	int ret = 0;
 
-	for (unsigned i = 0; !ret && i < 3; i++)
+	for (unsigned i = 0; !ret && i < sizeof(b->nodes) / sizeof(b->nodes[0]); i++)
 		if (b->nodes[i])
 			ret = prealloc_fill(b->t, p, b->nodes[i], kind_of(i));
 	for (unsigned count = 1; !ret && count <= LEAF_MAX; count++)

@@ -56,10 +56,10 @@
 
 /*
  * A node has room for @capacity slots.  A full node (capacity MAP_SIZE)
- * keeps slot i at slots[i].  A small node (capacity 4 or 16, below
- * MAP_SIZE) keeps the offsets it holds as keys, one byte each in 64-bit
- * words after the slots (key i in bits 8 * (i % 8) of word i / 8): slots[i]
- * is the slot of offset key i for i < nkeys, and an unused key is 0xff,
+ * keeps slot i at slots[i].  A small node (capacity SMALL_CAP, below
+ * MAP_SIZE) keeps the offsets it holds as keys, one byte each in the 64-bit
+ * word after the slots (key i in bits 8 * i): slots[i] is the slot of
+ * offset key i for i < nkeys, and an unused key is 0xff,
  * which no offset is.  A reader finds an offset in one word with a few
  * arithmetic steps (key_find()), without reading nkeys.  A writer appends a
  * key (the slot, then the key's word with a release store) and never
@@ -103,10 +103,9 @@ struct dt_tree {
 	uint64_t tagged[DT_TREE_MAX_TAGS];
 };
 
-/* Node kinds: the capacities of small nodes, then the full node. */
+/* Node kinds: the small node's capacity, and the full node (MAP_SIZE). */
 
-#define SMALL_CAP_MIN 4u
-#define SMALL_CAP_MAX 16u
+#define SMALL_CAP 4u
 
 static inline bool node_is_full(const struct dt_node *n)
 {
@@ -116,14 +115,10 @@ static inline bool node_is_full(const struct dt_node *n)
 /* The capacity of the smallest kind that holds @slots slots. */
 static inline unsigned kind_capacity(unsigned slots)
 {
-	if (slots <= SMALL_CAP_MIN && SMALL_CAP_MIN < MAP_SIZE)
-		return SMALL_CAP_MIN;
-	if (slots <= SMALL_CAP_MAX && SMALL_CAP_MAX < MAP_SIZE)
-		return SMALL_CAP_MAX;
-	return MAP_SIZE;
+	return slots <= SMALL_CAP && SMALL_CAP < MAP_SIZE ? SMALL_CAP : MAP_SIZE;
 }
 
-_Static_assert(SMALL_CAP_MAX <= 16, "a small node's keys fit two words");
+_Static_assert(SMALL_CAP <= 8, "a small node's keys fit one word");
 
 #define KEY_BYTES_ONE UINT64_C(0x0101010101010101)
 #define KEY_BYTES_HIGH UINT64_C(0x8080808080808080)
@@ -133,11 +128,12 @@ static inline size_t node_size(unsigned capacity)
 	size_t bytes = sizeof(struct dt_node) + capacity * sizeof(void *);
 
 	if (capacity < MAP_SIZE)
-		bytes += (capacity + 7) / 8 * sizeof(uint64_t);
+		bytes += sizeof(uint64_t);
 	return bytes;
 }
 
-static inline uint64_t *node_key_words(const struct dt_node *n)
+/* A small node's word of keys. */
+static inline uint64_t *node_key_word(const struct dt_node *n)
 {
 	return (uint64_t *)&n->slots[n->capacity];
 }
@@ -145,22 +141,21 @@ static inline uint64_t *node_key_words(const struct dt_node *n)
 /* Writers only: make every key of a new small node unused. */
 static inline void node_keys_clear(struct dt_node *n)
 {
-	for (unsigned w = 0; w < (n->capacity + 7u) / 8; w++)
-		node_key_words(n)[w] = UINT64_MAX;
+	*node_key_word(n) = UINT64_MAX;
 }
 
 static inline unsigned key_get(const struct dt_node *n, unsigned i)
 {
-	return (unsigned)(node_key_words(n)[i / 8] >> (8 * (i % 8))) & 0xff;
+	return (unsigned)(*node_key_word(n) >> (8 * i)) & 0xff;
 }
 
 /* Writers only: key @i of @n, a new one, becomes @off; readers may see it now. */
 static inline void key_append(struct dt_node *n, unsigned i, unsigned off)
 {
-	uint64_t *word = &node_key_words(n)[i / 8];
-	uint64_t bits = *word & ~(UINT64_C(0xff) << (8 * (i % 8)));
+	uint64_t *word = node_key_word(n);
+	uint64_t bits = *word & ~(UINT64_C(0xff) << (8 * i));
 
-	__atomic_store_n(word, bits | (uint64_t)off << (8 * (i % 8)), __ATOMIC_RELEASE);
+	__atomic_store_n(word, bits | (uint64_t)off << (8 * i), __ATOMIC_RELEASE);
 }
 
 /*
@@ -180,13 +175,7 @@ static inline int key_find(uint64_t word, unsigned off)
 /* The position of offset @off in a small node's slots[], or -1. */
 static inline int small_pos(const struct dt_node *n, unsigned off)
 {
-	const uint64_t *words = node_key_words(n);
-	int pos = key_find(__atomic_load_n(&words[0], __ATOMIC_ACQUIRE), off);
-
-	if (pos >= 0 || n->capacity <= 8)
-		return pos;
-	pos = key_find(__atomic_load_n(&words[1], __ATOMIC_ACQUIRE), off);
-	return pos < 0 ? -1 : pos + 8;
+	return key_find(__atomic_load_n(node_key_word(n), __ATOMIC_ACQUIRE), off);
 }
 
 /* The position of offset @off in slots[], or -1 if a small node has no key for it. */
