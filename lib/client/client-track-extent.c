@@ -391,11 +391,14 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 	extent_bounds(m, e, &lo, &hi);
 	if (s->probing && probe_end(k, e, lo, hi))
 		return;
-	if (!s->probing && ++s->age >= DENSE_SYNCS << s->level &&
-	    (probes = probe(k->r->tracks, lo, hi)) > 0) {
-		s->probing = (uint8_t)probes;
+	/* A probe that could protect no page (none mapped) waits its turn again. */
+	if (!s->probing && ++s->age >= DENSE_SYNCS << s->level) {
 		s->age = 0;
-		bit_clear(m->hot, e); /* a fault from now on: a probe page written */
+		probes = probe(k->r->tracks, lo, hi);
+		if (probes > 0) {
+			s->probing = (uint8_t)probes;
+			bit_clear(m->hot, e); /* a fault from now on: a probe page written */
+		}
 	}
 	flush_dense(k, lo > a ? lo : a, hi < b ? hi : b);
 }
