@@ -65,9 +65,11 @@
 # and the last line is "realdax: N passed, N failed" (the sum; a program that
 # dies without its closing line counts as one failure).
 #
-# A guest kernel that panics while booting, before the suite starts, is
-# booted once more (said as "realdax: the NAME guest kernel panicked while
-# booting ..."); a second panic, or one after the suite started, fails.
+# A guest kernel that panics before the first program of the suite starts
+# (while booting, or as perf_hold's first events flip the static keys) is
+# booted once more (said as "realdax: the NAME guest kernel panicked before
+# the suite's first program ..."); a second panic, or one once a program
+# started, fails.
 # The VM not starting (../shared/dax-vm missing, `run` exiting 125, or the
 # timeout before the guest ran anything) is a failure, said plainly:
 # "realdax: the VM could not start (exit N): ..." (for the stock boot the
@@ -163,6 +165,7 @@ echo "realdax-guest: start"
 step() {
 	name=$1
 	shift
+	echo "realdax-step-start $name"
 	t0=$(date +%s.%N)
 	"$@" >"$out/$name.log" 2>&1
 	rc=$?
@@ -205,10 +208,16 @@ exit $all
 # each kind open, so that those keys stay enabled and the tracking
 # processes' fault recordings (every step keeps them, as shipped) never
 # flip them.  It is never stopped: the guest powers off at once after the
-# command (dax-vm's poweroff -f) with its events still open.
+# command (dax-vm's poweroff -f) with its events still open.  The first step
+# starts once it holds them (its "holding" line, 30 s at most), so that a
+# panic of that flip comes before any step (boot_panic_retry).
 # shellcheck disable=SC2016
 GUEST_BP=$STEP'
 "$b/tests/realdax/perf_hold" > "$out/perf_hold.log" 2>&1 &
+for _ in $(seq 300); do
+	grep -q "^perf_hold: holding" "$out/perf_hold.log" 2>/dev/null && break
+	sleep 0.1
+done
 step test_lmdb_guest bash tests/lmdb/test_lmdb_guest.sh "$b"
 grep -E "^lmdb(-trace-check)?: " "$out/test_lmdb_guest.log"
 step test_db_gdbm env DT_DB_TRACE_ACROSS_KILL=1 bash tests/dbs/test_db.sh gdbm "$b"
@@ -246,15 +255,16 @@ boot()
 }
 
 # boot_panic_retry NAME KERNEL TIMEOUT GUEST ARG...: boot; if the guest
-# kernel panicked before the suite started (the 6.12 kernel under TCG
-# sometimes takes an int3 oops in its own text patching at boot), say so and
-# boot once more.  A panic after the suite started is never retried.
+# kernel panicked before any program of the suite started (the 6.12 kernel
+# under TCG sometimes takes an oops in its own text patching at boot, or when
+# perf_hold's first events flip the static keys), say so and boot once more:
+# no program ran.  A panic once a program started is never retried.
 boot_panic_retry()
 {
 	boot "$@"
-	grep -q '^realdax-guest: start$' "$tmp/$1.out" && return
+	grep -q '^realdax-step-start ' "$tmp/$1.out" && return
 	grep -q 'Kernel panic' "$tmp/$1.err" || return
-	echo "realdax: the $1 guest kernel panicked while booting, before the suite:" \
+	echo "realdax: the $1 guest kernel panicked before the suite's first program:" \
 		"$(grep -m1 -E 'Oops|BUG:' "$tmp/$1.err" | sed 's/^ *| *//')"
 	echo "realdax: booting the $1 guest once more"
 	boot "$@"
