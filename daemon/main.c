@@ -358,6 +358,7 @@ static int start(struct daemon *d)
 	ret = recovery_begin(d);
 	if (ret)
 		return ret;
+	srv_fit_nofile(&d->srv, d->cfg.workers);
 	ret = setup_socket(d);
 	if (ret)
 		return ret;

@@ -631,7 +631,7 @@ static int worker_alloc(struct dt_worker *w)
  * select(2), so large descriptors are fine); when even the hard limit is
  * short, the log says so, since clients past it are shed (srv_accept()).
  */
-static void fit_nofile(const struct dt_server *srv, unsigned workers)
+void srv_fit_nofile(const struct dt_server *srv, unsigned workers)
 {
 	rlim_t need = (rlim_t)srv->max_clients + workers + DT_SRV_NOFILE_RESERVE;
 	struct rlimit rl;
@@ -658,7 +658,6 @@ int srv_start_workers(struct dt_server *srv, unsigned n)
 	unsigned i;
 	int ret;
 
-	fit_nofile(srv, n);
 	srv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (srv->stop_fd < 0)
 		return -errno;

@@ -60,9 +60,12 @@ int srv_listen_path(struct dt_server *srv, const char *path, mode_t mode, const 
 void srv_unlisten(struct dt_server *srv);
 void srv_accept(struct dt_server *srv);
 /*
- * srv_start_workers() - Start @n workers; first fits RLIMIT_NOFILE to
- * max_clients (raises the soft limit up to the hard one, or logs a warning).
+ * srv_fit_nofile() - Fit RLIMIT_NOFILE to max_clients and @workers workers:
+ * raises the soft limit up to the hard one, or logs a warning.  Called
+ * before the socket listens, so that a client that can connect finds it done.
  */
+void srv_fit_nofile(const struct dt_server *srv, unsigned workers);
+/* srv_start_workers() - Start @n workers: 0 or -errno. */
 int srv_start_workers(struct dt_server *srv, unsigned n);
 void srv_stop_workers(struct dt_server *srv);
 void srv_close_all(struct dt_server *srv);

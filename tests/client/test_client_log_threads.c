@@ -158,7 +158,7 @@ static void test_mark_persist(void)
 	CHECK_EQ(logged_entries(), 0);
 }
 
-/* Mark every page of the quarter, in order, until told to stop after a full pass. */
+/* Mark every page of the quarter, in order, until a pass that began once told to stop. */
 static void *sweeper(void *arg)
 {
 	unsigned id = (unsigned)(uintptr_t)arg;
@@ -166,7 +166,9 @@ static void *sweeper(void *arg)
 	unsigned passes = 0;
 	long bad = 0;
 
-	while (!passes || !__atomic_load_n(&stop_marking, __ATOMIC_ACQUIRE)) {
+	/* The last pass begins once told to stop: after the log was replaced. */
+	for (bool last = false; !last;) {
+		last = passes && __atomic_load_n(&stop_marking, __ATOMIC_ACQUIRE);
 		for (uint64_t p = 0; p < QUARTER; p++) {
 			bad += note(dt_client_dirty(region, (id * QUARTER + p) * PAGE, PAGE));
 			if (p % 64 == 0)
