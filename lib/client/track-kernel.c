@@ -340,7 +340,12 @@ int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why)
 	return 0;
 }
 
-int dt_tk_populate(int pagemap, void *addr, size_t len, const char **why)
+/*
+ * The probe's page: map every page of [addr, addr + len) with a 4KiB entry,
+ * written (MADV_POPULATE_WRITE; the data stays), and check it: 0 or
+ * -EOPNOTSUPP with @why (a device that faults only 2MiB entries).
+ */
+static int populate(int pagemap, void *addr, size_t len, const char **why)
 {
 	uintptr_t start = (uintptr_t)addr;
 
@@ -409,7 +414,7 @@ static int probe_child(void *page, size_t pages, uint64_t *fault_ns)
 	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (pm < 0)
 		return PROBE_PAGEMAP;
-	if (dt_tk_pin(pm, page, len, &why) || dt_tk_populate(pm, page, len, &why))
+	if (dt_tk_pin(pm, page, len, &why) || populate(pm, page, len, &why))
 		return PROBE_PIN;
 	uffd = dt_tk_uffd_open(&why);
 	if (uffd < 0)

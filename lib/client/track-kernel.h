@@ -67,12 +67,6 @@ size_t dt_tk_vec_size(void);
  * the pages fault with 4KiB entries as they are used.
  */
 int dt_tk_pin(int pagemap, void *addr, size_t len, const char **why);
-/*
- * dt_tk_populate(): map every page of [addr, addr + len) with a 4KiB entry,
- * written (MADV_POPULATE_WRITE; the data stays), and check it: 0 or
- * -EOPNOTSUPP with @why (a device that faults only 2MiB entries).
- */
-int dt_tk_populate(int pagemap, void *addr, size_t len, const char **why);
 
 /*
  * dt_tk_probe(): in a child process, pin the @pages pages (4KiB) from @page,
