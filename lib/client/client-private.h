@@ -364,8 +364,9 @@ extern void (*dt_client_drain_hook)(void);
 
 /*
  * dt_client_track_report(): tell the daemon whether region @r's stores are
- * tracked (@state DT_TRACK_ON), tracking was refused (DT_TRACK_REFUSED, @err
- * the negative errno) or stopped (DT_TRACK_NONE), with the TRACK message;
+ * tracked (@state DT_TRACK_ON: from its first tracked mapping until it is
+ * detached), tracking was refused (DT_TRACK_REFUSED, @err the negative
+ * errno) or the region is detached (DT_TRACK_NONE), with the TRACK message;
  * kept and sent again after a reconnect.  Called with the handle's lock held.
  * Return: 0, or a connection error (the state is kept and sent later).
  */

@@ -489,8 +489,6 @@ int dt_client_untrack(struct dt_client_region *r, void *addr, uint64_t offset)
 		dt_track_faults_read(r->tracks);
 		n = dt_track_collect_map(r, m, 0, UINT64_MAX);
 		tracks_del(r, m);
-		if (!r->tracks->n)
-			dt_client_track_report(r, DT_TRACK_NONE, 0);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return n < 0 ? (int)n : 0;

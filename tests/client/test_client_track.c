@@ -268,6 +268,7 @@ static int sub_range(void)
 	struct dt_client_region *r = c ? attach_db(c) : NULL;
 	char *q = r ? app_map(base * PAGE, 1 << 20, MAP_SHARED) : NULL;
 	char *p = NULL, stack_byte = 0;
+	struct dt_client_counters k;
 	size_t len;
 	uint64_t off;
 
@@ -308,6 +309,13 @@ static int sub_range(void)
 	CHECK_EQ(dt_client_fsync(r, 0, DTD_DB_SIZE, 0, NULL), 0);
 	dt_rec_exactly((const uint64_t[]){ base + 7, base + 7 }, 1);
 	CHECK_EQ(dt_client_persist(r, q, 1), -EINVAL); /* not tracked: unknown address */
+
+	dt_test_ctx("sub-range: tracked again: the daemon was told once");
+	CHECK_EQ(dt_client_track(r, q, 1 << 20, base * PAGE, 0, NULL), 0);
+	CHECK_EQ(dt_client_untrack(r, q, base * PAGE), 0);
+	dt_client_counters(c, &k);
+	CHECK_EQ(k.sent_by_op[DT_OP_TRACK], 1); /* ON from the first track until the detach */
+	CHECK_EQ(r->track_state, DT_TRACK_ON);
 	CHECK_EQ(dt_client_close(c), 0);
 	munmap(q, 1 << 20);
 	return 0;

@@ -834,8 +834,9 @@ int dt_client_track(struct dt_client_region *r, void *addr, size_t length, uint6
  * Collects and marks dirty what was written in it first (nothing written is
  * forgotten), then unregisters it (also when the collection failed).  An
  * adopted mapping stops serving the in-process persists.  The caller may
- * unmap it afterwards.  When the region tracks nothing any more, the daemon
- * is told (TRACK, DT_TRACK_NONE).
+ * unmap it afterwards.  The daemon is not told: the region's TRACK state
+ * stays DT_TRACK_ON until it is detached (a program that maps its file
+ * afresh at each transaction costs no message a transaction).
  *
  * Context: Any thread.  Takes the handle's lock; blocks.
  * Return: 0; -ENOENT if no tracked mapping starts there; a collection error.
