@@ -165,6 +165,7 @@ static int tracks_get(struct dt_client_region *r, const char **why)
 		close(t->uffd);
 		goto fail;
 	}
+	t->maps = dt_tk_maps_open();
 	faults_open(t);
 	r->tracks = t;
 	return 0;
@@ -225,6 +226,8 @@ void dt_client_track_detach(struct dt_client_region *r)
 		tracks_del(r, &t->m[t->n - 1]);
 	close(t->uffd);
 	close(t->pagemap);
+	if (t->maps >= 0)
+		close(t->maps);
 	dt_tk_faults_close(t->faults);
 	free(t->vec);
 	free(t->m);
@@ -272,11 +275,13 @@ static int track_args(struct dt_client_region *r, void *addr, size_t length, uin
  * A shared, writable mapping of a file: of the region's own when we hold its
  * fd (@st, its stat, has a non-zero inode then).
  */
-static int check_mapping(const struct stat *st, const struct track_map *m, const char **why)
+static int check_mapping(const struct dt_client_region *r, const struct stat *st,
+			 const struct track_map *m, const char **why)
 {
 	bool id = st->st_ino != 0;
 
-	return dt_tk_mapping_check(m->addr, m->addr + m->len, id, st->st_dev, st->st_ino, why);
+	return dt_tk_mapping_check(r->tracks->maps, m->addr, m->addr + m->len, id, st->st_dev,
+				   st->st_ino, why);
 }
 
 /* $DAXTRACK_PROBE_MS, else 2 s (20 s under $DAX_VM). */
@@ -418,9 +423,9 @@ static int track_locked(struct dt_client_region *r, void *addr, size_t length, u
 		st.st_ino = 0;
 	err = track_args(r, addr, length, offset, flags, &m);
 	if (!err)
-		err = check_mapping(&st, &m, why);
-	if (!err)
 		err = tracks_get(r, why);
+	if (!err)
+		err = check_mapping(r, &st, &m, why);
 	/* The probe first: a refusal leaves the application's mapping untouched. */
 	if (!err)
 		err = probe_once(&st, &m, &fault_ns, why);

@@ -33,6 +33,7 @@ struct track_map {
 struct dt_client_tracks {
 	int uffd;
 	int pagemap;
+	int maps; /* /proc/self/maps, or -1 */
 	unsigned n, cap;
 	struct track_map *m;
 	void *vec; /* PAGEMAP_SCAN's answer, TRACK_VEC_LEN runs */

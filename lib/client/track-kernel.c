@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <limits.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <signal.h>
@@ -86,6 +87,31 @@ struct pm_scan_arg {
 #define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
 #define PM_SCAN_WP_MATCHING (1 << 0)
 #define PM_SCAN_CHECK_WPASYNC (1 << 1)
+#endif
+
+#ifndef PROCMAP_QUERY
+#define PROCMAP_QUERY_VMA_WRITABLE 0x02
+#define PROCMAP_QUERY_VMA_SHARED 0x08
+
+struct procmap_query {
+	__u64 size;
+	__u64 query_flags;
+	__u64 query_addr;
+	__u64 vma_start;
+	__u64 vma_end;
+	__u64 vma_flags;
+	__u64 vma_page_size;
+	__u64 vma_offset;
+	__u64 inode;
+	__u32 dev_major;
+	__u32 dev_minor;
+	__u32 vma_name_size;
+	__u32 build_id_size;
+	__u64 vma_name_addr;
+	__u64 build_id_addr;
+};
+
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
 #endif
 
 #define TK_PAGE 4096UL
@@ -566,8 +592,9 @@ static int check_line(const struct maps_line *l, bool check_id, dev_t dev, ino_t
 	return 0;
 }
 
-int dt_tk_mapping_check(uintptr_t start, uintptr_t end, bool check_id, dev_t dev, ino_t ino,
-			const char **why)
+/* The maps of Linux < 6.11, as text: every line up to the range's end, parsed. */
+static int check_text(uintptr_t start, uintptr_t end, bool check_id, dev_t dev, ino_t ino,
+		      const char **why)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	struct maps_line l;
@@ -596,5 +623,54 @@ int dt_tk_mapping_check(uintptr_t start, uintptr_t end, bool check_id, dev_t dev
 	fclose(f);
 	if (!err && at < end)
 		err = -EFAULT;
+	return err;
+}
+
+int dt_tk_maps_open(void)
+{
+	return open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+}
+
+/* The mapping at @at, from PROCMAP_QUERY (Linux 6.11): 0, -ENOENT (none), -ENOTTY, -errno. */
+static int query_line(int maps, uintptr_t at, struct maps_line *l, char *name, size_t size)
+{
+	struct procmap_query q = { .size = sizeof(q),
+				   .query_addr = at,
+				   .vma_name_size = (__u32)size,
+				   .vma_name_addr = (uintptr_t)name };
+
+	name[0] = '\0';
+	if (ioctl(maps, PROCMAP_QUERY, &q) < 0)
+		return -errno;
+	l->lo = q.vma_start;
+	l->hi = q.vma_end;
+	strcpy(l->perms, "r-?p");
+	if (q.vma_flags & PROCMAP_QUERY_VMA_WRITABLE)
+		l->perms[1] = 'w';
+	if (q.vma_flags & PROCMAP_QUERY_VMA_SHARED)
+		l->perms[3] = 's';
+	l->maj = q.dev_major;
+	l->min = q.dev_minor;
+	l->inode = q.inode;
+	l->path = name;
+	return 0;
+}
+
+int dt_tk_mapping_check(int maps, uintptr_t start, uintptr_t end, bool check_id, dev_t dev,
+			ino_t ino, const char **why)
+{
+	char name[PATH_MAX];
+	struct maps_line l;
+	int err = 0;
+
+	for (uintptr_t at = start; at < end && !err; at = l.hi) {
+		err = maps < 0 ? -ENOTTY : query_line(maps, at, &l, name, sizeof(name));
+		if (err == -ENOTTY)
+			return check_text(start, end, check_id, dev, ino, why);
+		if (err == -ENOENT)
+			return -EFAULT;
+		if (!err)
+			err = check_line(&l, check_id, dev, ino, why);
+	}
 	return err;
 }

@@ -82,13 +82,17 @@ int dt_tk_probe(void *page, size_t pages, unsigned timeout_ms, uint64_t *fault_n
 extern unsigned dt_tk_probe_stall_ms;
 
 /*
+ * dt_tk_maps_open(): /proc/self/maps, for dt_tk_mapping_check(): the fd or -1.
  * dt_tk_mapping_check(): [start, end) is mapped, shared, writable and
- * backed by a file (of device @dev and inode @ino when @check_id).
+ * backed by a file (of device @dev and inode @ino when @check_id), asked
+ * of @maps one mapping at a time (PROCMAP_QUERY), else (Linux < 6.11, or
+ * @maps -1) read from the text of /proc/self/maps.
  * Return: 0; -EFAULT if part of it is not mapped; -EOPNOTSUPP with @why
  * (private, read-only, anonymous); -EINVAL another file; -errno reading
  * /proc/self/maps.
  */
-int dt_tk_mapping_check(uintptr_t start, uintptr_t end, bool check_id, dev_t dev, ino_t ino,
-			const char **why);
+int dt_tk_maps_open(void);
+int dt_tk_mapping_check(int maps, uintptr_t start, uintptr_t end, bool check_id, dev_t dev,
+			ino_t ino, const char **why);
 
 #endif /* DT_TRACK_KERNEL_H */

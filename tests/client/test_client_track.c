@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <daxtrack/client.h>
@@ -493,6 +494,20 @@ static void refused(struct dt_client_region *r, void *addr, size_t len, uint64_t
 	}
 }
 
+/* Both readers of /proc/self/maps (PROCMAP_QUERY, the text) give @want. */
+static void maps_say(const void *a, size_t len, bool id, const struct stat *st, int want)
+{
+	int maps = dt_tk_maps_open();
+	const char *why = NULL;
+	uintptr_t lo = (uintptr_t)a;
+
+	CHECK(maps >= 0);
+	CHECK_EQ(dt_tk_mapping_check(maps, lo, lo + len, id, st->st_dev, st->st_ino, &why), want);
+	CHECK_EQ(dt_tk_mapping_check(-1, lo, lo + len, id, st->st_dev, st->st_ino, &why), want);
+	if (maps >= 0)
+		close(maps);
+}
+
 static int refusals(void)
 {
 	struct dt_client *c = connect_flags(0);
@@ -505,6 +520,7 @@ static int refusals(void)
 		mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	char *hole = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct stat st;
 	struct dt_client *c2 = connect_flags(0);
 	struct dt_client_region *r2 = c2 ? attach_db(c2) : NULL;
 
@@ -548,6 +564,18 @@ static int refusals(void)
 	refused(r, anon, 1 << 20, 0, 0, -EOPNOTSUPP);
 	refused(r, shanon, 1 << 20, 0, 0, -EOPNOTSUPP);
 	refused(r, hole, PAGE, 0, 0, -EFAULT);
+
+	dt_test_ctx("refusals: the mapping as both readers of /proc/self/maps see it");
+	if (CHECK_EQ(stat(dtd.db_path, &st), 0)) {
+		maps_say(p, 1 << 20, true, &st, 0);
+		maps_say(p, 1 << 20, false, &st, 0);
+		st.st_ino++;
+		maps_say(p, 1 << 20, true, &st, -EINVAL); /* another file */
+		maps_say(priv, 1 << 20, false, &st, -EOPNOTSUPP);
+		maps_say(anon, 1 << 20, false, &st, -EOPNOTSUPP);
+		maps_say(shanon, 1 << 20, false, &st, -EOPNOTSUPP);
+		maps_say(hole, PAGE, false, &st, -EFAULT);
+	}
 	/* Nothing was changed: the private mapping still reads and writes. */
 	priv[0]++;
 	anon[0]++;
