@@ -159,6 +159,27 @@ static bool debug_has(const char *what, const char *after)
 	return found;
 }
 
+/*
+ * Where the shim mapped the first mapping it tracked or left whole-range:
+ * (address - offset) modulo 2MiB; -1 if no line says.
+ */
+static long placed_at(void)
+{
+	unsigned long addr, len, off;
+	char line[1024], *at;
+	long mod = -1;
+	FILE *f = fopen(debug_path, "r");
+
+	while (f && mod < 0 && fgets(line, sizeof(line), f)) {
+		at = strstr(line, "\": 0x");
+		if (at && sscanf(at + 3, "%lx+%lu at %lu", &addr, &len, &off) == 3)
+			mod = (long)((addr - off) % (2UL << 20));
+	}
+	if (f)
+		fclose(f);
+	return mod;
+}
+
 /* The number of the first debug line holding @what (from 1), or 0; *@count of them. */
 static unsigned debug_line(const char *what, unsigned *count)
 {
@@ -265,6 +286,7 @@ static void test_scatter(void)
 	tracked_mode = debug_has(": tracked", NULL);
 	fprintf(stderr, "test_preload: %s mode\n", tracked_mode ? "tracked" : "whole-range");
 	CHECK(debug_has("attached by fd", NULL));
+	CHECK_EQ(placed_at(), 4096); /* 8 MiB: placed where the kernel uses no 2 MiB entry */
 	if (!CHECK_EQ(tr.nr, 1) || !block_ok(&tr.b[0], 0, DB_SIZE))
 		return show_debug();
 	CHECK_EQ(tr.stray, 0);
