@@ -190,6 +190,7 @@ struct collect {
 	long pages;
 	int err;
 	bool flushed; /* dense parts flushed, to be drained */
+	bool last; /* @m is untracked after it: no probe begins or ends */
 };
 
 /* Mark addresses [start, end) of the mapping dirty, as dt_client_dirty() does. */
@@ -379,7 +380,9 @@ static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
  * Dense extent @e meets [a, b): flush its part.  Every DENSE_SYNCS-th time
  * (twice as late after each check that found it dense) it starts a probe: a
  * few pages write-protected, whose faults tell at the next collection
- * whether it is still written.
+ * whether it is still written.  The last collection of a mapping only
+ * flushes: nothing would read a probe begun there, and one under way ends
+ * with the mapping.
  */
 static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 {
@@ -389,6 +392,8 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 	long probes;
 
 	extent_bounds(m, e, &lo, &hi);
+	if (k->last)
+		goto flush;
 	if (s->probing && probe_end(k, e, lo, hi))
 		return;
 	/* A probe that could protect no page (none mapped) waits its turn again. */
@@ -400,6 +405,7 @@ static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
 			bit_clear(m->hot, e); /* a fault from now on: a probe page written */
 		}
 	}
+flush:
 	flush_dense(k, lo > a ? lo : a, hi < b ? hi : b);
 }
 
@@ -445,9 +451,9 @@ static int scan_fine(struct collect *k, size_t e, size_t end, uintptr_t a, uintp
 }
 
 long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint64_t lo,
-			  uint64_t hi)
+			  uint64_t hi, bool last)
 {
-	struct collect k = { .r = r, .m = m };
+	struct collect k = { .r = r, .m = m, .last = last };
 	uint64_t stop = m->offset + m->len;
 	uintptr_t a, b;
 	size_t e, end, run;

@@ -47,8 +47,9 @@
 
 /* ---- collecting ---- */
 
-/* Every tracked mapping meeting region bytes [offset, offset + length). */
-static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t length)
+/* Every tracked mapping meeting region bytes [offset, offset + length); @last: untracked next. */
+static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t length,
+			   bool last)
 {
 	uint64_t end = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
 	struct dt_client_tracks *t = r->tracks;
@@ -57,7 +58,7 @@ static long collect_locked(struct dt_client_region *r, uint64_t offset, uint64_t
 
 	dt_track_faults_read(t);
 	for (unsigned i = 0; t && i < t->n; i++) {
-		n = dt_track_collect_map(r, &t->m[i], offset, end);
+		n = dt_track_collect_map(r, &t->m[i], offset, end, last);
 		if (n < 0 && !err)
 			err = (int)n;
 		if (n > 0)
@@ -77,7 +78,7 @@ int dt_client_track_collect_before(struct dt_client_region *r, uint64_t offset,
 		length = UINT64_MAX;
 	}
 	pthread_mutex_lock(&c->lock);
-	n = collect_locked(r, offset, length);
+	n = collect_locked(r, offset, length, false);
 	pthread_mutex_unlock(&c->lock);
 	return n < 0 ? (int)n : 0;
 }
@@ -90,7 +91,7 @@ long dt_client_track_collect(struct dt_client_region *r, uint64_t offset, uint64
 	if (!length)
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
-	n = collect_locked(r, offset, length);
+	n = collect_locked(r, offset, length, false);
 	pthread_mutex_unlock(&c->lock);
 	return n;
 }
@@ -221,7 +222,7 @@ void dt_client_track_detach(struct dt_client_region *r)
 
 	if (!t)
 		return;
-	collect_locked(r, 0, UINT64_MAX);
+	collect_locked(r, 0, UINT64_MAX, true);
 	while (t->n)
 		tracks_del(r, &t->m[t->n - 1]);
 	close(t->uffd);
@@ -492,7 +493,7 @@ int dt_client_untrack(struct dt_client_region *r, void *addr, uint64_t offset)
 	m = find_start(r, addr, offset);
 	if (m) {
 		dt_track_faults_read(r->tracks);
-		n = dt_track_collect_map(r, m, 0, UINT64_MAX);
+		n = dt_track_collect_map(r, m, 0, UINT64_MAX, true);
 		tracks_del(r, m);
 	}
 	pthread_mutex_unlock(&c->lock);

@@ -62,11 +62,12 @@ void dt_track_faults_read(struct dt_client_tracks *t);
 /*
  * dt_track_collect_map(): mark the pages of @m in region bytes [lo, hi)
  * written since the last collection (whole extents where @m is dense), as
- * dt_client_dirty() marks them; judge each extent looked at whole.
+ * dt_client_dirty() marks them; judge each extent looked at whole.  @last:
+ * @m is untracked next (its dense extents are flushed, no probe runs).
  * Return: the pages marked, or -errno.
  */
 long dt_track_collect_map(struct dt_client_region *r, struct track_map *m, uint64_t lo,
-			  uint64_t hi);
+			  uint64_t hi, bool last);
 
 /*
  * dt_track_calibrate(): once a process, with @fault_ns (what a write fault

@@ -228,6 +228,7 @@ size_t dt_tk_vec_size(void)
 }
 
 uint64_t dt_tk_walked;
+uint64_t dt_tk_scans;
 
 /*
  * PAGEMAP_SCAN of [@a->start, @end) with the categories and flags of @a,
@@ -246,6 +247,7 @@ static long scan(int pagemap, struct pm_scan_arg *a, uintptr_t end, struct page_
 	a->vec_len = vec_len;
 	while (start < end) {
 		a->start = start;
+		__atomic_fetch_add(&dt_tk_scans, 1, __ATOMIC_RELAXED);
 		n = ioctl(pagemap, PAGEMAP_SCAN, a);
 		if (n < 0)
 			return -errno;

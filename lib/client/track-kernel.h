@@ -53,6 +53,8 @@ long dt_tk_collect(int pagemap, uintptr_t start, uintptr_t end, void *vec, size_
 		   dt_tk_run_fn fn, void *arg);
 /* Tests only: the bytes dt_tk_collect() was asked to walk, all calls together. */
 extern uint64_t dt_tk_walked;
+/* Tests only: the PAGEMAP_SCAN calls that read or write-protect runs. */
+extern uint64_t dt_tk_scans;
 /* dt_tk_huge_pages(): the pages of [start, end) mapped by 2MiB entries, or -errno. */
 long dt_tk_huge_pages(int pagemap, uintptr_t start, uintptr_t end);
 /* dt_tk_protected_pages(): the pages of [start, end) present and write-protected, or -errno. */

@@ -458,6 +458,28 @@ static void dense_flush(const void *addr, size_t len)
 	dense.logged += dt_test_log_pages(dense.r, first, first + len / PAGE - 1);
 }
 
+/*
+ * After dt_dense_scenario(), its second extent dense and flushed once: six
+ * more fsyncs, and the untrack, the collection a probe would begin at,
+ * flushes it whole and begins none (a probe: a scan a probe page and more).
+ */
+static void untrack_dense(struct dt_client_region *r, char *p)
+{
+	const uint64_t ext = 512, x = (((uintptr_t)p + 2 * 1048576 - 1) & ~(2 * 1048576UL - 1));
+	const uint64_t e = (x - (uintptr_t)p) / PAGE + ext;
+	uint64_t scans;
+
+	dt_test_ctx("dense: the untrack flushes, begins no probe");
+	for (unsigned i = 2; i <= 7; i++)
+		dt_rec_fsync(r, p, DTD_DB_SIZE, (const uint64_t[]){ e, e + ext - 1 }, 1);
+	scans = __atomic_load_n(&dt_tk_scans, __ATOMIC_RELAXED);
+	dt_rec_reset(p);
+	CHECK_EQ(dt_client_untrack(r, p, 0), 0);
+	dt_rec_merge();
+	dt_rec_exactly((const uint64_t[]){ e, e + ext - 1 }, 1);
+	CHECK(__atomic_load_n(&dt_tk_scans, __ATOMIC_RELAXED) - scans < 8);
+}
+
 static int dense_extents(void)
 {
 	struct dt_client *c = connect_flags(0);
@@ -474,6 +496,7 @@ static int dense_extents(void)
 	dt_test_ctx("dense: each extent one flush, not through the log");
 	CHECK(dense.extents >= 18);
 	CHECK_EQ(dense.logged, 0);
+	untrack_dense(r, p);
 	CHECK_EQ(dt_client_close(c), 0);
 	munmap(p, DTD_DB_SIZE);
 	return 0;
