@@ -598,6 +598,13 @@ static int refusals(void)
 		maps_say(anon, 1 << 20, false, &st, -EOPNOTSUPP);
 		maps_say(shanon, 1 << 20, false, &st, -EOPNOTSUPP);
 		maps_say(hole, PAGE, false, &st, -EFAULT);
+		/* Two mappings of the file side by side (their flags differ), then a read-only one. */
+		st.st_ino--;
+		CHECK_EQ(madvise(p + (1 << 19), 1 << 19, MADV_NOHUGEPAGE), 0);
+		maps_say(p, 1 << 20, true, &st, 0);
+		CHECK_EQ(mprotect(p + (1 << 19), PAGE, PROT_READ), 0);
+		maps_say(p, 1 << 20, true, &st, -EOPNOTSUPP);
+		CHECK_EQ(mprotect(p + (1 << 19), PAGE, PROT_READ | PROT_WRITE), 0);
 	}
 	/* Nothing was changed: the private mapping still reads and writes. */
 	priv[0]++;
