@@ -200,39 +200,46 @@ int munmap(void *addr, size_t len)
 	return dtp_real.munmap(addr, len);
 }
 
-int dtp_persist(struct dtp_map *m, uint64_t off, uint64_t len)
+/*
+ * Persist bytes [off, off + len) of region @reg (traced): the pages tracking
+ * found written in its mappings (@tracked), else the whole range.
+ */
+static int persist(struct dtp_region *reg, bool tracked, uint64_t off, uint64_t len)
 {
-	uint64_t fsyncs = dtp_trace_fsyncs(m->reg->r);
+	uint64_t fsyncs = dtp_trace_fsyncs(reg->r);
 	int err;
 
 	dtp_trace_msync_begin(off, len);
-	if (m->tracked)
-		err = dt_client_fsync(m->reg->r, off, len, 0, NULL);
+	if (tracked)
+		err = dt_client_fsync(reg->r, off, len, 0, NULL);
 	else
-		err = dt_client_persist_range(m->reg->r, off, len, NULL);
-	dtp_trace_by_daemon(m->reg->r, fsyncs, off, len, err);
+		err = dt_client_persist_range(reg->r, off, len, NULL);
+	dtp_trace_by_daemon(reg->r, fsyncs, off, len, err);
 	dtp_trace_msync_end(err);
-	dtp_debug("region \"%s\": persist %llu+%llu (%s): %s", m->reg->name,
+	dtp_debug("region \"%s\": persist %llu+%llu (%s): %s", reg->name,
 		  (unsigned long long)off, (unsigned long long)len,
-		  m->tracked ? "tracked" : "whole range", err ? strerror(-err) : "ok");
+		  tracked ? "tracked" : "whole range", err ? strerror(-err) : "ok");
 	return err;
 }
 
-/*
- * dtp_persist() of [@start, @end) of @m, the program's own mapping; when it
- * fails (the daemon away, say) on a MAP_SYNC or device-DAX mapping, the
- * range is flushed from that mapping here: the kernel's msync() flushes
- * nothing there (a synchronous DAX fault never marks its entry dirty).
- * The flush runs under a recovery point: a page past the end of a truncated
- * file is skipped, as the kernel's msync() skips it.  Return: 0 once the
- * range is durable, -EIO for a poisoned page, else dtp_persist()'s error.
- */
-static int persist_or_flush(struct dtp_map *m, uintptr_t start, uintptr_t end)
+int dtp_persist(struct dtp_map *m, uint64_t off, uint64_t len)
 {
-	int err = dtp_persist(m, m->off + (start - m->addr), end - start);
+	return persist(m->reg, m->tracked, off, len);
+}
+
+/*
+ * After a persist failed with @err (the daemon away, say): on a MAP_SYNC or
+ * device-DAX mapping @m, [@start, @end) of it is flushed here: the kernel's
+ * msync() flushes nothing there (a synchronous DAX fault never marks its
+ * entry dirty).  The flush runs under a recovery point: a page past the end
+ * of a truncated file is skipped, as the kernel's msync() skips it.
+ * Return: 0 once the range is durable, -EIO for a poisoned page, else @err.
+ */
+static int flush_here(struct dtp_map *m, uintptr_t start, uintptr_t end, int err)
+{
 	uintptr_t fault;
 
-	if (!err || !m->sync)
+	if (!m->sync)
 		return err;
 	dt_sigbus_install();
 	if (dt_sigbus_call(dt_client_flush_hook, (const void *)start, end - start, &fault) ==
@@ -242,6 +249,14 @@ static int persist_or_flush(struct dtp_map *m, uintptr_t start, uintptr_t end)
 	dtp_debug("region \"%s\": persist failed (%s): flushed in process", m->reg->name,
 		  strerror(-err));
 	return 0;
+}
+
+/* dtp_persist() of [@start, @end) of @m, the program's own mapping, or flush_here(). */
+static int persist_or_flush(struct dtp_map *m, uintptr_t start, uintptr_t end)
+{
+	int err = dtp_persist(m, m->off + (start - m->addr), end - start);
+
+	return err ? flush_here(m, start, end, err) : 0;
 }
 
 /*
@@ -324,14 +339,37 @@ static int persist_retrack(struct dtp_map *m)
 	return err;
 }
 
-/* Persist every mapping of the file of @fd.  Return: 0, or the first persist error. */
+/*
+ * The tracked mappings of @reg, region bytes [*lo, *hi) covering them all,
+ * in one persist (one collection of them all, one drain); if it fails, each
+ * is flushed here where it may be.  Return: 0, or the first error.
+ */
+static int persist_tracked(struct dtp_region *reg, uint64_t lo, uint64_t hi)
+{
+	struct dtp_map *m;
+	unsigned i = 0;
+	int err = persist(reg, true, lo, hi - lo), ret = 0, e;
+
+	while (err && (m = dtp_maps_next_of(reg, &i))) {
+		e = m->tracked ? flush_here(m, m->addr, m->addr + m->len, err) : 0;
+		if (e && !ret)
+			ret = e;
+	}
+	return err ? ret : 0;
+}
+
+/*
+ * Persist every mapping of the file of @fd: those in whole-range mode each
+ * whole, the tracked ones together.  Return: 0, or the first persist error.
+ */
 static int persist_fd(int fd)
 {
+	uint64_t lo = UINT64_MAX, hi = 0;
 	struct dtp_region *reg;
 	struct dtp_map *m;
 	struct stat st;
 	unsigned i = 0;
-	int ret = 0;
+	int ret = 0, err;
 
 	if (fstat(fd, &st))
 		return 0;
@@ -339,19 +377,22 @@ static int persist_fd(int fd)
 	dtp_lock();
 	reg = dtp_region_find(&st, false);
 	while (reg && reg->r && (m = dtp_maps_next_of(reg, &i))) {
-		int err;
-
-		if (m->retrack && m->off + m->len <= (uint64_t)st.st_size)
-			err = persist_retrack(m);
-		else
+		err = 0;
+		if (m->retrack && m->off + m->len <= (uint64_t)st.st_size) {
+			err = persist_retrack(m); /* whole, this once */
+		} else if (!m->tracked) {
 			err = persist_or_flush(m, m->addr, m->addr + m->len);
-
+		} else {
+			lo = lo < m->off ? lo : m->off;
+			hi = hi > m->off + m->len ? hi : m->off + m->len;
+		}
 		if (err && !ret)
 			ret = err;
 	}
+	err = lo < hi ? persist_tracked(reg, lo, hi) : 0;
 	dtp_unlock();
 	dtp_leave();
-	return ret;
+	return ret ? ret : err;
 }
 
 /*

@@ -16,6 +16,8 @@
  *               store, msync, unmap, close both fds
  *   piece       map FILE, store, unmap its first half, fdatasync, store
  *               in the half left, fdatasync
+ *   pair        map FILE whole and its second half again, store to each,
+ *               fdatasync once
  *   threads     4 threads, each maps FILE, stores to its own pages, msyncs
  *   fork        map FILE, fork: the child stores and msyncs, then the parent
  *   errno       failing calls fail with the kernel's errno; successful
@@ -187,6 +189,26 @@ static void mode_piece(const char *path)
 	store(base, half / PAGE + 3);
 	expect(!fdatasync(fd), "fdatasync of the half left");
 	expect(!munmap(base + half, len - half), "munmap of the half left");
+	close(fd);
+}
+
+/* Two mappings of the file, the whole and its second half again: one fdatasync. */
+static void mode_pair(const char *path)
+{
+	unsigned char *a, *b;
+	size_t len, half;
+	int fd;
+
+	a = map_file(path, MAP_SHARED, &fd, &len);
+	half = len / 2;
+	b = mmap(NULL, half, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)half);
+	expect(b != MAP_FAILED, "mmap of the second half");
+	store(a, 2);
+	store(b, 3);
+	expect(!fdatasync(fd), "fdatasync of both");
+	fprintf(stderr, "victim: both synced\n");
+	expect(!munmap(b, half), "munmap of the half");
+	expect(!munmap(a, len), "munmap of the whole");
 	close(fd);
 }
 
@@ -363,6 +385,8 @@ int main(int argc, char **argv)
 		mode_twice(argv[2]);
 	else if (!strcmp(argv[1], "piece"))
 		mode_piece(argv[2]);
+	else if (!strcmp(argv[1], "pair"))
+		mode_pair(argv[2]);
 	else if (!strcmp(argv[1], "threads"))
 		mode_threads(argv[2]);
 	else if (!strcmp(argv[1], "fork"))

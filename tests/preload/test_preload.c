@@ -422,6 +422,11 @@ static void test_close_and_unmap(void)
 			CHECK(tr.b[1].flushed[10]);
 		}
 	}
+	dt_test_ctx("two tracked mappings of the file: one persist at fdatasync");
+	if (CHECK_EQ(run_victim("pair", db_path, true, NULL), 0) && tracked_mode &&
+	    CHECK_EQ(tr.nr, 1) && block_ok(&tr.b[0], 0, DB_SIZE))
+		CHECK(flushed_exactly(&tr.b[0], (const unsigned[]){ 2, DB_PAGES / 2 + 3 }, 2));
+
 	dt_test_ctx("the piece a partial munmap leaves: tracked again at fdatasync");
 	if (CHECK_EQ(run_victim("piece", db_path, true, NULL), 0)) {
 		const uint64_t half = DB_SIZE / 2;
