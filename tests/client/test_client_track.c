@@ -8,10 +8,12 @@
  *     (the flush hook records them), a page written again is seen again,
  *     explicit marks beside, a range collects only its part;
  *   - a second mapping of a sub-range: dt_client_persist() of an address in
- *     it, dt_client_track_addr(), untrack collects what was written;
+ *     it, dt_client_track_addr(), untrack collects what was written, tracked
+ *     and untracked again with one TRACK sent in all;
  *   - the library's own mapping (NULL address);
  *   - the refusals: -EINVAL, -ERANGE, -EBUSY, -EOPNOTSUPP with a reason for
- *     a private and an anonymous mapping;
+ *     a private and an anonymous mapping; both readers of /proc/self/maps
+ *     (PROCMAP_QUERY, the text) give the same verdicts;
  *   - the socket path (DT_CLIENT_NO_FAST_PATH): collected pages go as DIRTY
  *     messages, the daemon flushes them;
  *   - the fault summary: a collection scans only the 2MiB extents where the
@@ -19,7 +21,8 @@
  *     unrecorded (a thread started before the tracking, get_user_pages()
  *     through MADV_POPULATE_WRITE), a read(2) into the mapping seen;
  *   - dense extents (dt_dense_scenario(), dt_track_test.h), each flushed
- *     whole in one call, its pages never marked in the log.
+ *     whole in one call, its pages never marked in the log; an untrack at a
+ *     probe's turn flushes the extent and begins no probe.
  * Each scenario runs in a child process under a watchdog: a store that
  * hangs in the page fault (a kernel trap on some mappings) fails the test
  * instead of hanging it.  On a kernel that cannot track, the test is
