@@ -340,9 +340,10 @@ static int persist_retrack(struct dtp_map *m)
 }
 
 /*
- * The tracked mappings of @reg, region bytes [*lo, *hi) covering them all,
+ * The tracked mappings of @reg, region bytes [@lo, @hi) covering them all,
  * in one persist (one collection of them all, one drain); if it fails, each
- * is flushed here where it may be.  Return: 0, or the first error.
+ * is flushed here where it may be (flush_here()).  Return: 0, or the first
+ * error left.
  */
 static int persist_tracked(struct dtp_region *reg, uint64_t lo, uint64_t hi)
 {
