@@ -644,7 +644,7 @@ static int query_line(int maps, uintptr_t at, struct maps_line *l, char *name, s
 				   .vma_name_size = (__u32)size,
 				   .vma_name_addr = (uintptr_t)name };
 
-	name[0] = '\0';
+	memset(name, 0, size); /* valgrind does not know PROCMAP_QUERY */
 	if (ioctl(maps, PROCMAP_QUERY, &q) < 0)
 		return -errno;
 	l->lo = q.vma_start;
