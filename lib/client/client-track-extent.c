@@ -377,35 +377,44 @@ static bool probe_end(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
 }
 
 /*
- * Dense extent @e meets [a, b): flush its part.  Every DENSE_SYNCS-th time
- * (twice as late after each check that found it dense) it starts a probe: a
- * few pages write-protected, whose faults tell at the next collection
- * whether it is still written.  The last collection of a mapping only
- * flushes: nothing would read a probe begun there, and one under way ends
- * with the mapping.
+ * Dense extent @e ([lo, hi)) at a collection: a probe under way ends (true:
+ * the extent is fine again, and marked); then, every DENSE_SYNCS-th time (twice
+ * as late after each check that found it dense) a probe begins: a few pages
+ * write-protected, whose faults tell at the next collection whether it is
+ * still written.  A probe that could protect no page (none mapped) waits its
+ * turn again.
  */
-static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
+static bool probe_turn(struct collect *k, size_t e, uintptr_t lo, uintptr_t hi)
 {
 	struct track_map *m = k->m;
 	struct track_extent *s = &m->st[e];
-	uintptr_t lo, hi;
 	long probes;
 
-	extent_bounds(m, e, &lo, &hi);
-	if (k->last)
-		goto flush;
-	if (s->probing && probe_end(k, e, lo, hi))
-		return;
-	/* A probe that could protect no page (none mapped) waits its turn again. */
-	if (!s->probing && ++s->age >= DENSE_SYNCS << s->level) {
-		s->age = 0;
-		probes = probe(k->r->tracks, lo, hi);
-		if (probes > 0) {
-			s->probing = (uint8_t)probes;
-			bit_clear(m->hot, e); /* a fault from now on: a probe page written */
-		}
+	if (s->probing && probe_end(k, e, lo, hi)) /* it clears s->probing */
+		return true;
+	if (++s->age < DENSE_SYNCS << s->level)
+		return false;
+	s->age = 0;
+	probes = probe(k->r->tracks, lo, hi);
+	if (probes > 0) {
+		s->probing = (uint8_t)probes;
+		bit_clear(m->hot, e); /* a fault from now on: a probe page written */
 	}
-flush:
+	return false;
+}
+
+/*
+ * Dense extent @e meets [a, b): its probe's turn (probe_turn()), then flush
+ * its part.  The last collection of a mapping only flushes: nothing would
+ * read a probe begun there, and one under way ends with the mapping.
+ */
+static void mark_dense(struct collect *k, size_t e, uintptr_t a, uintptr_t b)
+{
+	uintptr_t lo, hi;
+
+	extent_bounds(k->m, e, &lo, &hi);
+	if (!k->last && probe_turn(k, e, lo, hi))
+		return;
 	flush_dense(k, lo > a ? lo : a, hi < b ? hi : b);
 }
 
